@@ -1,0 +1,42 @@
+"""Serve an ASGI app over real HTTP on a loopback port, in a background thread.
+
+Tests talk to the service the way a user does: over a socket, through uvicorn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def live_server(app: Any, *, port: int | None = None, **config: Any) -> Iterator[str]:
+    """Run `app` with uvicorn on 127.0.0.1 and yield its base URL; stop it on exit."""
+    port = port or free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **config)
+    )
+    thread = threading.Thread(target=server.run, name=f"live-server-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
