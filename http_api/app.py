@@ -1,0 +1,60 @@
+"""The /v1 application: every resource's operations, the error envelope, the OpenAPI document."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from http_api import openapi
+from http_api.routes import accounts, api_keys, health, workspaces
+from http_api.routing import Operation, endpoint, error_response, json_response
+from service.errors import BadRequest, MethodNotAllowed, NotFound
+
+log = logging.getLogger("switchboard.http")
+
+ROUTE_MODULES = [health, api_keys, workspaces, accounts]
+
+
+def all_operations() -> list[Operation]:
+    return [operation for module in ROUTE_MODULES for operation in module.OPERATIONS]
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        return error_response(MethodNotAllowed(), dict(exc.headers or {}))
+    if exc.status_code == 404:
+        return error_response(NotFound("No such path."))
+    return error_response(BadRequest("The request could not be read."))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    request_id = request.scope.get("state", {}).get("request_id", "unknown")
+    log.error("unhandled %s in request %s", type(exc).__name__, request_id, exc_info=exc)
+    return json_response(500, {"error": {"code": "internal_error", "message": (
+        f"Something went wrong on our side. Quote request id {request_id} when reporting it.")}})
+
+
+def create_v1_app(*, base_url: str) -> Starlette:
+    operations = all_operations()
+    by_path: dict[str, dict[str, Operation]] = defaultdict(dict)
+    for operation in operations:
+        by_path[operation.path][operation.method] = operation
+    document = openapi.build(operations, base_url=base_url)
+
+    async def openapi_json(request: Request) -> Response:
+        return json_response(200, document)
+
+    routes = [Route("/openapi.json", openapi_json, methods=["GET"])]
+    routes += [
+        Route(path, endpoint(methods), methods=list(methods)) for path, methods in by_path.items()
+    ]
+    handlers: dict[Any, Any] = {HTTPException: _http_error, Exception: _internal_error}
+    return Starlette(routes=routes, exception_handlers=handlers)

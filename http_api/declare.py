@@ -1,0 +1,53 @@
+"""Shorthands for declaring operations in the route modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from http_api.routing import Handler, Operation
+from service.validation import PAGE_QUERY, Obj, Spec
+
+# Every authenticated operation can answer these; the OpenAPI document lists them once per operation.
+COMMON_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429)
+
+
+def op(
+    method: str,
+    path: str,
+    handler: Handler,
+    *,
+    summary: str,
+    tag: str,
+    operation_id: str,
+    ok: int = 200,
+    answer: Spec | None = None,
+    body: Obj | None = None,
+    body_required: bool = True,
+    query: dict[str, Spec] | None = None,
+    paged: bool = False,
+    errors: tuple[int, ...] = (),
+    auth: bool = True,
+    description: str = "",
+) -> Operation:
+    responses: dict[int, Spec | None] = {ok: answer}
+    if auth:
+        for status in COMMON_ERRORS + errors:
+            responses[status] = None
+    else:
+        for status in errors:
+            responses[status] = None
+    all_query: dict[str, Any] = {**(PAGE_QUERY if paged else {}), **(query or {})}
+    return Operation(
+        method=method,
+        path=path,
+        handler=handler,
+        summary=summary,
+        tag=tag,
+        operation_id=operation_id,
+        responses=responses,
+        body=body,
+        body_required=body_required,
+        query=all_query,
+        auth=auth,
+        description=description,
+    )

@@ -1,0 +1,58 @@
+"""Pure ASGI middleware for every answer: a request id, and a 500 that tells nothing of the fault."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from http_api.routing import render_json
+
+log = logging.getLogger("switchboard.http")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+class RequestContext:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        request_id = given if _REQUEST_ID.fullmatch(given) else "req_" + secrets.token_hex(12)
+        scope.setdefault("state", {})["request_id"] = request_id
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message.setdefault("headers", [])
+                message["headers"] = [
+                    *[(k, v) for k, v in message["headers"] if k.lower() != b"x-request-id"],
+                    (b"x-request-id", request_id.encode()),
+                ]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            if started:
+                return  # the app's own handler has answered 500 and logged the fault
+            log.exception("unhandled error in request %s", request_id)
+            await _internal_error(send_with_id, request_id)
+
+
+async def _internal_error(send: Any, request_id: str) -> None:
+    body = render_json(
+        {"error": {"code": "internal_error",
+                   "message": f"Something went wrong on our side. Quote request id {request_id} when reporting it."}}
+    )
+    await send({"type": "http.response.start", "status": 500,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,35 @@
+from http_api.declare import op
+from http_api.routing import Call
+from service import accounts
+from service.validation import page_of
+
+
+def list_(call: Call) -> dict:
+    return accounts.list_accounts(actor=call.actor, **call.query).as_dict()
+
+
+def get(call: Call) -> dict:
+    return accounts.get(actor=call.actor, account_id=call.path["id"])
+
+
+def disconnect(call: Call) -> dict:
+    return accounts.disconnect(actor=call.actor, account_id=call.path["id"])
+
+
+def delete_permanently(call: Call) -> dict:
+    return accounts.delete_permanently(actor=call.actor, account_id=call.path["id"])
+
+
+OPERATIONS = [
+    op("GET", "/accounts", list_, summary="List connected accounts", tag="Accounts", operation_id="listAccounts",
+       paged=True, query=accounts.LIST_QUERY, answer=page_of(accounts.RECORD)),
+    op("GET", "/accounts/{id}", get, summary="Get an account", tag="Accounts", operation_id="getAccount",
+       answer=accounts.RECORD),
+    op("POST", "/accounts/{id}/disconnect", disconnect, summary="Disconnect an account (idempotent)",
+       tag="Accounts", operation_id="disconnectAccount", answer=accounts.RECORD,
+       description="Erases the stored credentials; the account's history stays."),
+    op("DELETE", "/accounts/{id}/permanent", delete_permanently, summary="Delete a disconnected account for good",
+       tag="Accounts", operation_id="deleteAccountPermanently", answer=accounts.DELETED, errors=(409,),
+       description="Deletes the account with its post targets, conversations and messages. "
+                   "A connected account answers 409."),
+]

@@ -1,0 +1,172 @@
+"""How a /v1 operation is declared and run.
+
+An `Operation` names its method, path, body and query specs and its answers; the same
+declaration validates requests and writes the OpenAPI document. Handlers are plain synchronous
+functions: `run()` does the whole request in one hop to the thread pool (authentication, rate
+limit, idempotency, the handler in one transaction) so the event loop never waits on the database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from peewee import IntegrityError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from service import idempotency, ratelimit, settings
+from service.auth import Actor, authenticate_api_key
+from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
+from service.validation import Obj, Spec
+from storage.db import connection, db
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+@dataclass
+class Call:
+    """What a handler receives: the actor and the validated inputs."""
+
+    actor: Actor
+    path: dict[str, str]
+    query: dict[str, Any]
+    body: dict[str, Any]
+
+
+@dataclass
+class Reply:
+    body: Any
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[Call], Any]
+
+
+@dataclass
+class Operation:
+    method: str
+    path: str
+    handler: Handler
+    summary: str
+    tag: str
+    operation_id: str
+    responses: dict[int, Spec | None]
+    body: Obj | None = None
+    body_required: bool = True
+    query: dict[str, Spec] = field(default_factory=dict)
+    auth: bool = True
+    description: str = ""
+
+    @property
+    def success_status(self) -> int:
+        return min(status for status in self.responses if status < 400)
+
+
+def render_json(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+    return Response(render_json(body), status_code=status, headers=headers, media_type="application/json")
+
+
+def error_response(error: ServiceError, headers: dict[str, str] | None = None) -> Response:
+    return json_response(error.status, error.body(), {**(headers or {}), **error.headers})
+
+
+async def read_body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise PayloadTooLarge()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise PayloadTooLarge()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> dict[str, Any]:
+    if op.body is None:
+        return {}
+    if not raw.strip():
+        if op.body_required:
+            raise BadRequest("This operation needs a JSON object body.")
+        return {}
+    media_type = (content_type or "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise UnsupportedMediaType()
+    try:
+        decoded = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise BadRequest("The request body is not valid JSON.") from None
+    if not isinstance(decoded, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    return op.body.validate(decoded)
+
+
+def _execute(op: Operation, request: Request, raw: bytes) -> Response:
+    """The synchronous part of a request, run in a worker thread."""
+    headers: dict[str, str] = {}
+    try:
+        with connection():
+            if not op.auth:
+                result = op.handler(Call(actor=None, path=dict(request.path_params), query={}, body={}))  # type: ignore[arg-type]
+                return _to_response(op, result, headers)
+            actor = authenticate_api_key(request.headers.get("authorization"))
+            quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
+            headers.update(quota.headers())
+            query = Obj(fields=op.query).validate(
+                {k: v for k, v in request.query_params.items() if k in op.query}, from_query=True
+            )
+            body = parse_json_body(op, request.headers.get("content-type"), raw)
+            call = Call(actor=actor, path=dict(request.path_params), query=query, body=body)
+            key = request.headers.get("idempotency-key") if op.method == "POST" else None
+            if key is None:
+                with db.atomic():
+                    return _to_response(op, op.handler(call), headers)
+            idempotency.check_key(key)
+            fingerprint = idempotency.request_fingerprint(op.method, request.url.path, raw)
+            try:
+                with db.atomic():
+                    replay = idempotency.find(actor.credential_id, key, fingerprint)
+                    if replay is None:
+                        response = _to_response(op, op.handler(call), headers)
+                        idempotency.remember(actor.credential_id, key, fingerprint, response.status_code,
+                                             json.loads(response.body))
+                        return response
+            except IntegrityError:
+                # A concurrent request with the same key committed first: answer as it did.
+                replay = idempotency.find(actor.credential_id, key, fingerprint)
+                if replay is None:
+                    raise
+            return json_response(replay.status, replay.body, {**headers, "Idempotent-Replayed": "true"})
+    except ServiceError as error:
+        return error_response(error, headers)
+
+
+def _to_response(op: Operation, result: Any, headers: dict[str, str]) -> Response:
+    if isinstance(result, Reply):
+        return json_response(result.status, result.body, {**headers, **result.headers})
+    return json_response(op.success_status, result, headers)
+
+
+def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
+    """The Starlette endpoint for one path, dispatching on the method."""
+
+    async def handle(request: Request) -> Response:
+        op = operations[request.method if request.method != "HEAD" else "GET"]
+        try:
+            raw = await read_body(request) if op.body is not None else b""
+        except ServiceError as error:
+            return error_response(error)
+        return await run_in_threadpool(_execute, op, request, raw)
+
+    return handle

@@ -1,0 +1,76 @@
+"""The composition root: builds the whole service from settings and owns its lifespan.
+
+Mounted here: `/v1` (the HTTP API). Later parts mount beside it: `/oauth` and `/.well-known`
+(authorisation server), `/dashboard`, `/hooks` (platform webhooks), `/sandbox` (the platform
+emulator) and, last, `/mcp`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from http_api.app import create_v1_app
+from http_api.middleware import RequestContext
+from service import settings as settings_module
+from service.settings import Settings
+from storage import db as storage_db
+from storage.migrations import migrate
+from tasks import queue, scheduler
+
+log = logging.getLogger("switchboard")
+
+
+@dataclass
+class Runtime:
+    """What the lifespan started, so it can stop it."""
+
+    consumer: Any = None
+    ticker: scheduler.Ticker | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare(settings: Settings) -> None:
+    """Configure the process-wide handles (settings, database, queue) and upgrade the schema."""
+    settings_module.configure(settings)
+    storage_db.initialise(settings.database_url)
+    queue.configure(settings)
+    migrate()
+
+
+def start_worker(settings: Settings, *, embedded: bool, workers: int = 4) -> Runtime:
+    runtime = Runtime()
+    runtime.consumer = queue.consumer(workers=workers, embedded=embedded)
+    runtime.consumer.start()
+    runtime.ticker = scheduler.Ticker(settings.scheduler_tick_seconds).start()
+    return runtime
+
+
+def stop_worker(runtime: Runtime) -> None:
+    if runtime.ticker is not None:
+        runtime.ticker.stop()
+    if runtime.consumer is not None:
+        runtime.consumer.stop(graceful=True)
+
+
+def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
+    """The whole service as one ASGI app. `worker=False` for API-only processes (scale-out)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        prepare(settings)
+        runtime = start_worker(settings, embedded=True) if worker else Runtime()
+        try:
+            yield
+        finally:
+            stop_worker(runtime)
+
+    app = Starlette(routes=[Mount("/v1", app=create_v1_app(base_url=settings.base_url))], lifespan=lifespan)
+    app.add_middleware(RequestContext)
+    return app

@@ -1,0 +1,166 @@
+"""Connected platform accounts: listed, read, disconnected (credentials erased), deleted for good."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from service import clock, crypto, events, ids
+from service.auth import Actor
+from service.errors import Conflict, NotFound
+from service.pagination import Page, paginate
+from service.validation import ID, INSTANT, NULLABLE_INSTANT, Any_, Bool, Int, Str, record
+from storage.models import Account
+
+PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
+STATUSES = ("connected", "disconnected")
+
+LIST_QUERY = {
+    "profileId": ID,
+    "platform": Str(enum=PLATFORMS),
+    "status": Str(enum=STATUSES),
+}
+
+RECORD = record(
+    "Account",
+    {
+        "id": ID,
+        "profileId": ID,
+        "platform": Str(enum=PLATFORMS),
+        "platformAccountId": Str(),
+        "username": Str(nullable=True),
+        "displayName": Str(nullable=True),
+        "status": Str(enum=STATUSES),
+        "needsReauth": Bool(description="True when the platform rejected the stored credentials."),
+        "connectedAt": INSTANT,
+        "disconnectedAt": NULLABLE_INSTANT,
+        "capabilities": Any_(description="What the platform allows: limits, media, buttons, window, pace."),
+        "createdAt": INSTANT,
+        "updatedAt": INSTANT,
+    },
+)
+DELETED = record(
+    "AccountDeleted",
+    {"id": ID, "deleted": Bool(), "postTargets": Int(minimum=0), "conversations": Int(minimum=0)},
+)
+
+# Later resources that hang off an account (post targets, conversations) register a function that
+# deletes an account's rows and returns how many it removed; permanent deletion runs them all.
+Dependents = dict[str, Callable[[str], int]]
+DEPENDENTS: Dependents = {"postTargets": lambda account_id: 0, "conversations": lambda account_id: 0}
+
+
+def _capabilities(platform: str) -> dict[str, Any]:
+    return {}
+
+
+def to_record(account: Account) -> dict[str, Any]:
+    return {
+        "id": account.id,
+        "profileId": account.profile_id,
+        "platform": account.platform,
+        "platformAccountId": account.platform_account_id,
+        "username": account.username,
+        "displayName": account.display_name,
+        "status": account.status,
+        "needsReauth": account.needs_reauth,
+        "connectedAt": clock.iso(account.connected_at),
+        "disconnectedAt": clock.iso(account.disconnected_at),
+        "capabilities": _capabilities(account.platform),
+        "createdAt": clock.iso(account.created_at),
+        "updatedAt": clock.iso(account.updated_at),
+    }
+
+
+def get_row(*, actor: Actor, account_id: str) -> Account:
+    account = Account.get_or_none(Account.id == account_id, Account.workspace == actor.workspace_id)
+    if account is None:
+        raise NotFound("No account with that id.")
+    actor.require_profile(account.profile_id)
+    return account
+
+
+def get(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    return to_record(get_row(actor=actor, account_id=account_id))
+
+
+def list_accounts(
+    *,
+    actor: Actor,
+    profileId: str | None = None,
+    platform: str | None = None,
+    status: str | None = None,
+    page: int | None = None,
+    limit: int | None = None,
+) -> Page:
+    query = Account.select().where(Account.workspace == actor.workspace_id)
+    if actor.profile_ids is not None:
+        query = query.where(Account.profile.in_(list(actor.profile_ids)))
+    if profileId is not None:
+        query = query.where(Account.profile == profileId)
+    if platform is not None:
+        query = query.where(Account.platform == platform)
+    if status is not None:
+        query = query.where(Account.status == status)
+    return paginate(query.order_by(Account.created_at, Account.id), page=page, limit=limit, render=to_record)
+
+
+def connect(
+    *,
+    workspace_id: str,
+    profile_id: str,
+    platform: str,
+    platform_account_id: str,
+    username: str | None,
+    display_name: str | None,
+    credentials: dict[str, Any],
+) -> Account:
+    """Store a newly authorised platform identity, or reconnect the existing one (same profile,
+    platform and platform account id), and record `account.connected`."""
+    moment = clock.now()
+    account = Account.get_or_none(
+        Account.profile == profile_id,
+        Account.platform == platform,
+        Account.platform_account_id == platform_account_id,
+    )
+    if account is None:
+        account = Account(id=ids.new_id("acc"), workspace=workspace_id, profile=profile_id, platform=platform,
+                          platform_account_id=platform_account_id, created_at=moment)
+        force_insert = True
+    else:
+        force_insert = False
+    account.username = username
+    account.display_name = display_name
+    account.credentials = crypto.encrypt_json(credentials)
+    account.status = "connected"
+    account.needs_reauth = False
+    account.connected_at = moment
+    account.disconnected_at = None
+    account.updated_at = moment
+    account.save(force_insert=force_insert)
+    events.emit(workspace_id=workspace_id, type="account.connected", data=to_record(account))
+    return account
+
+
+def disconnect(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    account = get_row(actor=actor, account_id=account_id)
+    actor.require_write()
+    if account.status != "disconnected":
+        moment = clock.now()
+        account.status = "disconnected"
+        account.credentials = None
+        account.disconnected_at = moment
+        account.updated_at = moment
+        account.save()
+        events.emit(workspace_id=account.workspace_id, type="account.disconnected", data=to_record(account))
+    return to_record(account)
+
+
+def delete_permanently(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    account = get_row(actor=actor, account_id=account_id)
+    actor.require_write()
+    if account.status == "connected":
+        raise Conflict("Disconnect the account before deleting it permanently.")
+    counts = {name: delete_rows(account.id) for name, delete_rows in DEPENDENTS.items()}
+    account.delete_instance()
+    return {"id": account.id, "deleted": True, **counts}

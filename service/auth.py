@@ -1,0 +1,74 @@
+"""Who is acting: an `Actor` built from an API key (or, at /mcp, an OAuth token).
+
+Every service function takes `actor=` and asks it the tenancy questions, so /v1 and MCP answer
+them alike: another workspace's resource is 404, outside the key's profiles 403, a write with a
+read key 403.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service import clock, tokens
+from service.errors import Forbidden, Unauthorized
+from storage.models import ApiKey
+
+# A key's lastUsedAt is refreshed at most this often: it is for people, and a write per request
+# would serialise every call on SQLite.
+LAST_USED_RESOLUTION_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Actor:
+    workspace_id: str
+    permission: str  # read-write | read
+    profile_ids: frozenset[str] | None  # None: every profile of the workspace, also later ones
+    credential_id: str  # the key or token id: rate limits and idempotency are kept per credential
+    user_id: str | None = None
+
+    @property
+    def can_write(self) -> bool:
+        return self.permission == "read-write"
+
+    def require_write(self) -> None:
+        if not self.can_write:
+            raise Forbidden("This key is read-only.")
+
+    def sees_profile(self, profile_id: str) -> bool:
+        return self.profile_ids is None or profile_id in self.profile_ids
+
+    def require_profile(self, profile_id: str) -> None:
+        if not self.sees_profile(profile_id):
+            raise Forbidden("This key is not allowed to act on that profile.")
+
+    def require_full_scope(self, what: str) -> None:
+        if self.profile_ids is not None:
+            raise Forbidden(f"A key limited to profiles cannot {what}.")
+
+
+def authenticate_api_key(authorization: str | None) -> Actor:
+    """Check `Authorization: Bearer sk_...` against storage, on every request (no cache: a
+    revocation holds at once in every process)."""
+    if not authorization:
+        raise Unauthorized("Send your API key as Authorization: Bearer sk_....")
+    scheme, _, presented = authorization.partition(" ")
+    presented = presented.strip()
+    if scheme.lower() != "bearer" or not tokens.API_KEY_PATTERN.fullmatch(presented):
+        raise Unauthorized("The API key is malformed.")
+    digest = tokens.sha256_hex(presented)
+    key = ApiKey.get_or_none(ApiKey.secret_hash == digest)
+    if key is None or not tokens.same_hash(key.secret_hash, presented):
+        raise Unauthorized("The API key is not valid.")
+    moment = clock.now()
+    if key.revoked_at is not None:
+        raise Unauthorized("The API key has been revoked.")
+    if key.expires_at is not None and key.expires_at <= moment:
+        raise Unauthorized("The API key has expired.")
+    if key.last_used_at is None or (moment - key.last_used_at).total_seconds() > LAST_USED_RESOLUTION_SECONDS:
+        ApiKey.update(last_used_at=moment).where(ApiKey.id == key.id).execute()
+    return Actor(
+        workspace_id=key.workspace_id,
+        permission=key.permission,
+        profile_ids=None if key.scope == "full" else frozenset(key.profile_ids or []),
+        credential_id=key.id,
+    )

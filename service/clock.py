@@ -1,0 +1,18 @@
+"""Time in one place: naive UTC in storage, ISO 8601 with `Z` on the wire."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def now() -> datetime:
+    """The current instant as a naive UTC datetime (what storage keeps)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,36 @@
+"""Page and limit, the same for every list of /v1 and every MCP list tool."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from peewee import ModelSelect
+
+DEFAULT_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class Page:
+    data: list[dict[str, Any]]
+    page: int
+    limit: int
+    total: int
+
+    def as_dict(self) -> dict[str, Any]:
+        pages = (self.total + self.limit - 1) // self.limit
+        return {
+            "data": self.data,
+            "pagination": {"page": self.page, "limit": self.limit, "total": self.total, "pages": pages},
+        }
+
+
+def paginate(
+    query: ModelSelect, *, page: int | None, limit: int | None, render: Callable[[Any], dict[str, Any]]
+) -> Page:
+    page = page or 1
+    limit = limit or DEFAULT_LIMIT
+    total = query.order_by().count()
+    rows = list(query.paginate(page, limit)) if (page - 1) * limit < total else []
+    return Page([render(row) for row in rows], page, limit, total)

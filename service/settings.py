@@ -1,0 +1,108 @@
+"""Settings read once from the environment at start-up and handed to whoever needs them.
+
+Nothing here runs at import: the composition root calls `Settings.from_env()` and `configure()`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+VERSION = "1.0.0"
+
+
+def _flag(value: str | None, default: bool = False) -> bool:
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _secret_key(data_dir: Path, given: str | None) -> str:
+    """The operator's key, or one generated once into the data dir so restarts keep sessions valid."""
+    if given:
+        return given
+    path = data_dir / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(48)
+    # O_EXCL: two processes starting together must end up with the same key.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    database_url: str
+    queue_url: str
+    base_url: str
+    secret_key: str
+    sandbox: bool = False
+    scheduler_tick_seconds: float = 1.0
+    webhook_retry_delays: tuple[int, ...] = (30, 120, 480, 1920, 7200)
+    webhook_timeout_seconds: float = 10.0
+    webhook_allow_private: bool = False
+    webhook_ca_bundle: str | None = None
+    rate_limit_per_minute: int = 600
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = None
+    platform_base_urls: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        env = os.environ if env is None else env
+        data_dir = Path(env.get("SWITCHBOARD_DATA_DIR") or "./data").resolve()
+        delays = env.get("SWITCHBOARD_WEBHOOK_RETRY_DELAYS") or "30,120,480,1920,7200"
+        platform_urls = {
+            key[len("SWITCHBOARD_PLATFORM_URL_") :].lower(): value
+            for key, value in env.items()
+            if key.startswith("SWITCHBOARD_PLATFORM_URL_") and value
+        }
+        settings = cls(
+            data_dir=data_dir,
+            database_url=env.get("SWITCHBOARD_DATABASE_URL") or f"sqlite:///{data_dir / 'switchboard.db'}",
+            queue_url=env.get("SWITCHBOARD_QUEUE_URL") or f"sqlite:///{data_dir / 'queue.db'}",
+            base_url=(env.get("SWITCHBOARD_BASE_URL") or "http://127.0.0.1:8000").rstrip("/"),
+            secret_key=_secret_key(data_dir, env.get("SWITCHBOARD_SECRET_KEY")),
+            sandbox=_flag(env.get("SWITCHBOARD_SANDBOX")),
+            scheduler_tick_seconds=float(env.get("SWITCHBOARD_SCHEDULER_TICK_SECONDS") or 1),
+            webhook_retry_delays=tuple(int(part) for part in delays.split(",") if part.strip()),
+            webhook_timeout_seconds=float(env.get("SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS") or 10),
+            webhook_allow_private=_flag(env.get("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE")),
+            webhook_ca_bundle=env.get("SWITCHBOARD_WEBHOOK_CA_BUNDLE") or None,
+            rate_limit_per_minute=int(env.get("SWITCHBOARD_RATE_LIMIT_PER_MINUTE") or 600),
+            oidc_issuer=env.get("SWITCHBOARD_OIDC_ISSUER") or None,
+            oidc_client_id=env.get("SWITCHBOARD_OIDC_CLIENT_ID") or None,
+            oidc_client_secret=env.get("SWITCHBOARD_OIDC_CLIENT_SECRET") or None,
+            platform_base_urls=platform_urls,
+        )
+        return replace(settings, **overrides) if overrides else settings
+
+
+_current: Settings | None = None
+
+
+def configure(settings: Settings) -> Settings:
+    global _current
+    _current = settings
+    return settings
+
+
+def current() -> Settings:
+    if _current is None:
+        raise RuntimeError("settings are not configured; call service.settings.configure() at start-up")
+    return _current

@@ -1,0 +1,54 @@
+"""People who sign in to the dashboard: e-mail and a password hashed with Argon2id."""
+
+from __future__ import annotations
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from service import clock, ids
+from service.errors import Conflict, ValidationFailed
+from storage.models import User
+
+_hasher = PasswordHasher()
+# Verifying against this keeps an unknown e-mail as slow as a wrong password.
+_DUMMY_HASH = _hasher.hash("not a password anyone has")
+MIN_PASSWORD_LENGTH = 8
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def create_user(*, email: str, password: str | None, email_verified: bool = False) -> User:
+    email = normalise_email(email)
+    if "@" not in email or len(email) > 320:
+        raise ValidationFailed.field("email", "must be an e-mail address")
+    if password is not None and len(password) < MIN_PASSWORD_LENGTH:
+        raise ValidationFailed.field("password", f"must be at least {MIN_PASSWORD_LENGTH} characters long")
+    if User.select().where(User.email == email).exists():
+        raise Conflict("A user with that e-mail already exists.")
+    moment = clock.now()
+    return User.create(
+        id=ids.new_id("usr"),
+        email=email,
+        password_hash=_hasher.hash(password) if password is not None else None,
+        email_verified=email_verified,
+        created_at=moment,
+        updated_at=moment,
+    )
+
+
+def verify_password(*, email: str, password: str) -> User | None:
+    """The user when the password is right, else None (in the same time either way)."""
+    user = User.get_or_none(User.email == normalise_email(email))
+    stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
+    try:
+        _hasher.verify(stored, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    if user is None or not user.password_hash:
+        return None
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = _hasher.hash(password)
+        user.save()
+    return user

@@ -1,0 +1,148 @@
+"""Workspaces (tenants) and the profiles (brands) inside them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service import clock, ids
+from service.auth import Actor
+from service.errors import Conflict, NotFound
+from service.pagination import Page, paginate
+from service.validation import ID, INSTANT, Array, Obj, Str, record
+from storage.models import Account, Membership, Profile, Workspace
+
+NAME = Str(min_length=1, max_length=200)
+CREATE_PROFILE = Obj(name="CreateProfile", fields={"name": NAME}, required=("name",))
+UPDATE_PROFILE = Obj(name="UpdateProfile", fields={"name": NAME})
+
+PROFILE = record("Profile", {"id": ID, "workspaceId": ID, "name": Str(), "createdAt": INSTANT,
+                             "updatedAt": INSTANT})
+WORKSPACE = record(
+    "Workspace",
+    {
+        "id": ID,
+        "name": Str(),
+        "role": Str(enum=("owner", "member"), description=(
+            "The caller's role. An API key acts as `owner` when it has scope `full` and permission "
+            "`read-write`, else as `member`.")),
+        "profiles": Array(items=record("ProfileRef", {"id": ID, "name": Str()})),
+        "createdAt": INSTANT,
+        "updatedAt": INSTANT,
+    },
+)
+WORKSPACE_LIST = Obj(fields={"data": Array(items=WORKSPACE)}, required=("data",))
+
+
+def profile_record(profile: Profile) -> dict[str, Any]:
+    return {
+        "id": profile.id,
+        "workspaceId": profile.workspace_id,
+        "name": profile.name,
+        "createdAt": clock.iso(profile.created_at),
+        "updatedAt": clock.iso(profile.updated_at),
+    }
+
+
+def create_workspace(*, name: str, owner_user_id: str | None = None) -> Workspace:
+    workspace = Workspace.create(id=ids.new_id("ws"), name=name)
+    if owner_user_id:
+        Membership.create(user=owner_user_id, workspace=workspace.id, role="owner")
+    return workspace
+
+
+def _workspace_record(workspace: Workspace, role: str, profiles: list[Profile]) -> dict[str, Any]:
+    return {
+        "id": workspace.id,
+        "name": workspace.name,
+        "role": role,
+        "profiles": [{"id": p.id, "name": p.name} for p in profiles],
+        "createdAt": clock.iso(workspace.created_at),
+        "updatedAt": clock.iso(workspace.updated_at),
+    }
+
+
+def list_workspaces(*, actor: Actor) -> dict[str, Any]:
+    """The workspaces the caller can act in: a key or token acts in exactly one."""
+    workspace = Workspace.get_by_id(actor.workspace_id)
+    profiles = [
+        p
+        for p in Profile.select(Profile.id, Profile.name)
+        .where(Profile.workspace == workspace.id)
+        .order_by(Profile.created_at, Profile.id)
+        if actor.sees_profile(p.id)
+    ]
+    if actor.user_id is not None:
+        membership = Membership.get_or_none(user=actor.user_id, workspace=workspace.id)
+        role = membership.role if membership else "member"
+    else:
+        role = "owner" if actor.profile_ids is None and actor.can_write else "member"
+    return {"data": [_workspace_record(workspace, role, profiles)]}
+
+
+def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:
+    """Every workspace a person belongs to (dashboard and the OAuth consent screen)."""
+    rows = (
+        Membership.select(Membership, Workspace)
+        .join(Workspace)
+        .where(Membership.user == user_id)
+        .order_by(Workspace.created_at)
+    )
+    out = []
+    for membership in rows:
+        profiles = list(
+            Profile.select().where(Profile.workspace == membership.workspace_id).order_by(Profile.created_at)
+        )
+        out.append(_workspace_record(membership.workspace, membership.role, profiles))
+    return out
+
+
+def get_profile_row(*, actor: Actor, profile_id: str) -> Profile:
+    profile = Profile.get_or_none(Profile.id == profile_id, Profile.workspace == actor.workspace_id)
+    if profile is None:
+        raise NotFound("No profile with that id.")
+    actor.require_profile(profile.id)
+    return profile
+
+
+def create_profile_row(*, workspace_id: str, name: str) -> Profile:
+    return Profile.create(id=ids.new_id("prf"), workspace=workspace_id, name=name)
+
+
+def list_profiles(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
+    query = Profile.select().where(Profile.workspace == actor.workspace_id)
+    if actor.profile_ids is not None:
+        query = query.where(Profile.id.in_(list(actor.profile_ids)))
+    return paginate(query.order_by(Profile.created_at, Profile.id), page=page, limit=limit,
+                    render=profile_record)
+
+
+def get_profile(*, actor: Actor, profile_id: str) -> dict[str, Any]:
+    return profile_record(get_profile_row(actor=actor, profile_id=profile_id))
+
+
+def create_profile(*, actor: Actor, name: str) -> dict[str, Any]:
+    actor.require_write()
+    # A new profile lies outside any fixed list, so only a workspace-wide key may make one.
+    actor.require_full_scope("create profiles")
+    return profile_record(create_profile_row(workspace_id=actor.workspace_id, name=name))
+
+
+def update_profile(*, actor: Actor, profile_id: str, name: str | None = None) -> dict[str, Any]:
+    profile = get_profile_row(actor=actor, profile_id=profile_id)
+    actor.require_write()
+    if name is not None:
+        profile.name = name
+        profile.updated_at = clock.now()
+        profile.save()
+    return profile_record(profile)
+
+
+def delete_profile(*, actor: Actor, profile_id: str) -> dict[str, Any]:
+    profile = get_profile_row(actor=actor, profile_id=profile_id)
+    actor.require_write()
+    if Account.select().where(Account.profile == profile.id).exists():
+        raise Conflict(
+            "The profile still has accounts: disconnect them and delete them permanently first."
+        )
+    profile.delete_instance()
+    return {"id": profile.id, "deleted": True}

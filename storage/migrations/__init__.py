@@ -1,0 +1,64 @@
+"""Versioned schema migrations, applied in order at start-up so an existing database upgrades in place.
+
+Each migration is `(version, name, apply(database))`, added at the end and never edited once
+released. `schema_version` records what has run. All pending migrations run in one transaction
+under a lock (an advisory lock on PostgreSQL, `BEGIN IMMEDIATE` on SQLite), so processes that start
+together apply each migration once.
+
+A migration that introduces a table creates it from the model; a later one that changes the table
+uses `playhouse.migrate` guarded by what is there (`has_column`), so replaying the first on a new
+database and then the second gives the same schema as upgrading an old one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from peewee import Database, SqliteDatabase
+
+from service.clock import now
+from storage.db import db, is_postgres
+from storage.migrations import m0001_initial
+
+Migration = tuple[int, str, Callable[[Database], None]]
+
+MIGRATIONS: list[Migration] = [
+    (1, "initial", m0001_initial.apply),
+]
+
+_LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
+
+
+def has_column(table: str, column: str) -> bool:
+    return any(col.name == column for col in db.get_columns(table))
+
+
+def current_version() -> int:
+    if "schema_version" not in db.get_tables():
+        return 0
+    row = db.execute_sql("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate() -> list[int]:
+    """Apply every pending migration; return the versions applied."""
+    applied: list[int] = []
+    with db.connection_context(), db.atomic():
+        if is_postgres():
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+        db.execute_sql(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            "version INTEGER PRIMARY KEY, name VARCHAR(100) NOT NULL, applied_at VARCHAR(40) NOT NULL)"
+        )
+        done = current_version()
+        for version, name, apply in MIGRATIONS:
+            if version <= done:
+                continue
+            apply(db.obj)
+            param = "?" if isinstance(db.obj, SqliteDatabase) else "%s"
+            db.execute_sql(
+                f"INSERT INTO schema_version (version, name, applied_at) VALUES ({param}, {param}, {param})",
+                (version, name, now().isoformat()),
+            )
+            applied.append(version)
+    return applied

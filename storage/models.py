@@ -1,0 +1,168 @@
+"""Peewee models: the one place that knows how rows are laid out.
+
+Times are naive UTC. JSON columns are text so SQLite and PostgreSQL store them alike. Secrets
+(API keys, tokens) are stored as SHA-256 hashes; platform credentials encrypted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from peewee import (
+    BlobField,
+    BooleanField,
+    CharField,
+    CompositeKey,
+    DateTimeField,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    TextField,
+)
+
+from service.clock import now
+from storage.db import db
+
+
+class JSONField(TextField):
+    def db_value(self, value: Any) -> str | None:
+        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def python_value(self, value: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = db
+        legacy_table_names = False
+
+
+class Workspace(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    name = CharField(max_length=200)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+
+class User(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    email = CharField(max_length=320, unique=True)  # stored lower-cased
+    password_hash = CharField(max_length=255, null=True)  # null for identity-provider-only users
+    email_verified = BooleanField(default=False)
+    oidc_subject = CharField(max_length=255, null=True, unique=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+
+class Membership(BaseModel):
+    user = ForeignKeyField(User, on_delete="CASCADE", backref="memberships")
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="memberships")
+    role = CharField(max_length=16)  # owner | member
+    created_at = DateTimeField(default=now)
+
+    class Meta:
+        primary_key = CompositeKey("user", "workspace")
+
+
+class Profile(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="profiles", index=True)
+    name = CharField(max_length=200)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+
+class Account(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    profile = ForeignKeyField(Profile, on_delete="RESTRICT", backref="accounts", index=True)
+    platform = CharField(max_length=16)
+    platform_account_id = CharField(max_length=128)
+    username = CharField(max_length=255, null=True)
+    display_name = CharField(max_length=255, null=True)
+    status = CharField(max_length=16, default="connected")  # connected | disconnected
+    needs_reauth = BooleanField(default=False)
+    credentials = BlobField(null=True)  # encrypted; erased on disconnect
+    connected_at = DateTimeField(default=now)
+    disconnected_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("profile", "platform", "platform_account_id"), True),)
+
+
+class ApiKey(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="api_keys", index=True)
+    name = CharField(max_length=200)
+    secret_hash = CharField(max_length=64, unique=True)  # SHA-256 hex of the whole key
+    prefix = CharField(max_length=16)  # "sk_" + first 8 hex, for people to recognise a key
+    scope = CharField(max_length=16)  # full | profiles
+    profile_ids = JSONField(default=list)
+    permission = CharField(max_length=16)  # read-write | read
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+    last_used_at = DateTimeField(null=True)
+    expires_at = DateTimeField(null=True)
+    revoked_at = DateTimeField(null=True)
+
+
+class IdempotencyRecord(BaseModel):
+    """A POST's first answer, replayed for the same key and body within 24 hours."""
+
+    key_id = CharField(max_length=40)  # the API key (or token) that sent it
+    idempotency_key = CharField(max_length=255)
+    request_hash = CharField(max_length=64)
+    status = IntegerField()
+    body = TextField()
+    created_at = DateTimeField(default=now, index=True)
+
+    class Meta:
+        primary_key = CompositeKey("key_id", "idempotency_key")
+
+
+class RateLimitCounter(BaseModel):
+    """Requests of one key in one fixed one-minute window; shared by every API process."""
+
+    key_id = CharField(max_length=40)
+    window_start = IntegerField()  # unix seconds, a multiple of 60
+    count = IntegerField(default=0)
+
+    class Meta:
+        primary_key = CompositeKey("key_id", "window_start")
+
+
+class Event(BaseModel):
+    """The outbox: written in the transaction of the change that caused it, sent later by a worker."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    type = CharField(max_length=64)
+    data = JSONField()
+    created_at = DateTimeField(default=now)
+    dispatched_at = DateTimeField(null=True, index=True)
+
+
+class SchedulerState(BaseModel):
+    """Small shared facts of the scheduler (its last tick), for health and operators."""
+
+    name = CharField(primary_key=True, max_length=64)
+    value = TextField(null=True)
+    updated_at = DateTimeField(default=now)
+
+
+ALL_MODELS: list[type[BaseModel]] = [
+    Workspace,
+    User,
+    Membership,
+    Profile,
+    Account,
+    ApiKey,
+    IdempotencyRecord,
+    RateLimitCounter,
+    Event,
+    SchedulerState,
+]
