@@ -1,0 +1,131 @@
+"""Fixtures shared by every test: a real database and queue per test, and the service on a real socket.
+
+The embedded setup (default) gives each test its own SQLite files. With
+`SWITCHBOARD_TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/` and
+`SWITCHBOARD_TEST_QUEUE_URL=redis://127.0.0.1:6379/15` the same tests run on PostgreSQL and Redis:
+one fresh database for the session (dropped after), emptied between tests.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from mcp_server.app import create_app, prepare
+from service import bootstrap as bootstrap_module
+from service.settings import Settings
+from storage.db import connection, db
+from storage.models import ALL_MODELS
+from tasks.queue import huey
+from tests.support.live_server import free_port, live_server
+
+PG_BASE = os.environ.get("SWITCHBOARD_TEST_DATABASE_URL")
+QUEUE_URL = os.environ.get("SWITCHBOARD_TEST_QUEUE_URL")
+
+
+@pytest.fixture(scope="session")
+def pg_database_url() -> Iterator[str | None]:
+    """A PostgreSQL database made for this session when the suite runs on PostgreSQL."""
+    if not PG_BASE:
+        yield None
+        return
+    import psycopg2
+
+    name = f"switchboard_test_{uuid.uuid4().hex[:10]}"
+    admin = psycopg2.connect(PG_BASE.rstrip("/") + "/postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield PG_BASE.rstrip("/") + "/" + name
+    finally:
+        db.close() if not db.is_closed() else None
+        if hasattr(db.obj, "close_all"):
+            db.obj.close_all()
+        with admin.cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, pg_database_url: str | None) -> Settings:
+    port = free_port()
+    base = Settings.from_env(
+        {
+            "SWITCHBOARD_DATA_DIR": str(tmp_path / "data"),
+            "SWITCHBOARD_BASE_URL": f"http://127.0.0.1:{port}",
+            "SWITCHBOARD_SECRET_KEY": "test-secret-key-" + uuid.uuid4().hex,
+            "SWITCHBOARD_SANDBOX": "1",
+            "SWITCHBOARD_SCHEDULER_TICK_SECONDS": "0.2",
+            "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE": "1",
+        }
+    )
+    overrides: dict[str, Any] = {}
+    if pg_database_url:
+        overrides["database_url"] = pg_database_url
+    if QUEUE_URL:
+        overrides["queue_url"] = QUEUE_URL
+    return replace(base, **overrides)
+
+
+def _empty_everything() -> None:
+    with connection():
+        tables = [model._meta.table_name for model in ALL_MODELS]
+        present = set(db.get_tables())
+        if PG_BASE:
+            names = ", ".join(f'"{t}"' for t in present if t != "schema_version")
+            if names:
+                db.execute_sql(f"TRUNCATE {names} CASCADE")
+        else:
+            with db.atomic():
+                for table in reversed(tables):
+                    if table in present:
+                        db.execute_sql(f'DELETE FROM "{table}"')
+    huey.storage.flush_all()
+
+
+@pytest.fixture
+def service(settings: Settings) -> Iterator[Settings]:
+    """Storage and queue configured and migrated, empty; no HTTP server."""
+    prepare(settings)
+    _empty_everything()
+    yield settings
+    _empty_everything()
+
+
+@pytest.fixture
+def server_url(service: Settings) -> Iterator[str]:
+    """The whole service (API and embedded worker) on a loopback port; its URL."""
+    port = int(service.base_url.rsplit(":", 1)[1])
+    with live_server(create_app(service, worker=True), port=port) as url:
+        yield url
+
+
+@pytest.fixture
+def client(server_url: str) -> Iterator[httpx2.Client]:
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        yield http
+
+
+@pytest.fixture
+def tenant(service: Settings) -> dict[str, str]:
+    """A workspace with a profile, its owner and a full read-write key."""
+    with connection(), db.atomic():
+        return bootstrap_module.bootstrap(email=f"owner-{uuid.uuid4().hex[:8]}@example.com", password="correct horse")
+
+
+@pytest.fixture
+def other_tenant(service: Settings) -> dict[str, str]:
+    with connection(), db.atomic():
+        return bootstrap_module.bootstrap(email=f"other-{uuid.uuid4().hex[:8]}@example.com", password="battery staple")
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
