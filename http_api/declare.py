@@ -31,7 +31,8 @@ def op(
 ) -> Operation:
     responses: dict[int, Spec | None] = {ok: answer}
     if auth:
-        for status in COMMON_ERRORS + errors:
+        # Any POST can meet an Idempotency-Key that was used with another body: 409.
+        for status in COMMON_ERRORS + errors + ((409,) if method == "POST" else ()):
             responses[status] = None
     else:
         for status in errors:

@@ -116,10 +116,10 @@ def _execute(op: Operation, request: Request, raw: bytes) -> Response:
     """The synchronous part of a request, run in a worker thread."""
     headers: dict[str, str] = {}
     try:
+        if not op.auth:  # health and discovery: they manage their own storage access, if any
+            result = op.handler(Call(actor=None, path=dict(request.path_params), query={}, body={}))  # type: ignore[arg-type]
+            return _to_response(op, result, headers)
         with connection():
-            if not op.auth:
-                result = op.handler(Call(actor=None, path=dict(request.path_params), query={}, body={}))  # type: ignore[arg-type]
-                return _to_response(op, result, headers)
             actor = authenticate_api_key(request.headers.get("authorization"))
             quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
             headers.update(quota.headers())

@@ -97,6 +97,7 @@ def service(settings: Settings) -> Iterator[Settings]:
     prepare(settings)
     _empty_everything()
     yield settings
+    prepare(settings)  # a test may have pointed the process-wide handles elsewhere
     _empty_everything()
 
 

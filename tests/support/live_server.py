@@ -40,3 +40,10 @@ def live_server(app: Any, *, port: int | None = None, **config: Any) -> Iterator
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+def start_of_fresh_minute(margin: float = 10.0) -> None:
+    """Rate-limit windows are wall-clock minutes: don't start a short burst just before one ends."""
+    into_minute = time.time() % 60
+    if into_minute > 60 - margin:
+        time.sleep(60 - into_minute + 0.05)

@@ -1,0 +1,71 @@
+"""Run `switchboard` as real separate processes, sharing a test's database and queue."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx2
+
+from service.settings import Settings
+
+
+def service_env(settings: Settings, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
+    env.update(
+        SWITCHBOARD_DATA_DIR=str(settings.data_dir),
+        SWITCHBOARD_DATABASE_URL=settings.database_url,
+        SWITCHBOARD_QUEUE_URL=settings.queue_url,
+        SWITCHBOARD_SECRET_KEY=settings.secret_key,
+        SWITCHBOARD_BASE_URL=settings.base_url,
+        SWITCHBOARD_SCHEDULER_TICK_SECONDS=str(settings.scheduler_tick_seconds),
+        SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE="1" if settings.webhook_allow_private else "0",
+        SWITCHBOARD_SANDBOX="1" if settings.sandbox else "0",
+        SWITCHBOARD_RATE_LIMIT_PER_MINUTE=str(settings.rate_limit_per_minute),
+        PYTHONUNBUFFERED="1",
+    )
+    if settings.webhook_ca_bundle:
+        env["SWITCHBOARD_WEBHOOK_CA_BUNDLE"] = settings.webhook_ca_bundle
+    env.update(extra)
+    return env
+
+
+def switchboard(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mcp_server", *args]
+
+
+@contextlib.contextmanager
+def serve_process(settings: Settings, port: int, *extra_args: str) -> Iterator[str]:
+    """`switchboard serve --port PORT` in its own process; yields its URL once healthy."""
+    process = subprocess.Popen(
+        switchboard("serve", "--port", str(port), *extra_args),
+        env=service_env(settings),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"switchboard exited with {process.returncode}")
+        with contextlib.suppress(httpx2.TransportError):
+            if httpx2.get(url + "/v1/health", timeout=2).status_code == 200:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("switchboard did not become healthy")
