@@ -20,8 +20,8 @@ def test_upgrade_in_place_keeps_data_and_applies_only_what_is_new(service, monke
     added = []
 
     def add_column(database):
-        from playhouse.migrate import SchemaMigrator, migrate
         from peewee import CharField
+        from playhouse.migrate import SchemaMigrator, migrate
 
         if not migrations.has_column("workspace", "note"):
             migrate(SchemaMigrator.from_database(database).add_column("workspace", "note",
