@@ -6,7 +6,6 @@ import logging
 from collections import defaultdict
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -42,7 +41,15 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
         f"Something went wrong on our side. Quote request id {request_id} when reporting it.")}})
 
 
-def create_v1_app(*, base_url: str) -> Starlette:
+EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: _http_error, Exception: _internal_error}
+
+
+def v1_routes(*, base_url: str) -> list[Route]:
+    """Every /v1 route, for the composition root to place on its own router.
+
+    They sit on the root router rather than in a mounted sub-application: each mounted Starlette
+    app runs its own middleware stack again, which measurably slows every request.
+    """
     operations = all_operations()
     by_path: dict[str, dict[str, Operation]] = defaultdict(dict)
     for operation in operations:
@@ -52,9 +59,6 @@ def create_v1_app(*, base_url: str) -> Starlette:
     async def openapi_json(request: Request) -> Response:
         return json_response(200, document)
 
-    routes = [Route("/openapi.json", openapi_json, methods=["GET"])]
-    routes += [
-        Route(path, endpoint(methods), methods=list(methods)) for path, methods in by_path.items()
-    ]
-    handlers: dict[Any, Any] = {HTTPException: _http_error, Exception: _internal_error}
-    return Starlette(routes=routes, exception_handlers=handlers)
+    routes = [Route("/v1/openapi.json", openapi_json, methods=["GET"])]
+    routes += [Route("/v1" + path, endpoint(methods), methods=list(methods)) for path, methods in by_path.items()]
+    return routes

@@ -28,6 +28,7 @@ def op(
     errors: tuple[int, ...] = (),
     auth: bool = True,
     description: str = "",
+    waits: bool = False,
 ) -> Operation:
     responses: dict[int, Spec | None] = {ok: answer}
     if auth:
@@ -51,4 +52,5 @@ def op(
         query=all_query,
         auth=auth,
         description=description,
+        waits=waits,
     )

@@ -8,8 +8,11 @@ limit, idempotency, the handler in one transaction) so the event loop never wait
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +25,7 @@ from service import idempotency, ratelimit, settings
 from service.auth import Actor, authenticate_api_key
 from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from service.validation import Obj, Spec
-from storage.db import connection, db
+from storage.db import connection, db, reading
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -61,6 +64,7 @@ class Operation:
     query: dict[str, Spec] = field(default_factory=dict)
     auth: bool = True
     description: str = ""
+    waits: bool = False  # calls a platform: may wait seconds on the network
 
     @property
     def success_status(self) -> int:
@@ -130,7 +134,7 @@ def _execute(op: Operation, request: Request, raw: bytes) -> Response:
             call = Call(actor=actor, path=dict(request.path_params), query=query, body=body)
             key = request.headers.get("idempotency-key") if op.method == "POST" else None
             if key is None:
-                with db.atomic():
+                with reading() if op.method == "GET" else db.atomic():
                     return _to_response(op, op.handler(call), headers)
             idempotency.check_key(key)
             fingerprint = idempotency.request_fingerprint(op.method, request.url.path, raw)
@@ -158,6 +162,18 @@ def _to_response(op: Operation, result: Any, headers: dict[str, str]) -> Respons
     return json_response(op.success_status, result, headers)
 
 
+@functools.cache
+def _storage_threads() -> ThreadPoolExecutor:
+    """The few threads that do /v1's storage work, off the event loop.
+
+    Measured here (bench/workspaces.py): a plain executor hands work over in about half the time
+    of anyio's `run_in_threadpool`, and 4 threads serve more requests than 32 because fewer
+    runnable threads fight less over the GIL. Operations that wait on a platform (`waits=True`)
+    use Starlette's larger pool instead so they cannot starve these.
+    """
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="v1-storage")
+
+
 def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
     """The Starlette endpoint for one path, dispatching on the method."""
 
@@ -167,6 +183,8 @@ def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
             raw = await read_body(request) if op.body is not None else b""
         except ServiceError as error:
             return error_response(error)
-        return await run_in_threadpool(_execute, op, request, raw)
+        if op.waits:
+            return await run_in_threadpool(_execute, op, request, raw)
+        return await asyncio.get_running_loop().run_in_executor(_storage_threads(), _execute, op, request, raw)
 
     return handle

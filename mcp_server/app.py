@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.routing import BaseRoute
 
-from http_api.app import create_v1_app
+from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
 from service import settings as settings_module
 from service.settings import Settings
@@ -71,6 +71,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
         finally:
             stop_worker(runtime)
 
-    app = Starlette(routes=[Mount("/v1", app=create_v1_app(base_url=settings.base_url))], lifespan=lifespan)
+    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url)]
+    app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(RequestContext)
     return app

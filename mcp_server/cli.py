@@ -46,7 +46,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
     print(f"Switchboard {settings.base_url} (sandbox {'on' if settings.sandbox else 'off'})", flush=True)
     app = create_app(settings, worker=not args.no_worker)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", proxy_headers=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False, proxy_headers=True)
     return 0
 
 

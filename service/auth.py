@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from service import clock, tokens
 from service.errors import Forbidden, Unauthorized
+from storage import hot
+from storage.db import db
 from storage.models import ApiKey
 
 # A key's lastUsedAt is refreshed at most this often: it is for people, and a write per request
@@ -56,7 +58,7 @@ def authenticate_api_key(authorization: str | None) -> Actor:
     if scheme.lower() != "bearer" or not tokens.API_KEY_PATTERN.fullmatch(presented):
         raise Unauthorized("The API key is malformed.")
     digest = tokens.sha256_hex(presented)
-    key = ApiKey.get_or_none(ApiKey.secret_hash == digest)
+    key = hot.find_api_key(digest)
     if key is None or not tokens.same_hash(key.secret_hash, presented):
         raise Unauthorized("The API key is not valid.")
     moment = clock.now()
@@ -65,7 +67,8 @@ def authenticate_api_key(authorization: str | None) -> Actor:
     if key.expires_at is not None and key.expires_at <= moment:
         raise Unauthorized("The API key has expired.")
     if key.last_used_at is None or (moment - key.last_used_at).total_seconds() > LAST_USED_RESOLUTION_SECONDS:
-        ApiKey.update(last_used_at=moment).where(ApiKey.id == key.id).execute()
+        with db.atomic():
+            ApiKey.update(last_used_at=moment).where(ApiKey.id == key.id).execute()
     return Actor(
         workspace_id=key.workspace_id,
         permission=key.permission,

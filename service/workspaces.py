@@ -9,6 +9,7 @@ from service.auth import Actor
 from service.errors import Conflict, NotFound
 from service.pagination import Page, paginate
 from service.validation import ID, INSTANT, Array, Obj, Str, record
+from storage.hot import Prepared
 from storage.models import Account, Membership, Profile, Workspace
 
 NAME = Str(min_length=1, max_length=200)
@@ -50,26 +51,32 @@ def create_workspace(*, name: str, owner_user_id: str | None = None) -> Workspac
     return workspace
 
 
-def _workspace_record(workspace: Workspace, role: str, profiles: list[Profile]) -> dict[str, Any]:
+def _workspace_record(workspace: Workspace, role: str, profiles: list[dict[str, str]]) -> dict[str, Any]:
     return {
         "id": workspace.id,
         "name": workspace.name,
         "role": role,
-        "profiles": [{"id": p.id, "name": p.name} for p in profiles],
+        "profiles": profiles,
         "createdAt": clock.iso(workspace.created_at),
         "updatedAt": clock.iso(workspace.updated_at),
     }
 
 
+_workspace_by_id = Prepared(lambda id: Workspace.select().where(Workspace.id == id), "id")
+_profiles_of = Prepared(
+    lambda workspace: Profile.select(Profile.id, Profile.name)
+    .where(Profile.workspace == workspace)
+    .order_by(Profile.created_at, Profile.id)
+    .tuples(),
+    "workspace",
+)
+
+
 def list_workspaces(*, actor: Actor) -> dict[str, Any]:
     """The workspaces the caller can act in: a key or token acts in exactly one."""
-    workspace = Workspace.get_by_id(actor.workspace_id)
+    workspace = _workspace_by_id.first(id=actor.workspace_id)
     profiles = [
-        p
-        for p in Profile.select(Profile.id, Profile.name)
-        .where(Profile.workspace == workspace.id)
-        .order_by(Profile.created_at, Profile.id)
-        if actor.sees_profile(p.id)
+        {"id": pid, "name": name} for pid, name in _profiles_of(workspace=workspace.id) if actor.sees_profile(pid)
     ]
     if actor.user_id is not None:
         membership = Membership.get_or_none(user=actor.user_id, workspace=workspace.id)
@@ -89,9 +96,10 @@ def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:
     )
     out = []
     for membership in rows:
-        profiles = list(
-            Profile.select().where(Profile.workspace == membership.workspace_id).order_by(Profile.created_at)
-        )
+        profiles = [
+            {"id": p.id, "name": p.name}
+            for p in Profile.select().where(Profile.workspace == membership.workspace_id).order_by(Profile.created_at)
+        ]
         out.append(_workspace_record(membership.workspace, membership.role, profiles))
     return out
 

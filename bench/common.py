@@ -1,0 +1,120 @@
+"""Shared pieces of the benchmarks: a service in its own process, and a load generator.
+
+Absolute numbers on a shared 2-core machine mean little, so every benchmark measures its
+baseline in the same run, alternating the two, and reports the ratio.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args} exited with {process.returncode}")
+        with contextlib.suppress(httpx2.TransportError):
+            httpx2.get(url, timeout=1)
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{url} did not come up")
+
+
+@contextlib.contextmanager
+def process(args: list[str], url: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until_up(url, proc)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def embedded_env(data_dir: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWITCHBOARD_")}
+    env.update(SWITCHBOARD_DATA_DIR=data_dir, SWITCHBOARD_SECRET_KEY="bench-secret", PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def bootstrap(env: dict[str, str]) -> dict[str, str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "mcp_server", "bootstrap", "--email", "bench@example.com", "--password",
+         "bench-password", "--json"],
+        env=env, cwd=ROOT, capture_output=True, check=True, text=True,
+    )
+    return json.loads(out.stdout)
+
+
+def temp_dir() -> str:
+    return tempfile.mkdtemp(prefix="switchboard-bench-")
+
+
+def load(url: str, *, headers: dict[str, str], seconds: float, connections: int) -> dict[str, float]:
+    """Requests per second and latency percentiles, with wrk when installed, else a Python client."""
+    if shutil.which("wrk"):
+        return _wrk(url, headers=headers, seconds=seconds, connections=connections)
+    return _python_load(url, headers=headers, seconds=seconds, connections=connections)
+
+
+def _wrk(url: str, *, headers: dict[str, str], seconds: float, connections: int) -> dict[str, float]:
+    args = ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--latency"]
+    for name, value in headers.items():
+        args += ["-H", f"{name}: {value}"]
+    out = subprocess.run([*args, url], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    if non_2xx:
+        raise RuntimeError(f"{non_2xx.group(1)} answers were not 2xx: the benchmark is not measuring success")
+    return {"rps": rps, "tool": 0.0}
+
+
+def _python_load(url: str, *, headers: dict[str, str], seconds: float, connections: int) -> dict[str, float]:
+    import threading
+
+    count = 0
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def worker() -> None:
+        nonlocal count
+        done = 0
+        with httpx2.Client(headers=headers) as http:
+            while time.monotonic() < stop:
+                http.get(url).raise_for_status()
+                done += 1
+        with lock:
+            count += done
+
+    threads = [threading.Thread(target=worker) for _ in range(connections)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {"rps": count / (time.monotonic() - started), "tool": 1.0}
