@@ -136,10 +136,12 @@ def main() -> None:
         best_adapter, best_bare = max(adapter_rates), max(bare_rates)
         print(f"messages={args.messages} threads={args.threads} rounds={args.rounds}")
         print(
-            f"adapter (TelegramAdapter.send_dm): {best_adapter:8.0f} messages/s  rounds={[round(r) for r in adapter_rates]}"
+            f"adapter (TelegramAdapter.send_dm): {best_adapter:8.0f} messages/s",
+            [round(r) for r in adapter_rates],
         )
         print(
-            f"bare httpx2 loop:                  {best_bare:8.0f} messages/s  rounds={[round(r) for r in bare_rates]}"
+            f"bare httpx2 loop:                  {best_bare:8.0f} messages/s",
+            [round(r) for r in bare_rates],
         )
         print(f"ratio adapter/bare: {best_adapter / best_bare:.2f} (goal >= 0.70)")
     finally:

@@ -19,13 +19,14 @@ from platforms.base import (
     Capabilities,
     ConnectedIdentity,
     MediaItem,
+    PlatformFailure,
     PublishedPost,
     Rejected,
     SentMessage,
     Unsupported,
     fallback_text,
 )
-from platforms.http import Classifier, PlatformHTTP
+from platforms.http import PlatformHTTP, generic_failure
 from platforms.registry import PlatformConfig
 
 
@@ -77,7 +78,11 @@ class BaseAdapter:
 
     platform: ClassVar[str] = ""
     capabilities: ClassVar[Capabilities] = Capabilities()
-    classify: ClassVar[Classifier]
+
+    @staticmethod
+    def classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
+        """The platform's error mapping; each adapter replaces it."""
+        return generic_failure(response, secrets)
 
     def __init__(self, config: PlatformConfig, client: httpx2.Client) -> None:
         self.config = config
@@ -88,7 +93,7 @@ class BaseAdapter:
     def _call(
         self, method: str, url: str, *, secrets: list[str] | tuple[str, ...] = (), **kwargs: Any
     ) -> httpx2.Response:
-        return self.http.request(method, url, classify=type(self).classify, secrets=secrets, **kwargs)
+        return self.http.request(method, url, classify=self.classify, secrets=secrets, **kwargs)
 
     def _unsupported(self, what: str) -> Unsupported:
         return Unsupported(f"{self.platform} does not support {what}")

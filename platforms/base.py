@@ -18,7 +18,7 @@ the refused call delivered nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 PLATFORMS: tuple[str, ...] = (
     "instagram",
@@ -183,8 +183,8 @@ class Adapter(Protocol):
     raises `Unsupported` (its `capabilities` say so beforehand).
     """
 
-    platform: str
-    capabilities: Capabilities
+    platform: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
 
     def send_dm(
         self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None

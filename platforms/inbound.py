@@ -184,8 +184,12 @@ def _meta_messaging(platform: str, account: str, item: dict[str, Any]) -> Inboun
         )
     postback = item.get("postback")
     if isinstance(postback, dict):
-        mid = postback.get("mid")
-        key = f"{platform}:postback:{mid}" if mid else f"{platform}:postback:{sender}:{item.get('timestamp')}"
+        postback_mid = postback.get("mid")
+        key = (
+            f"{platform}:postback:{postback_mid}"
+            if postback_mid
+            else f"{platform}:postback:{sender}:{item.get('timestamp')}"
+        )
         return InboundEvent(
             platform,
             "postback",
@@ -194,7 +198,7 @@ def _meta_messaging(platform: str, account: str, item: dict[str, Any]) -> Inboun
             at,
             contact_id=sender,
             text=postback.get("title"),
-            platform_message_id=mid,
+            platform_message_id=postback_mid,
             postback_payload=postback.get("payload"),
         )
     for kind in ("delivery", "read"):

@@ -49,10 +49,10 @@ def x_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure
         if body["error"] in ("invalid_grant", "invalid_request", "invalid_client"):
             return ReauthRequired(message)
         return Rejected(message, str(body["error"]))
-    message = body.get("detail") or body.get("title")
-    if not message and isinstance(body.get("errors"), list) and body["errors"]:
-        message = body["errors"][0].get("message")
-    message = redact(str(message or "X refused the request"), secrets)
+    found = body.get("detail") or body.get("title")
+    if not found and isinstance(body.get("errors"), list) and body["errors"]:
+        found = body["errors"][0].get("message")
+    message = redact(str(found or "X refused the request"), secrets)
     if status == 401:
         return ReauthRequired(message)
     if status >= 500:
@@ -168,7 +168,7 @@ class XAdapter(BaseAdapter):
             )
             return SentMessage(str(answer["data"]["dm_event_id"]), False, payload)
 
-        return self._with_button_fallback(text, button, plain, plain)
+        return self._with_button_fallback(text, button, lambda _button: plain(text), plain)
 
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
         answer = self._api(
