@@ -1,0 +1,199 @@
+"""Shared machinery of the adapters: defaults that raise `Unsupported`, the button fallback,
+credential helpers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+from collections.abc import Callable
+from typing import Any, ClassVar
+from urllib.parse import urlencode
+
+import httpx2
+
+from platforms.base import (
+    AccountContext,
+    Button,
+    ButtonRefused,
+    Capabilities,
+    ConnectedIdentity,
+    MediaItem,
+    PlatformFailure,
+    PublishedPost,
+    Rejected,
+    SentMessage,
+    Unsupported,
+    fallback_text,
+)
+from platforms.http import PlatformHTTP, generic_failure
+from platforms.registry import PlatformConfig
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def expires_at(expires_in: Any) -> str | None:
+    """ISO instant from an `expires_in` seconds count (None when the platform gave none)."""
+    try:
+        seconds = int(expires_in)
+    except (TypeError, ValueError):
+        return None
+    return iso(utcnow() + dt.timedelta(seconds=seconds))
+
+
+def credentials_expiring(credentials: dict[str, Any], *, within_seconds: int = 300) -> bool:
+    """True when the stored `expiresAt` is within `within_seconds` (refresh before using)."""
+    value = credentials.get("expiresAt")
+    if not isinstance(value, str):
+        return False
+    try:
+        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return when - utcnow() < dt.timedelta(seconds=within_seconds)
+
+
+def pkce_verifier(secret: str, state: str) -> str:
+    """A PKCE code verifier derived from the OAuth `state`: no storage between the two legs."""
+    import base64
+
+    digest = hmac.new(secret.encode(), f"pkce:{state}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def pkce_challenge(verifier: str) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+
+
+class BaseAdapter:
+    """Defaults: every operation the platform lacks raises `Unsupported`."""
+
+    platform: ClassVar[str] = ""
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    @staticmethod
+    def classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
+        """The platform's error mapping; each adapter replaces it."""
+        return generic_failure(response, secrets)
+
+    def __init__(self, config: PlatformConfig, client: httpx2.Client) -> None:
+        self.config = config
+        self.http = PlatformHTTP(client, platform=self.platform)
+        self.endpoints = config.endpoint(self.platform)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _call(
+        self, method: str, url: str, *, secrets: list[str] | tuple[str, ...] = (), **kwargs: Any
+    ) -> httpx2.Response:
+        return self.http.request(method, url, classify=self.classify, secrets=secrets, **kwargs)
+
+    def _unsupported(self, what: str) -> Unsupported:
+        return Unsupported(f"{self.platform} does not support {what}")
+
+    def _with_button_fallback(
+        self,
+        text: str,
+        button: Button | None,
+        send_native: Callable[[Button], SentMessage],
+        send_text: Callable[[str], SentMessage],
+    ) -> SentMessage:
+        """Native button first; a refusal (or no native button) sends text with the URL after it."""
+        if button is None:
+            return send_text(text)
+        if self.capabilities.button is not None:
+            try:
+                return send_native(button)
+            except ButtonRefused:
+                pass
+        sent = send_text(fallback_text(text, button))
+        return SentMessage(sent.platform_message_id, True, sent.payload)
+
+    @staticmethod
+    def _as_button_refusal(failure: Rejected) -> ButtonRefused:
+        return ButtonRefused(failure.reason, failure.code)
+
+    def _authorize(self, path: str, params: dict[str, str]) -> str:
+        return f"{self.endpoints.auth}{path}?{urlencode(params)}"
+
+    # -- the Adapter protocol's defaults ---------------------------------------------------
+    def send_dm(
+        self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        raise self._unsupported("direct messages")
+
+    def private_reply(
+        self, account: AccountContext, *, comment_id: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        raise self._unsupported("private replies to comments")
+
+    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
+        raise self._unsupported("replies to comments")
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        raise self._unsupported("publishing posts")
+
+    def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
+        raise self._unsupported("deleting posts")
+
+    def follower_count(self, account: AccountContext) -> int:
+        raise self._unsupported("follower counts")
+
+    def publish_options(self, account: AccountContext) -> dict[str, Any]:
+        return {"platform": self.platform}
+
+    def list_conversations(self, account: AccountContext) -> list[dict[str, Any]]:
+        raise self._unsupported("listing conversations")
+
+    def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
+        raise self._unsupported("contact profiles")
+
+    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
+        raise self._unsupported("webhook subscriptions")
+
+    def authorize_url(self, *, state: str, redirect_uri: str) -> str:
+        raise self._unsupported("OAuth connection")
+
+    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+        raise self._unsupported("OAuth connection")
+
+    def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
+        return dict(account.credentials)
+
+    def connect_with_token(self, **fields: Any) -> ConnectedIdentity:
+        raise self._unsupported("connection with a pasted token")
+
+
+def merge_refreshed(old: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """Credentials after an OAuth refresh: a refresh token the platform did not return is kept."""
+    new = dict(old)
+    new["accessToken"] = answer["access_token"]
+    if answer.get("refresh_token"):
+        new["refreshToken"] = answer["refresh_token"]
+    new["expiresAt"] = expires_at(answer.get("expires_in"))
+    if answer.get("refresh_expires_in") or answer.get("refresh_token_expires_in"):
+        new["refreshExpiresAt"] = expires_at(
+            answer.get("refresh_expires_in") or answer.get("refresh_token_expires_in")
+        )
+    if answer.get("scope"):
+        new["scope"] = answer["scope"]
+    return new
+
+
+def require(fields: dict[str, Any], *names: str) -> list[str]:
+    values = []
+    for name in names:
+        value = fields.get(name)
+        if not isinstance(value, str) or not value:
+            raise Rejected(f"{name} is required", "missing_field")
+        values.append(value)
+    return values

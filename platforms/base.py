@@ -1,0 +1,260 @@
+"""The adapter contract: capabilities, value types, the error tree and the `Adapter` Protocol.
+
+Errors raised by every adapter (the service maps them, tasks act on them)::
+
+    PlatformFailure                 .message is safe to show a user: never a token
+    ├── RetryLater                  .delay_seconds: try the same call again later (429, 5xx, timeouts)
+    ├── ReauthRequired              the stored credentials were refused: flag the account `needsReauth`
+    ├── Rejected                    .reason, .code: the platform refused this call for good
+    │   ├── OutsideMessagingWindow  the contact's last inbound message is too old (24 h rule)
+    │   └── ButtonRefused           internal: the platform refused the button; the adapter resends as text
+    └── Unsupported                 the platform has no such operation (see `Capabilities`)
+
+An adapter never retries a side effect by itself (a DM, a post) except the one documented case:
+a button the platform refused is sent again as plain text, which cannot duplicate anything because
+the refused call delivered nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+PLATFORMS: tuple[str, ...] = (
+    "instagram",
+    "whatsapp",
+    "tiktok",
+    "telegram",
+    "youtube",
+    "x",
+    "facebook",
+    "meta_ads",
+    "linkedin",
+)
+
+BUTTON_LABEL_LIMIT = 20
+
+PostMedia = Literal["required_image_or_video", "required_video", "optional", "none"]
+ButtonKind = Literal["template", "cta_url", "inline_keyboard"]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a platform offers, as data: the service validates and paces with it."""
+
+    dm: bool = False
+    dm_text_limit: int | None = None
+    post_text_limit: int | None = None
+    post_media: PostMedia = "none"
+    button: ButtonKind | None = None
+    button_label_limit: int = BUTTON_LABEL_LIMIT
+    messaging_window_hours: int | None = None
+    messages_per_second: float | None = None
+    comments: bool = False
+    private_replies: bool = False
+    publish: bool = False
+    delete_post: bool = False
+    oauth: bool = False
+    inbound_webhooks: bool = False
+    followers: bool = False
+    conversations_listing: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """camelCase keys, as `/v1/accounts` shows them under `capabilities`."""
+        return {_camel(name): getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass
+class AccountContext:
+    """One connected account as the service hands it to an adapter for one call."""
+
+    platform_account_id: str
+    credentials: dict[str, Any]
+
+    def secrets(self) -> list[str]:
+        """Every string credential, for redaction of anything that leaves the adapter."""
+        return [value for value in self.credentials.values() if isinstance(value, str) and len(value) >= 6]
+
+
+@dataclass(frozen=True)
+class Button:
+    label: str
+    url: str
+
+
+@dataclass(frozen=True)
+class MediaItem:
+    url: str
+    content_type: str
+    size: int
+
+    @property
+    def is_video(self) -> bool:
+        return self.content_type.startswith("video/")
+
+    @property
+    def is_image(self) -> bool:
+        return self.content_type.startswith("image/")
+
+
+@dataclass(frozen=True)
+class SentMessage:
+    platform_message_id: str
+    fallback_used: bool = False
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PublishedPost:
+    platform_post_id: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class ConnectedIdentity:
+    """What connecting produced. `credentials` is what the service encrypts and stores."""
+
+    platform_account_id: str
+    username: str | None
+    display_name: str | None
+    credentials: dict[str, Any]
+    subscribed_fields: tuple[str, ...] = ()
+
+
+class PlatformFailure(Exception):
+    """Base of every adapter error; `message` is safe for users and logs (never a token)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class RetryLater(PlatformFailure):
+    def __init__(self, message: str, delay_seconds: float = 30.0) -> None:
+        super().__init__(message)
+        self.delay_seconds = float(delay_seconds)
+
+
+class ReauthRequired(PlatformFailure):
+    pass
+
+
+class Rejected(PlatformFailure):
+    def __init__(self, reason: str, code: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+
+
+class OutsideMessagingWindow(Rejected):
+    pass
+
+
+class ButtonRefused(Rejected):
+    pass
+
+
+class Unsupported(PlatformFailure):
+    pass
+
+
+def cut_label(label: str, limit: int = BUTTON_LABEL_LIMIT) -> str:
+    """Cut a button label to the platforms' title limit (characters, not bytes)."""
+    return label[:limit]
+
+
+def fallback_text(text: str, button: Button) -> str:
+    """The plain-text rendering of a button: the URL on its own line after the text."""
+    return f"{text}\n{button.url}" if text else button.url
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """One platform's real HTTP API behind one synchronous interface.
+
+    Every method takes what it needs as arguments (credentials in `AccountContext`), holds no state
+    between calls but configuration and the shared HTTP client, and is safe to call from many
+    threads at once. Failures are the error tree of this module; an operation the platform lacks
+    raises `Unsupported` (its `capabilities` say so beforehand).
+    """
+
+    platform: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
+
+    def send_dm(
+        self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        """Send a direct message to `recipient` (the platform's id of the contact).
+
+        A button is rendered natively (Meta button template `web_url`, WhatsApp interactive
+        `cta_url`, Telegram inline keyboard `url`), its label cut to 20 characters. When the platform
+        refuses the button, or has none, the message goes as plain text with the URL on its own line
+        after the text and `fallback_used` is true. Outside the 24 h window: `OutsideMessagingWindow`.
+        """
+        ...
+
+    def private_reply(
+        self, account: AccountContext, *, comment_id: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        """A DM to the author of a comment, addressed by the comment (Instagram, Facebook)."""
+        ...
+
+    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
+        """Answer under a comment, in public; returns the platform's id of the reply."""
+        ...
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        """Publish one post now. Never retried by the adapter (a retry could publish twice)."""
+        ...
+
+    def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
+        """Delete a post published earlier; deleting one that is already gone succeeds."""
+        ...
+
+    def follower_count(self, account: AccountContext) -> int:
+        """The account's current follower (subscriber) count."""
+        ...
+
+    def publish_options(self, account: AccountContext) -> dict[str, Any]:
+        """What the creator chooses before publishing (TikTok: fetched live; others: static)."""
+        ...
+
+    def list_conversations(self, account: AccountContext) -> list[dict[str, Any]]:
+        """Raw conversations `[{id, updatedTime, participants: [{id, username}]}]` (Instagram)."""
+        ...
+
+    def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
+        """`{id, username, name}` of a contact known only by a scoped id (Instagram, Facebook)."""
+        ...
+
+    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
+        """(Re)apply the subscription to the platform's webhooks; returns the fields applied."""
+        ...
+
+    def authorize_url(self, *, state: str, redirect_uri: str) -> str:
+        """The platform's consent page URL for the OAuth platforms."""
+        ...
+
+    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+        """Trade an authorisation code for credentials and the account's identity.
+
+        `state` is the value given to `authorize_url` (X derives its PKCE verifier from it).
+        Meta accounts are subscribed to webhooks here already (see `ConnectedIdentity.subscribed_fields`).
+        """
+        ...
+
+    def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
+        """New credentials to store. A refresh token the platform did not rotate is kept."""
+        ...
+
+    def connect_with_token(self, **fields: Any) -> ConnectedIdentity:
+        """Connect with credentials the user pasted (Telegram `botToken`; WhatsApp
+        `phoneNumberId`, `wabaId`, `accessToken`), validated against the platform."""
+        ...

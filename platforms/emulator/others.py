@@ -1,0 +1,900 @@
+"""Telegram Bot API, TikTok, YouTube Data API, X API v2 and LinkedIn emulation."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+from urllib.parse import unquote
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from platforms.emulator.core import (
+    Call,
+    EmulatorBase,
+    bad_button_url,
+    google_error,
+    linkedin_error,
+    oauth_error,
+    telegram_error,
+    tiktok_error,
+    x_error,
+)
+from platforms.emulator.state import Account, random_token
+
+SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+
+
+class OtherEmulators(EmulatorBase):
+    def other_routes(self) -> list[Route]:
+        return [
+            Route("/telegram/bot{token}/{method}", self.telegram, methods=["GET", "POST"]),
+            Route("/tiktok/v2/auth/authorize/", self.tt_authorize, methods=["GET"]),
+            Route("/tiktok/v2/oauth/token/", self.tt_token, methods=["POST"]),
+            Route("/tiktok/v2/user/info/", self.tt_user, methods=["GET"]),
+            Route("/tiktok/v2/post/publish/creator_info/query/", self.tt_creator, methods=["POST"]),
+            Route("/tiktok/v2/post/publish/video/init/", self.tt_init, methods=["POST"]),
+            Route("/tiktok/v2/post/publish/status/fetch/", self.tt_status, methods=["POST"]),
+            Route("/youtube/o/oauth2/v2/auth", self.yt_authorize, methods=["GET"]),
+            Route("/youtube/token", self.yt_token, methods=["POST"]),
+            Route("/youtube/youtube/v3/channels", self.yt_channels, methods=["GET"]),
+            Route("/youtube/upload/youtube/v3/videos", self.yt_upload, methods=["POST", "PUT"]),
+            Route("/youtube/youtube/v3/videos", self.yt_delete, methods=["DELETE"]),
+            Route("/youtube/youtube/v3/comments", self.yt_comment, methods=["POST"]),
+            Route("/x/i/oauth2/authorize", self.x_authorize, methods=["GET"]),
+            Route("/x/2/oauth2/token", self.x_token, methods=["POST"]),
+            Route("/x/2/users/me", self.x_me, methods=["GET"]),
+            Route("/x/2/tweets", self.x_tweet, methods=["POST"]),
+            Route("/x/2/tweets/{id}", self.x_delete, methods=["DELETE"]),
+            Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
+            Route("/x/2/media/upload", self.x_media, methods=["POST"]),
+            Route("/linkedin/oauth/v2/authorization", self.li_authorize, methods=["GET"]),
+            Route("/linkedin/oauth/v2/accessToken", self.li_token, methods=["POST"]),
+            Route("/linkedin/v2/userinfo", self.li_userinfo, methods=["GET"]),
+            Route("/linkedin/rest/posts", self.li_post, methods=["POST"]),
+            Route("/linkedin/rest/posts/{urn}", self.li_delete, methods=["DELETE"]),
+            Route("/linkedin/rest/images", self.li_images, methods=["POST"]),
+            Route("/linkedin/rest/memberFollowersCount", self.li_followers, methods=["GET"]),
+            Route("/linkedin/upload/{image}", self.li_upload, methods=["PUT"]),
+        ]
+
+    # -- accounts ----------------------------------------------------------------------------
+    def new_other_account(
+        self, platform: str, username: str | None = None, name: str | None = None
+    ) -> Account:
+        n = self.state.next_number()
+        if platform == "telegram":
+            bot_id = str(7000000000 + n)
+            account = Account(platform, bot_id, username or f"sandbox_{n}_bot", name or f"Sandbox Bot {n}")
+        elif platform == "tiktok":
+            account = Account(
+                platform, f"-000{random_token(28)}", username or f"sandbox.tt{n}", name or f"Sandbox TT {n}"
+            )
+        elif platform == "youtube":
+            account = Account(
+                platform,
+                f"UC{random_token(22)}",
+                username or f"@sandboxchannel{n}",
+                name or f"Sandbox Channel {n}",
+            )
+        elif platform == "x":
+            account = Account(
+                platform, str(1500000000000000000 + n), username or f"sandbox_x_{n}", name or f"Sandbox X {n}"
+            )
+        else:
+            account = Account(
+                platform,
+                random_token(10),
+                username or f"sandbox{n}@example.com",
+                name or f"Sandbox Member {n}",
+            )
+        return self.state.add_account(account)
+
+    def other_credentials(self, account: Account) -> dict[str, Any]:
+        platform = account.platform
+        if platform == "telegram":
+            token = account.extra.get("bot_token")
+            if not token or self.state.token("telegram", token) is None:
+                token = f"{account.id}:AA{random_token(33)}"
+                self.state.issue("telegram", account.id, "access", None, value=token)
+                account.extra["bot_token"] = token
+            return {"botToken": token}
+        ttl = {"tiktok": 86400, "youtube": 3599, "x": 7200, "linkedin": 5184000}[platform]
+        access = self.state.issue(
+            platform,
+            account.id,
+            "access",
+            ttl,
+            prefix={"youtube": "ya29.", "tiktok": "act."}.get(platform, ""),
+        )
+        credentials: dict[str, Any] = {"accessToken": access.value, "expiresAt": None}
+        refresh = self.state.issue(
+            platform,
+            account.id,
+            "refresh",
+            365 * 86400,
+            prefix={"youtube": "1//", "tiktok": "rft."}.get(platform, ""),
+        )
+        credentials["refreshToken"] = refresh.value
+        if platform == "tiktok":
+            credentials["openId"] = account.id
+        if platform == "linkedin":
+            credentials["authorUrn"] = f"urn:li:person:{account.id}"
+        return credentials
+
+    # -- Telegram ----------------------------------------------------------------------------
+    async def telegram(self, request: Request) -> Response:
+        token_value = request.path_params["token"]
+        return await self.api("telegram", request, self._telegram, token_value=token_value)
+
+    async def _telegram(self, call: Call) -> Response:
+        account = call.account
+        assert account is not None
+        method = call.request.path_params["method"]
+        params = call.params()
+        bot = {
+            "id": int(account.id),
+            "is_bot": True,
+            "first_name": account.display_name,
+            "username": account.username,
+        }
+        if method == "getMe":
+            return JSONResponse(
+                {
+                    "ok": True,
+                    "result": {
+                        **bot,
+                        "can_join_groups": True,
+                        "can_read_all_group_messages": False,
+                        "supports_inline_queries": False,
+                    },
+                }
+            )
+        if method == "setWebhook":
+            url = params.get("url")
+            secret = params.get("secret_token")
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                return telegram_error(
+                    400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+                )
+            if secret is not None and not SECRET_TOKEN.match(str(secret)):
+                return telegram_error(400, "Bad Request: secret token contains unallowed characters")
+            account.webhook_url, account.webhook_secret = url, secret
+            account.subscribed_fields = list(params.get("allowed_updates") or ["message"])
+            return JSONResponse({"ok": True, "result": True, "description": "Webhook was set"})
+        if method == "deleteWebhook":
+            account.webhook_url = account.webhook_secret = None
+            return JSONResponse({"ok": True, "result": True, "description": "Webhook was deleted"})
+        if method == "getWebhookInfo":
+            return JSONResponse(
+                {
+                    "ok": True,
+                    "result": {
+                        "url": account.webhook_url or "",
+                        "has_custom_certificate": False,
+                        "pending_update_count": 0,
+                    },
+                }
+            )
+        if method in ("sendMessage", "sendPhoto", "sendVideo"):
+            return self._tg_send(call, account, method, params, bot)
+        if method == "deleteMessage":
+            key = f"{params.get('chat_id')}:{params.get('message_id')}"
+            if account.posts.pop(key, None) is None:
+                return telegram_error(400, "Bad Request: message to delete not found")
+            self.record(call, "delete_post", key, None, key)
+            return JSONResponse({"ok": True, "result": True})
+        if method == "getChatMemberCount":
+            return JSONResponse({"ok": True, "result": account.followers})
+        return telegram_error(404, "Not Found")
+
+    def _tg_send(
+        self, call: Call, account: Account, method: str, params: dict[str, Any], bot: dict[str, Any]
+    ) -> Response:
+        if self.rate_limits and self.state.over_rate("telegram", account.id, 30):
+            return telegram_error(429, "Too Many Requests: retry after 1", 1)
+        chat_id = str(params.get("chat_id", ""))
+        channel = chat_id.startswith("@") or chat_id.startswith("-100")
+        contact = account.contacts.get(chat_id)
+        if not channel and contact is None:
+            return telegram_error(400, "Bad Request: chat not found")
+        text = params.get("text") if method == "sendMessage" else params.get("caption")
+        if method == "sendMessage" and (not isinstance(text, str) or not text.strip()):
+            return telegram_error(400, "Bad Request: message text is empty")
+        if isinstance(text, str) and len(text) > (4096 if method == "sendMessage" else 1024):
+            return telegram_error(400, "Bad Request: message is too long")
+        if method != "sendMessage" and not params.get("photo" if method == "sendPhoto" else "video"):
+            return telegram_error(400, "Bad Request: there is no photo in the request")
+        markup = params.get("reply_markup")
+        if markup is not None:
+            rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+            if not isinstance(rows, list):
+                return telegram_error(400, "Bad Request: can't parse reply keyboard markup JSON object")
+            for row in rows:
+                for button in row if isinstance(row, list) else []:
+                    if not isinstance(button, dict) or not button.get("text"):
+                        return telegram_error(400, "Bad Request: BUTTON_TEXT_INVALID")
+                    if "url" in button and bad_button_url(button["url"]):
+                        return telegram_error(400, "Bad Request: BUTTON_URL_INVALID")
+        message_id = self.state.serial()
+        if channel:
+            chat: dict[str, Any] = {
+                "id": int(chat_id) if chat_id.lstrip("-").isdigit() else -1001000000000 - message_id,
+                "title": "Sandbox Channel",
+                "type": "channel",
+            }
+            if chat_id.startswith("@"):
+                chat["username"] = chat_id[1:]
+        else:
+            assert contact is not None
+            chat = {
+                "id": int(chat_id) if chat_id.lstrip("-").isdigit() else chat_id,
+                "first_name": contact.name or "",
+                "username": contact.handle,
+                "type": "private",
+            }
+        result: dict[str, Any] = {
+            "message_id": message_id,
+            "from": bot,
+            "chat": chat,
+            "date": int(time.time()),
+        }
+        if method == "sendMessage":
+            result["text"] = text
+        elif text:
+            result["caption"] = text
+        if markup is not None:
+            result["reply_markup"] = markup
+        if channel:
+            account.posts[f"{chat_id}:{message_id}"] = {"text": text}
+            self.record(call, "post", chat_id, text, f"{chat_id}:{message_id}")
+        else:
+            self.record(call, "dm", chat_id, text, str(message_id))
+        return JSONResponse({"ok": True, "result": result})
+
+    # -- TikTok ------------------------------------------------------------------------------
+    async def tt_authorize(self, request: Request) -> Response:
+        return self.authorize(
+            "tiktok",
+            request,
+            client_param="client_key",
+            new_account=lambda hint: self.new_other_account("tiktok", hint),
+        )
+
+    async def tt_token(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        if not self.client_ok("tiktok", form.get("client_key"), form.get("client_secret")):
+            return oauth_error("invalid_client", "Client key or secret is incorrect.", 401)
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            entry = self.redeem("tiktok", form.get("code"), form.get("redirect_uri"))
+            if entry is None:
+                return oauth_error("invalid_grant", "Authorization code is expired.")
+            account_id, scope = entry.account_id, entry.scope
+        elif grant == "refresh_token":
+            old = self.state.token("tiktok", form.get("refresh_token"), ("refresh",))
+            if old is None:
+                return oauth_error("invalid_grant", "Refresh token is invalid or expired.")
+            old.revoked = True
+            account_id, scope = old.account_id, old.extra.get("scope", "")
+        else:
+            return oauth_error("invalid_request", "Unsupported grant_type.")
+        access = self.state.issue("tiktok", account_id, "access", 86400, prefix="act.")
+        refresh = self.state.issue("tiktok", account_id, "refresh", 31536000, prefix="rft.", scope=scope)
+        return JSONResponse(
+            {
+                "access_token": access.value,
+                "expires_in": 86400,
+                "open_id": account_id,
+                "refresh_expires_in": 31536000,
+                "refresh_token": refresh.value,
+                "scope": scope,
+                "token_type": "Bearer",
+            }
+        )
+
+    @staticmethod
+    def _tt_ok(data: dict[str, Any]) -> JSONResponse:
+        return JSONResponse(
+            {"data": data, "error": {"code": "ok", "message": "", "log_id": random_token(24)}}
+        )
+
+    async def tt_user(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            user = {
+                "open_id": account.id,
+                "union_id": f"union{account.id[-8:]}",
+                "display_name": account.display_name,
+                "username": account.username,
+                "avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",
+                "follower_count": account.followers,
+            }
+            fields = call.query.get("fields", "open_id").split(",")
+            return self._tt_ok({"user": {k: v for k, v in user.items() if k in fields}})
+
+        return await self.api("tiktok", request, handle)
+
+    async def tt_creator(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            return self._tt_ok(
+                {
+                    "creator_avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",
+                    "creator_username": account.username,
+                    "creator_nickname": account.display_name,
+                    "privacy_level_options": PRIVACY_LEVELS,
+                    "comment_disabled": False,
+                    "duet_disabled": False,
+                    "stitch_disabled": True,
+                    "max_video_post_duration_sec": 600,
+                }
+            )
+
+        return await self.api("tiktok", request, handle)
+
+    async def tt_init(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            body = call.body_json()
+            info = body.get("post_info") or {}
+            source = body.get("source_info") or {}
+            if info.get("privacy_level") not in PRIVACY_LEVELS:
+                return tiktok_error(
+                    400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options."
+                )
+            if len(str(info.get("title", ""))) > 2200:
+                return tiktok_error(400, "invalid_params", "title is longer than 2200 characters.")
+            if source.get("source") != "PULL_FROM_URL" or not source.get("video_url"):
+                return tiktok_error(
+                    400, "invalid_params", "source_info: PULL_FROM_URL with a video_url is required."
+                )
+            publish_id = f"v_pub_url~v2.{self.state.serial()}{random_token(12)}"
+            post_id = str(7300000000000000000 + self.state.serial())
+            account.uploads[publish_id] = {"post_id": post_id}
+            account.posts[post_id] = {"text": info.get("title")}
+            self.record(call, "post", post_id, info.get("title"), post_id)
+            return self._tt_ok({"publish_id": publish_id})
+
+        return await self.api("tiktok", request, handle)
+
+    async def tt_status(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            upload = account.uploads.get(str(call.body_json().get("publish_id")))
+            if upload is None:
+                return tiktok_error(400, "invalid_publish_id", "The publish_id does not exist.")
+            return self._tt_ok(
+                {
+                    "status": "PUBLISH_COMPLETE",
+                    "publicaly_available_post_id": [int(upload["post_id"])],
+                    "uploaded_bytes": 0,
+                }
+            )
+
+        return await self.api("tiktok", request, handle)
+
+    # -- YouTube -----------------------------------------------------------------------------
+    async def yt_authorize(self, request: Request) -> Response:
+        return self.authorize(
+            "youtube", request, new_account=lambda hint: self.new_other_account("youtube", hint)
+        )
+
+    async def yt_token(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        if not self.client_ok("youtube", form.get("client_id"), form.get("client_secret")):
+            return oauth_error("invalid_client", "The OAuth client was not found.", 401)
+        grant = form.get("grant_type")
+        access_ttl = 3599
+        if grant == "authorization_code":
+            entry = self.redeem("youtube", form.get("code"), form.get("redirect_uri"))
+            if entry is None:
+                return oauth_error("invalid_grant", "Bad Request")
+            access = self.state.issue("youtube", entry.account_id, "access", access_ttl, prefix="ya29.")
+            refresh = self.state.issue(
+                "youtube", entry.account_id, "refresh", None, prefix="1//", scope=entry.scope
+            )
+            return JSONResponse(
+                {
+                    "access_token": access.value,
+                    "expires_in": access_ttl,
+                    "refresh_token": refresh.value,
+                    "scope": entry.scope,
+                    "token_type": "Bearer",
+                }
+            )
+        if grant == "refresh_token":
+            old = self.state.token("youtube", form.get("refresh_token"), ("refresh",))
+            if old is None:
+                return oauth_error("invalid_grant", "Token has been expired or revoked.")
+            access = self.state.issue("youtube", old.account_id, "access", access_ttl, prefix="ya29.")
+            return JSONResponse(
+                {
+                    "access_token": access.value,
+                    "expires_in": access_ttl,
+                    "scope": old.extra.get("scope", ""),
+                    "token_type": "Bearer",
+                }
+            )
+        return oauth_error("unsupported_grant_type", "Invalid grant_type.")
+
+    async def yt_channels(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.query.get("mine") != "true" or not call.query.get("part"):
+                return google_error(
+                    400, "missingRequiredParameter", "No filter selected. Expected one of: mine, id."
+                )
+            item = {
+                "kind": "youtube#channel",
+                "etag": random_token(12),
+                "id": account.id,
+                "snippet": {"title": account.display_name, "description": "", "customUrl": account.username},
+                "statistics": {
+                    "viewCount": "0",
+                    "subscriberCount": str(account.followers),
+                    "hiddenSubscriberCount": False,
+                    "videoCount": str(len(account.posts)),
+                },
+            }
+            return JSONResponse(
+                {
+                    "kind": "youtube#channelListResponse",
+                    "pageInfo": {"totalResults": 1, "resultsPerPage": 5},
+                    "items": [item],
+                }
+            )
+
+        return await self.api("youtube", request, handle)
+
+    async def yt_upload(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.request.method == "POST":
+                if call.query.get("uploadType") != "resumable":
+                    return google_error(400, "invalidValue", "Only resumable uploads are supported here.")
+                metadata = call.body_json()
+                title = (metadata.get("snippet") or {}).get("title")
+                if not isinstance(title, str) or not 1 <= len(title) <= 100:
+                    return google_error(
+                        400,
+                        "invalidTitle",
+                        "The request metadata specifies an invalid video title.",
+                        domain="youtube.video",
+                    )
+                if len(str((metadata.get("snippet") or {}).get("description", ""))) > 5000:
+                    return google_error(
+                        400,
+                        "invalidDescription",
+                        "The request metadata specifies an invalid video description.",
+                        domain="youtube.video",
+                    )
+                upload_id = random_token(30)
+                account.uploads[upload_id] = {
+                    "metadata": metadata,
+                    "length": call.request.headers.get("x-upload-content-length"),
+                }
+                location = str(
+                    call.request.url.replace_query_params(
+                        uploadType="resumable", upload_id=upload_id, part=call.query.get("part", "snippet")
+                    )
+                )
+                return Response(
+                    status_code=200, headers={"Location": location, "X-GUploader-UploadID": upload_id}
+                )
+            upload = account.uploads.pop(call.query.get("upload_id", ""), None)
+            if upload is None:
+                return google_error(404, "notFound", "The upload session does not exist.")
+            if upload["length"] is not None and str(len(call.raw)) != upload["length"]:
+                return google_error(
+                    400, "badContent", "The uploaded size does not match X-Upload-Content-Length."
+                )
+            video_id = random_token(11)
+            metadata = upload["metadata"]
+            account.posts[video_id] = {"text": (metadata.get("snippet") or {}).get("description")}
+            self.record(
+                call,
+                "post",
+                video_id,
+                (metadata.get("snippet") or {}).get("description"),
+                video_id,
+                {**metadata, "uploadedBytes": len(call.raw)},
+            )
+            return JSONResponse(
+                {
+                    "kind": "youtube#video",
+                    "id": video_id,
+                    "snippet": metadata.get("snippet"),
+                    "status": {**(metadata.get("status") or {}), "uploadStatus": "uploaded"},
+                }
+            )
+
+        return await self.api("youtube", request, handle)
+
+    async def yt_delete(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            video_id = call.query.get("id", "")
+            if account.posts.pop(video_id, None) is None:
+                return google_error(
+                    404,
+                    "videoNotFound",
+                    "The video that you are trying to delete cannot be found.",
+                    domain="youtube.video",
+                )
+            self.record(call, "delete_post", video_id, None, video_id)
+            return Response(status_code=204)
+
+        return await self.api("youtube", request, handle)
+
+    async def yt_comment(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            snippet = call.body_json().get("snippet") or {}
+            parent, text = snippet.get("parentId"), snippet.get("textOriginal")
+            if not parent or not isinstance(text, str) or not text:
+                return google_error(
+                    400,
+                    "invalidCommentMetadata",
+                    "The request metadata is invalid.",
+                    domain="youtube.comment",
+                )
+            comment_id = f"{parent}.{random_token(22)}"
+            self.record(call, "public_reply", parent, text, comment_id)
+            return JSONResponse(
+                {"kind": "youtube#comment", "id": comment_id, "snippet": {**snippet, "textDisplay": text}}
+            )
+
+        return await self.api("youtube", request, handle)
+
+    # -- X -----------------------------------------------------------------------------------
+    async def x_authorize(self, request: Request) -> Response:
+        return self.authorize(
+            "x", request, challenge=True, new_account=lambda hint: self.new_other_account("x", hint)
+        )
+
+    async def x_token(self, request: Request) -> Response:
+        import base64
+
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        header = request.headers.get("authorization", "")
+        client_id = form.get("client_id")
+        secret = None
+        if header.lower().startswith("basic "):
+            try:
+                client_id, _, secret = base64.b64decode(header[6:]).decode().partition(":")
+            except ValueError:
+                return oauth_error("invalid_client", "Invalid client credentials.", 401)
+        if not self.client_ok("x", client_id, secret if secret is not None else ""):
+            return oauth_error("unauthorized_client", "Missing valid authorization header", 401)
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            entry = self.redeem("x", form.get("code"), form.get("redirect_uri"), form.get("code_verifier"))
+            if entry is None:
+                return oauth_error("invalid_request", "Value passed for the authorization code was invalid.")
+            account_id, scope = entry.account_id, entry.scope
+        elif grant == "refresh_token":
+            old = self.state.token("x", form.get("refresh_token"), ("refresh",))
+            if old is None:
+                return oauth_error("invalid_request", "Value passed for the token was invalid.")
+            old.revoked = True
+            account_id, scope = old.account_id, old.extra.get("scope", "")
+        else:
+            return oauth_error("invalid_request", "Unsupported grant_type.")
+        access = self.state.issue("x", account_id, "access", 7200)
+        refresh = self.state.issue("x", account_id, "refresh", 180 * 86400, scope=scope)
+        return JSONResponse(
+            {
+                "token_type": "bearer",
+                "expires_in": 7200,
+                "access_token": access.value,
+                "scope": scope,
+                "refresh_token": refresh.value,
+            }
+        )
+
+    async def x_me(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            data: dict[str, Any] = {
+                "id": account.id,
+                "name": account.display_name,
+                "username": account.username,
+            }
+            if "public_metrics" in call.query.get("user.fields", ""):
+                data["public_metrics"] = {
+                    "followers_count": account.followers,
+                    "following_count": 0,
+                    "tweet_count": len(account.posts),
+                    "listed_count": 0,
+                }
+            return JSONResponse({"data": data})
+
+        return await self.api("x", request, handle)
+
+    async def x_tweet(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            body = call.body_json()
+            text = body.get("text")
+            media_ids = (body.get("media") or {}).get("media_ids") or []
+            if (not isinstance(text, str) or not text) and not media_ids:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "One or more parameters to your request was invalid.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            if isinstance(text, str) and len(text) > 280:
+                return x_error(
+                    403,
+                    "Forbidden",
+                    "You are not permitted to create a Tweet with more than 280 characters.",
+                    kind="about:blank",
+                )
+            if any(m not in account.uploads for m in media_ids):
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "Your media IDs are invalid.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            tweet_id = str(1800000000000000000 + self.state.serial())
+            reply_to = (body.get("reply") or {}).get("in_reply_to_tweet_id")
+            if reply_to:
+                self.record(call, "public_reply", str(reply_to), text, tweet_id)
+            else:
+                account.posts[tweet_id] = {"text": text}
+                self.record(call, "post", tweet_id, text, tweet_id)
+            return JSONResponse(
+                {"data": {"id": tweet_id, "text": text, "edit_history_tweet_ids": [tweet_id]}},
+                status_code=201,
+            )
+
+        return await self.api("x", request, handle)
+
+    async def x_delete(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            tweet_id = call.request.path_params["id"]
+            if account.posts.pop(tweet_id, None) is None:
+                return x_error(
+                    404,
+                    "Not Found Error",
+                    f"Could not find tweet with id: [{tweet_id}].",
+                    kind="https://api.twitter.com/2/problems/resource-not-found",
+                )
+            self.record(call, "delete_post", tweet_id, None, tweet_id)
+            return JSONResponse({"data": {"deleted": True}})
+
+        return await self.api("x", request, handle)
+
+    async def x_dm(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            participant = call.request.path_params["participant"]
+            text = call.body_json().get("text")
+            if not participant.isdigit() or participant == account.id:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "participant_id must be another user's id.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            if not isinstance(text, str) or not text or len(text) > 10000:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "text must be 1 to 10000 characters.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            low, high = sorted((int(account.id), int(participant)))
+            event_id = str(1900000000000000000 + self.state.serial())
+            self.record(call, "dm", participant, text, event_id)
+            return JSONResponse(
+                {"data": {"dm_conversation_id": f"{low}-{high}", "dm_event_id": event_id}}, status_code=201
+            )
+
+        return await self.api("x", request, handle)
+
+    async def x_media(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            form = await call.request.form()
+            media = form.get("media")
+            if media is None or isinstance(media, str):
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "media is required.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            content = await media.read()
+            media_id = str(1700000000000000000 + self.state.serial())
+            account.uploads[media_id] = {"size": len(content)}
+            return JSONResponse(
+                {
+                    "data": {
+                        "id": media_id,
+                        "media_key": f"3_{media_id}",
+                        "size": len(content),
+                        "expires_after_secs": 86400,
+                    }
+                }
+            )
+
+        return await self.api("x", request, handle)
+
+    # -- LinkedIn ----------------------------------------------------------------------------
+    async def li_authorize(self, request: Request) -> Response:
+        return self.authorize(
+            "linkedin", request, new_account=lambda hint: self.new_other_account("linkedin", hint)
+        )
+
+    async def li_token(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        if not self.client_ok("linkedin", form.get("client_id"), form.get("client_secret")):
+            return oauth_error("invalid_client", "Client authentication failed", 401)
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            entry = self.redeem("linkedin", form.get("code"), form.get("redirect_uri"))
+            if entry is None:
+                return oauth_error(
+                    "invalid_request", "Unable to retrieve access token: authorization code not found"
+                )
+            refresh = self.state.issue("linkedin", entry.account_id, "refresh", 31536000, scope=entry.scope)
+            account_id, scope = entry.account_id, entry.scope
+        elif grant == "refresh_token":
+            found = self.state.token("linkedin", form.get("refresh_token"), ("refresh",))
+            if found is None:
+                return oauth_error(
+                    "invalid_request", "The provided authorization grant or refresh token is invalid"
+                )
+            refresh, account_id, scope = found, found.account_id, found.extra.get("scope", "")
+        else:
+            return oauth_error("unsupported_grant_type", "Invalid grant_type.")
+        access = self.state.issue("linkedin", account_id, "access", 5184000)
+        remaining = int((refresh.expires_at or time.time()) - time.time())
+        return JSONResponse(
+            {
+                "access_token": access.value,
+                "expires_in": 5184000,
+                "refresh_token": refresh.value,
+                "refresh_token_expires_in": remaining,
+                "scope": scope,
+            }
+        )
+
+    async def li_userinfo(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            given, _, family = account.display_name.partition(" ")
+            return JSONResponse(
+                {
+                    "sub": account.id,
+                    "email_verified": True,
+                    "name": account.display_name,
+                    "given_name": given,
+                    "family_name": family,
+                    "email": account.username,
+                    "locale": {"country": "US", "language": "en"},
+                    "picture": f"https://media.licdn.example/{account.id}.jpg",
+                }
+            )
+
+        return await self.api("linkedin", request, handle)
+
+    def _li_version(self, call: Call) -> Response | None:
+        if not re.fullmatch(r"\d{6}", call.request.headers.get("linkedin-version", "")):
+            return linkedin_error(
+                400,
+                "A version must be present. Please specify a version by adding the LinkedIn-Version header.",
+                "VERSION_MISSING",
+            )
+        return None
+
+    async def li_post(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            body = call.body_json()
+            if body.get("author") != f"urn:li:person:{account.id}":
+                return linkedin_error(
+                    403, "Not enough permissions to post as this author", "ACCESS_DENIED", 100
+                )
+            text = body.get("commentary")
+            if not isinstance(text, str) or len(text) > 3000 or body.get("lifecycleState") != "PUBLISHED":
+                return linkedin_error(
+                    422,
+                    "commentary must be at most 3000 characters; lifecycleState PUBLISHED",
+                    "UNPROCESSABLE_ENTITY",
+                )
+            media = ((body.get("content") or {}).get("media") or {}).get("id")
+            if media and media not in account.uploads:
+                return linkedin_error(422, f"Image {media} is not uploaded", "UNPROCESSABLE_ENTITY")
+            urn = f"urn:li:share:{7100000000000000000 + self.state.serial()}"
+            account.posts[urn] = {"text": text}
+            self.record(call, "post", urn, text, urn)
+            return Response(status_code=201, headers={"x-restli-id": urn})
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_delete(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            urn = unquote(call.request.path_params["urn"])
+            if account.posts.pop(urn, None) is None:
+                return linkedin_error(404, f"Post {urn} does not exist", "NOT_FOUND")
+            self.record(call, "delete_post", urn, None, urn)
+            return Response(status_code=204)
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_images(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.query.get("action") != "initializeUpload":
+                return linkedin_error(400, "Unsupported action", "BAD_REQUEST")
+            image_id = uuid.uuid4().hex[:16]
+            base = str(call.request.url).split("/rest/images", 1)[0]
+            account.uploads[f"urn:li:image:{image_id}"] = {"uploaded": False}
+            return JSONResponse(
+                {
+                    "value": {
+                        "uploadUrlExpiresAt": int(time.time() * 1000) + 3600_000,
+                        "uploadUrl": f"{base}/upload/{image_id}",
+                        "image": f"urn:li:image:{image_id}",
+                    }
+                }
+            )
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_upload(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            key = f"urn:li:image:{call.request.path_params['image']}"
+            if key not in account.uploads:
+                return linkedin_error(404, "Upload not found", "NOT_FOUND")
+            account.uploads[key] = {"uploaded": True, "size": len(call.raw)}
+            return Response(status_code=201)
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_followers(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            return JSONResponse(
+                {
+                    "paging": {"start": 0, "count": 10, "links": []},
+                    "elements": [{"memberFollowersCount": account.followers}],
+                }
+            )
+
+        return await self.api("linkedin", request, handle)

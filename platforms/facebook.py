@@ -1,0 +1,179 @@
+"""Facebook Pages: Messenger Send API (`POST /{v}/{page-id}/messages`), comments
+(`POST /{v}/{comment-id}/comments`), Page posts (`/{page-id}/feed`, `/photos`, `/videos`), webhooks
+(`POST /{v}/{page-id}/subscribed_apps`). Connected with Facebook Login: the long-lived user token
+gives the Page token (`GET /{v}/me/accounts`), which does not expire; refreshing exchanges the user
+token again (`grant_type=fb_exchange_token`) and re-reads the Page token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platforms._graph import FacebookLogin, MessengerStyle
+from platforms.base import AccountContext, Capabilities, ConnectedIdentity, MediaItem, PublishedPost, Rejected
+
+WEBHOOK_FIELDS = [
+    "messages",
+    "messaging_postbacks",
+    "message_echoes",
+    "message_deliveries",
+    "message_reads",
+    "feed",
+]
+
+
+class FacebookAdapter(MessengerStyle, FacebookLogin):
+    platform = "facebook"
+    scopes = (
+        "pages_show_list",
+        "pages_messaging",
+        "pages_manage_metadata",
+        "pages_manage_posts",
+        "pages_read_engagement",
+        "pages_manage_engagement",
+    )
+    capabilities = Capabilities(
+        dm=True,
+        dm_text_limit=2000,
+        post_text_limit=63206,
+        post_media="optional",
+        button="template",
+        messaging_window_hours=24,
+        comments=True,
+        private_replies=True,
+        publish=True,
+        delete_post=True,
+        oauth=True,
+        inbound_webhooks=True,
+        followers=True,
+    )
+
+    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+        user_token, user_expires = self._user_token(code=code, redirect_uri=redirect_uri)
+        pages = self._graph(
+            "GET", "me/accounts", user_token, params={"fields": "id,name,username,access_token"}
+        )
+        if not pages.get("data"):
+            raise Rejected("this Facebook user manages no Page", "no_page")
+        page = pages["data"][0]
+        credentials = {
+            "accessToken": str(page["access_token"]),
+            "userAccessToken": user_token,
+            "userExpiresAt": user_expires,
+            "pageId": str(page["id"]),
+        }
+        account = AccountContext(str(page["id"]), credentials)
+        fields = self.subscribe_webhooks(account)
+        return ConnectedIdentity(
+            str(page["id"]), page.get("username"), page.get("name"), credentials, tuple(fields)
+        )
+
+    def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
+        user_token = account.credentials.get("userAccessToken")
+        if not isinstance(user_token, str):
+            return dict(account.credentials)
+        new_user, expires = self._exchange_user_token(user_token)
+        page = self._graph(
+            "GET",
+            account.platform_account_id,
+            new_user,
+            secrets=account.secrets(),
+            params={"fields": "access_token"},
+        )
+        new = dict(account.credentials)
+        new.update(userAccessToken=new_user, userExpiresAt=expires, accessToken=str(page["access_token"]))
+        return new
+
+    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
+        self._graph(
+            "POST",
+            f"{account.platform_account_id}/subscribed_apps",
+            self._token(account),
+            secrets=account.secrets(),
+            params={"subscribed_fields": ",".join(WEBHOOK_FIELDS)},
+        )
+        return list(WEBHOOK_FIELDS)
+
+    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
+        answer = self._graph(
+            "POST",
+            f"{comment_id}/comments",
+            self._token(account),
+            secrets=account.secrets(),
+            json={"message": text},
+        )
+        return str(answer["id"])
+
+    def follower_count(self, account: AccountContext) -> int:
+        answer = self._graph(
+            "GET",
+            account.platform_account_id,
+            self._token(account),
+            secrets=account.secrets(),
+            params={"fields": "followers_count"},
+        )
+        return int(answer.get("followers_count", 0))
+
+    def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
+        answer = self._graph(
+            "GET",
+            contact_id,
+            self._token(account),
+            secrets=account.secrets(),
+            params={"fields": "first_name,last_name,name"},
+        )
+        name = answer.get("name") or " ".join(
+            p for p in (answer.get("first_name"), answer.get("last_name")) if p
+        )
+        return {"id": contact_id, "username": None, "name": name or None}
+
+    def publish_options(self, account: AccountContext) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "mediaTypes": ["TEXT", "LINK", "PHOTO", "VIDEO"],
+            "link": "optional",
+        }
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        page = account.platform_account_id
+        token = self._token(account)
+        secrets = account.secrets()
+        videos = [m for m in media if m.is_video]
+        images = [m for m in media if m.is_image]
+        if videos:
+            answer = self._graph(
+                "POST",
+                f"{page}/videos",
+                token,
+                secrets=secrets,
+                json={"file_url": videos[0].url, "description": text},
+            )
+            post_id = str(answer["id"])
+        elif len(images) == 1:
+            answer = self._graph(
+                "POST", f"{page}/photos", token, secrets=secrets, json={"url": images[0].url, "caption": text}
+            )
+            post_id = str(answer.get("post_id") or answer["id"])
+        else:
+            body: dict[str, Any] = {"message": text}
+            if options.get("link"):
+                body["link"] = options["link"]
+            if images:
+                attached = []
+                for image in images:
+                    photo = self._graph(
+                        "POST",
+                        f"{page}/photos",
+                        token,
+                        secrets=secrets,
+                        json={"url": image.url, "published": False},
+                    )
+                    attached.append({"media_fbid": str(photo["id"])})
+                body["attached_media"] = attached
+            answer = self._graph("POST", f"{page}/feed", token, secrets=secrets, json=body)
+            post_id = str(answer["id"])
+        return PublishedPost(post_id, f"https://www.facebook.com/{post_id}")
+
+    def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
+        self._delete_node(account, platform_post_id)

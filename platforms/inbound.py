@@ -1,0 +1,397 @@
+"""Verification and parsing of the platforms' own webhooks arriving at `/hooks/{platform}`.
+
+- Meta (Instagram, Facebook, WhatsApp): GET `hub.mode=subscribe&hub.verify_token=..&hub.challenge=..`
+  answered by `verify_meta_challenge`; POSTs signed `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of
+  the raw body keyed with the app secret>`.
+- Telegram: `X-Telegram-Bot-Api-Secret-Token` equal to the `secret_token` given to `setWebhook`; the
+  webhook URL carries `?bot=<bot id>` so the bot (and so its secret) is known before parsing.
+
+`parse` turns a verified payload into normalised `InboundEvent`s; each has a `dedupe_key` that is
+the same on every delivery of the same event, so the service can process duplicates once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+META_PLATFORMS = ("instagram", "facebook", "whatsapp", "meta_ads")
+
+EventKind = Literal["message", "story_reply", "comment", "echo", "postback", "delivery", "read", "failed"]
+
+
+@dataclass(frozen=True)
+class InboundEvent:
+    platform: str
+    kind: EventKind
+    platform_account_id: str
+    dedupe_key: str
+    occurred_at: dt.datetime
+    contact_id: str | None = None
+    contact_handle: str | None = None
+    contact_name: str | None = None
+    text: str | None = None
+    platform_message_id: str | None = None
+    media_id: str | None = None
+    comment_id: str | None = None
+    parent_comment_id: str | None = None
+    postback_payload: str | None = None
+    message_ids: tuple[str, ...] = ()
+    watermark: dt.datetime | None = None
+    from_self: bool = False
+    """A comment written by the account itself (never triggers automations)."""
+    app_id: str | None = None
+    """On echoes: the app that sent the message (None or another app: written in the platform's inbox)."""
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    if value is None:
+        lowered = name.lower()
+        for key, candidate in headers.items():
+            if key.lower() == lowered:
+                return candidate
+    return value
+
+
+def verify_meta_challenge(params: Mapping[str, str], verify_token: str) -> str | None:
+    """The `hub.challenge` to echo when the subscription check is genuine, else None (answer 403)."""
+    if params.get("hub.mode") != "subscribe" or not verify_token:
+        return None
+    given = params.get("hub.verify_token") or ""
+    if not hmac.compare_digest(given.encode(), verify_token.encode()):
+        return None
+    return params.get("hub.challenge")
+
+
+def meta_signature(app_secret: str, raw_body: bytes) -> str:
+    """The `X-Hub-Signature-256` value Meta sends for `raw_body`."""
+    return "sha256=" + hmac.new(app_secret.encode(), raw_body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(
+    platform: str,
+    headers: Mapping[str, str],
+    raw_body: bytes,
+    *,
+    app_secret: str,
+    telegram_secret_for: Callable[[str], str | None],
+    query: Mapping[str, str] | None = None,
+) -> bool:
+    """True only for a webhook that provably comes from the platform (constant-time compares)."""
+    if platform in META_PLATFORMS:
+        given = _header(headers, "X-Hub-Signature-256")
+        if not given or not app_secret or not given.startswith("sha256="):
+            return False
+        return hmac.compare_digest(given.encode(), meta_signature(app_secret, raw_body).encode())
+    if platform == "telegram":
+        bot = (query or {}).get("bot")
+        given = _header(headers, "X-Telegram-Bot-Api-Secret-Token")
+        if not bot or not given:
+            return False
+        expected = telegram_secret_for(bot)
+        if not expected:
+            return False
+        return hmac.compare_digest(given.encode(), expected.encode())
+    return False
+
+
+def _from_millis(value: Any) -> dt.datetime:
+    try:
+        return dt.datetime.fromtimestamp(int(value) / 1000, dt.UTC)
+    except (TypeError, ValueError):
+        return dt.datetime.now(dt.UTC)
+
+
+def _from_seconds(value: Any) -> dt.datetime:
+    try:
+        return dt.datetime.fromtimestamp(int(value), dt.UTC)
+    except (TypeError, ValueError):
+        return dt.datetime.now(dt.UTC)
+
+
+def parse(platform: str, payload: Any, *, query: Mapping[str, str] | None = None) -> list[InboundEvent]:
+    """Normalised events of one verified webhook body (unknown parts are ignored, never an error)."""
+    if not isinstance(payload, dict):
+        return []
+    if platform in ("instagram", "facebook"):
+        return _parse_meta(platform, payload)
+    if platform == "whatsapp":
+        return _parse_whatsapp(payload)
+    if platform == "telegram":
+        return _parse_telegram(payload, (query or {}).get("bot") or "")
+    return []
+
+
+# -- Instagram and Facebook ------------------------------------------------------------------
+def _parse_meta(platform: str, payload: dict[str, Any]) -> list[InboundEvent]:
+    events: list[InboundEvent] = []
+    for entry in payload.get("entry") or []:
+        if not isinstance(entry, dict):
+            continue
+        account = str(entry.get("id", ""))
+        for item in entry.get("messaging") or []:
+            event = _meta_messaging(platform, account, item)
+            if event is not None:
+                events.append(event)
+        for change in entry.get("changes") or []:
+            event = _meta_change(platform, account, change, entry.get("time"))
+            if event is not None:
+                events.append(event)
+    return events
+
+
+def _meta_messaging(platform: str, account: str, item: dict[str, Any]) -> InboundEvent | None:
+    sender = str((item.get("sender") or {}).get("id", ""))
+    recipient = str((item.get("recipient") or {}).get("id", ""))
+    at = _from_millis(item.get("timestamp"))
+    message = item.get("message")
+    if isinstance(message, dict):
+        mid = str(message.get("mid", ""))
+        if message.get("is_deleted") or message.get("is_unsupported"):
+            return None
+        if message.get("is_echo"):
+            app_id = message.get("app_id")
+            return InboundEvent(
+                platform,
+                "echo",
+                account,
+                f"{platform}:mid:{mid}",
+                at,
+                contact_id=recipient,
+                text=message.get("text"),
+                platform_message_id=mid,
+                app_id=str(app_id) if app_id is not None else None,
+            )
+        story = (message.get("reply_to") or {}).get("story")
+        kind: EventKind = "story_reply" if isinstance(story, dict) else "message"
+        quick = (message.get("quick_reply") or {}).get("payload")
+        return InboundEvent(
+            platform,
+            kind,
+            account,
+            f"{platform}:mid:{mid}",
+            at,
+            contact_id=sender,
+            text=message.get("text"),
+            platform_message_id=mid,
+            media_id=str(story["id"]) if isinstance(story, dict) and story.get("id") else None,
+            postback_payload=quick,
+        )
+    postback = item.get("postback")
+    if isinstance(postback, dict):
+        postback_mid = postback.get("mid")
+        key = (
+            f"{platform}:postback:{postback_mid}"
+            if postback_mid
+            else f"{platform}:postback:{sender}:{item.get('timestamp')}"
+        )
+        return InboundEvent(
+            platform,
+            "postback",
+            account,
+            key,
+            at,
+            contact_id=sender,
+            text=postback.get("title"),
+            platform_message_id=postback_mid,
+            postback_payload=postback.get("payload"),
+        )
+    for kind in ("delivery", "read"):
+        receipt = item.get(kind)
+        if isinstance(receipt, dict):
+            mids = tuple(
+                str(m) for m in receipt.get("mids") or ([receipt["mid"]] if receipt.get("mid") else [])
+            )
+            watermark = _from_millis(receipt["watermark"]) if receipt.get("watermark") else None
+            marker = receipt.get("watermark") or ",".join(mids)
+            return InboundEvent(
+                platform,
+                kind,
+                account,
+                f"{platform}:{kind}:{sender}:{marker}",
+                at,  # type: ignore[arg-type]
+                contact_id=sender,
+                message_ids=mids,
+                watermark=watermark,
+            )
+    return None
+
+
+def _meta_change(platform: str, account: str, change: Any, entry_time: Any) -> InboundEvent | None:
+    if not isinstance(change, dict):
+        return None
+    value = change.get("value") or {}
+    field = change.get("field")
+    if platform == "instagram" and field in ("comments", "live_comments"):
+        author = value.get("from") or {}
+        comment_id = str(value.get("id", ""))
+        author_id = str(author.get("id", ""))
+        return InboundEvent(
+            platform,
+            "comment",
+            account,
+            f"instagram:comment:{comment_id}",
+            _from_seconds(entry_time),
+            contact_id=author_id,
+            contact_handle=author.get("username"),
+            text=value.get("text"),
+            media_id=str((value.get("media") or {}).get("id") or "") or None,
+            comment_id=comment_id,
+            parent_comment_id=value.get("parent_id"),
+            from_self=author_id == account,
+        )
+    if (
+        platform == "facebook"
+        and field == "feed"
+        and value.get("item") == "comment"
+        and value.get("verb") == "add"
+    ):
+        author = value.get("from") or {}
+        comment_id = str(value.get("comment_id", ""))
+        author_id = str(author.get("id", ""))
+        parent = value.get("parent_id")
+        return InboundEvent(
+            platform,
+            "comment",
+            account,
+            f"facebook:comment:{comment_id}",
+            _from_seconds(value.get("created_time") or entry_time),
+            contact_id=author_id,
+            contact_name=author.get("name"),
+            text=value.get("message"),
+            media_id=value.get("post_id"),
+            comment_id=comment_id,
+            parent_comment_id=parent if parent and parent != value.get("post_id") else None,
+            from_self=author_id == account,
+        )
+    return None
+
+
+# -- WhatsApp ----------------------------------------------------------------------------------
+def _parse_whatsapp(payload: dict[str, Any]) -> list[InboundEvent]:
+    events: list[InboundEvent] = []
+    for entry in payload.get("entry") or []:
+        for change in (entry or {}).get("changes") or []:
+            value = (change or {}).get("value") or {}
+            if change.get("field") != "messages":
+                continue
+            account = str((value.get("metadata") or {}).get("phone_number_id", ""))
+            names = {
+                str(c.get("wa_id")): (c.get("profile") or {}).get("name")
+                for c in value.get("contacts") or []
+                if isinstance(c, dict)
+            }
+            for message in value.get("messages") or []:
+                event = _whatsapp_message(account, message, names)
+                if event is not None:
+                    events.append(event)
+            for status in value.get("statuses") or []:
+                event = _whatsapp_status(account, status)
+                if event is not None:
+                    events.append(event)
+    return events
+
+
+def _whatsapp_message(account: str, message: dict[str, Any], names: dict[str, Any]) -> InboundEvent | None:
+    wa_id = str(message.get("from", ""))
+    mid = str(message.get("id", ""))
+    at = _from_seconds(message.get("timestamp"))
+    kind: EventKind = "message"
+    payload = None
+    kind_of = message.get("type")
+    if kind_of == "text":
+        text = (message.get("text") or {}).get("body")
+    elif kind_of == "interactive":
+        interactive = message.get("interactive") or {}
+        reply = interactive.get("button_reply") or interactive.get("list_reply") or {}
+        kind, text, payload = "postback", reply.get("title"), reply.get("id")
+    elif kind_of == "button":
+        button = message.get("button") or {}
+        kind, text, payload = "postback", button.get("text"), button.get("payload")
+    else:
+        text = (message.get(kind_of) or {}).get("caption") if isinstance(kind_of, str) else None
+    return InboundEvent(
+        "whatsapp",
+        kind,
+        account,
+        f"whatsapp:{mid}",
+        at,
+        contact_id=wa_id,
+        contact_handle=f"+{wa_id}" if wa_id else None,
+        contact_name=names.get(wa_id),
+        text=text,
+        platform_message_id=mid,
+        postback_payload=payload,
+    )
+
+
+def _whatsapp_status(account: str, status: dict[str, Any]) -> InboundEvent | None:
+    state = status.get("status")
+    kinds: dict[str, EventKind] = {"delivered": "delivery", "read": "read", "failed": "failed"}
+    if state not in kinds:
+        return None
+    mid = str(status.get("id", ""))
+    recipient = str(status.get("recipient_id", ""))
+    errors = status.get("errors") or []
+    return InboundEvent(
+        "whatsapp",
+        kinds[state],
+        account,
+        f"whatsapp:status:{mid}:{state}",
+        _from_seconds(status.get("timestamp")),
+        contact_id=recipient,
+        contact_handle=f"+{recipient}" if recipient else None,
+        platform_message_id=mid,
+        message_ids=(mid,),
+        text=(errors[0].get("title") if errors and isinstance(errors[0], dict) else None),
+    )
+
+
+# -- Telegram ----------------------------------------------------------------------------------
+def _parse_telegram(update: dict[str, Any], bot: str) -> list[InboundEvent]:
+    update_id = update.get("update_id")
+    key = f"telegram:{bot}:{update_id}"
+    message = update.get("message")
+    if isinstance(message, dict):
+        user = message.get("from") or {}
+        chat = message.get("chat") or {}
+        name = " ".join(p for p in (user.get("first_name"), user.get("last_name")) if p) or None
+        return [
+            InboundEvent(
+                "telegram",
+                "message",
+                bot,
+                key,
+                _from_seconds(message.get("date")),
+                contact_id=str(chat.get("id", user.get("id", ""))),
+                contact_handle=user.get("username"),
+                contact_name=name,
+                text=message.get("text") or message.get("caption"),
+                platform_message_id=str(message.get("message_id", "")),
+            )
+        ]
+    callback = update.get("callback_query")
+    if isinstance(callback, dict):
+        user = callback.get("from") or {}
+        name = " ".join(p for p in (user.get("first_name"), user.get("last_name")) if p) or None
+        return [
+            InboundEvent(
+                "telegram",
+                "postback",
+                bot,
+                key,
+                dt.datetime.now(dt.UTC),
+                contact_id=str(user.get("id", "")),
+                contact_handle=user.get("username"),
+                contact_name=name,
+                text=callback.get("data"),
+                postback_payload=callback.get("data"),
+                platform_message_id=str(callback.get("id", "")),
+            )
+        ]
+    return []

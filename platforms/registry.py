@@ -1,0 +1,197 @@
+"""Configuration of the adapters and the registry that builds one adapter per platform.
+
+Nothing here reads the environment: the composition root builds a `PlatformConfig` from the
+service's settings (or `PlatformConfig.for_sandbox(base_url, secret_key=...)`) and passes it in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import httpx2
+
+from platforms.base import PLATFORMS
+
+if TYPE_CHECKING:
+    from platforms.base import Adapter
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where one platform lives: `api` (REST calls), `auth` (the consent page's host) and
+    `oauth` (the token endpoint's host). Paths are the platform's own, appended to these."""
+
+    api: str
+    auth: str = ""
+    oauth: str = ""
+
+
+PRODUCTION_ENDPOINTS: dict[str, Endpoints] = {
+    "instagram": Endpoints(
+        "https://graph.instagram.com", "https://www.instagram.com", "https://api.instagram.com"
+    ),
+    "facebook": Endpoints(
+        "https://graph.facebook.com", "https://www.facebook.com", "https://graph.facebook.com"
+    ),
+    "meta_ads": Endpoints(
+        "https://graph.facebook.com", "https://www.facebook.com", "https://graph.facebook.com"
+    ),
+    "whatsapp": Endpoints(
+        "https://graph.facebook.com", "https://www.facebook.com", "https://graph.facebook.com"
+    ),
+    "telegram": Endpoints("https://api.telegram.org"),
+    "tiktok": Endpoints(
+        "https://open.tiktokapis.com", "https://www.tiktok.com", "https://open.tiktokapis.com"
+    ),
+    "youtube": Endpoints(
+        "https://www.googleapis.com", "https://accounts.google.com", "https://oauth2.googleapis.com"
+    ),
+    "x": Endpoints("https://api.x.com", "https://x.com", "https://api.x.com"),
+    "linkedin": Endpoints("https://api.linkedin.com", "https://www.linkedin.com", "https://www.linkedin.com"),
+}
+
+
+@dataclass(frozen=True)
+class OAuthClient:
+    client_id: str
+    client_secret: str
+
+
+@dataclass
+class PlatformConfig:
+    """Everything the adapters, the inbound verifier and the emulator need, passed in."""
+
+    hooks_base_url: str
+    """The service's public base URL; platform webhooks arrive at `{hooks_base_url}/hooks/{platform}`."""
+    endpoints: dict[str, Endpoints] = field(default_factory=lambda: dict(PRODUCTION_ENDPOINTS))
+    oauth_clients: dict[str, OAuthClient] = field(default_factory=dict)
+    meta_app_secret: str = ""
+    """Signs Meta webhooks (Instagram, Facebook, WhatsApp) in `X-Hub-Signature-256`."""
+    meta_verify_token: str = ""
+    """Echoed by Meta's GET `hub.verify_token` subscription check."""
+    graph_version: str = "v23.0"
+    linkedin_version: str = "202506"
+    telegram_secret_seed: bytes = b""
+    """Derives each bot's webhook `secret_token` (see `telegram_secret`)."""
+    timeout_seconds: float = 15.0
+    connect_timeout_seconds: float = 5.0
+    max_connections: int = 200
+    sandbox: bool = False
+
+    def endpoint(self, platform: str) -> Endpoints:
+        return self.endpoints[platform]
+
+    def oauth_client(self, platform: str) -> OAuthClient:
+        client = self.oauth_clients.get(platform)
+        if client is None:
+            from platforms.base import Unsupported
+
+            raise Unsupported(f"no OAuth client is configured for {platform}")
+        return client
+
+    def telegram_secret(self, bot_id: str) -> str:
+        """The `secret_token` given to `setWebhook` for one bot: HMAC of the bot id, so that any
+        process of the service can check `X-Telegram-Bot-Api-Secret-Token` without storage."""
+        digest = hmac.new(self.telegram_secret_seed, f"telegram-webhook:{bot_id}".encode(), hashlib.sha256)
+        return digest.hexdigest()
+
+    def telegram_webhook_url(self, bot_id: str) -> str:
+        return f"{self.hooks_base_url.rstrip('/')}/hooks/telegram?bot={bot_id}"
+
+    @classmethod
+    def for_sandbox(
+        cls,
+        base_url: str,
+        *,
+        secret_key: bytes | str = b"switchboard-sandbox",
+        hooks_base_url: str | None = None,
+    ) -> PlatformConfig:
+        """Every platform at `{base_url}/sandbox/{platform}`; secrets derived from `secret_key`
+        (so every process of one deployment agrees on them)."""
+        key = secret_key.encode() if isinstance(secret_key, str) else secret_key
+        base = base_url.rstrip("/")
+
+        def derive(label: str) -> str:
+            return hmac.new(key, f"sandbox:{label}".encode(), hashlib.sha256).hexdigest()[:40]
+
+        endpoints = {}
+        for platform in PLATFORMS:
+            url = f"{base}/sandbox/{platform}"
+            endpoints[platform] = Endpoints(url, url, url)
+        clients = {
+            platform: OAuthClient(f"sandbox-{platform}-client", derive(f"client-secret:{platform}"))
+            for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
+        }
+        return cls(
+            hooks_base_url=(hooks_base_url or base),
+            endpoints=endpoints,
+            oauth_clients=clients,
+            meta_app_secret=derive("meta-app-secret"),
+            meta_verify_token=derive("meta-verify-token"),
+            telegram_secret_seed=derive("telegram-seed").encode(),
+            sandbox=True,
+        )
+
+    def with_hooks_base_url(self, hooks_base_url: str) -> PlatformConfig:
+        return replace(self, hooks_base_url=hooks_base_url)
+
+
+def build_adapters(config: PlatformConfig, client: httpx2.Client) -> dict[str, Adapter]:
+    """One adapter per platform, all sharing `client` (see `platforms.http.build_client`)."""
+    from platforms.facebook import FacebookAdapter
+    from platforms.instagram import InstagramAdapter
+    from platforms.linkedin import LinkedInAdapter
+    from platforms.meta_ads import MetaAdsAdapter
+    from platforms.telegram import TelegramAdapter
+    from platforms.tiktok import TikTokAdapter
+    from platforms.whatsapp import WhatsAppAdapter
+    from platforms.x import XAdapter
+    from platforms.youtube import YouTubeAdapter
+
+    classes = (
+        InstagramAdapter,
+        WhatsAppAdapter,
+        TikTokAdapter,
+        TelegramAdapter,
+        YouTubeAdapter,
+        XAdapter,
+        FacebookAdapter,
+        MetaAdsAdapter,
+        LinkedInAdapter,
+    )
+    return {cls.platform: cls(config, client) for cls in classes}
+
+
+class Registry:
+    """Adapters keyed by platform, built once at start-up."""
+
+    def __init__(self, config: PlatformConfig, client: httpx2.Client) -> None:
+        self.config = config
+        self.client = client
+        self.adapters = build_adapters(config, client)
+
+    def get(self, platform: str) -> Adapter:
+        try:
+            return self.adapters[platform]
+        except KeyError:
+            raise KeyError(f"unknown platform {platform!r}") from None
+
+
+_default: Registry | None = None
+
+
+def configure(config: PlatformConfig, client: httpx2.Client) -> Registry:
+    """Install the process-wide registry (called once by the composition root)."""
+    global _default
+    _default = Registry(config, client)
+    return _default
+
+
+def get(platform: str) -> Adapter:
+    """The adapter of `platform` from the registry installed by `configure`."""
+    if _default is None:
+        raise RuntimeError("platforms.registry.configure() has not been called")
+    return _default.get(platform)

@@ -1,0 +1,188 @@
+"""Telegram Bot API: `POST /bot{token}/{method}` (`getMe`, `setWebhook`, `sendMessage` with an
+inline keyboard `url` button, `sendPhoto`, `sendVideo`, `deleteMessage`, `getChatMemberCount`).
+
+The bot token is in the URL path: it is redacted from every log line and error (platforms.http).
+The webhook is `{hooks_base_url}/hooks/telegram?bot=<bot id>` with a `secret_token` derived from
+the bot id (`PlatformConfig.telegram_secret`), echoed by Telegram in
+`X-Telegram-Bot-Api-Secret-Token`. Posts go to a channel the bot administers (`options.chatId`
+or the `channelId` credential); their id is `<chat id>:<message id>`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+
+from platforms._common import BaseAdapter, require
+from platforms.base import (
+    AccountContext,
+    Button,
+    ButtonRefused,
+    Capabilities,
+    ConnectedIdentity,
+    MediaItem,
+    PlatformFailure,
+    PublishedPost,
+    ReauthRequired,
+    Rejected,
+    RetryLater,
+    SentMessage,
+    cut_label,
+)
+from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "channel_post", "my_chat_member"]
+
+
+def telegram_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
+    body = json_body(response)
+    if not isinstance(body, dict) or body.get("ok") is not False:
+        return generic_failure(response, secrets)
+    code = int(body.get("error_code") or response.status_code)
+    description = redact(str(body.get("description") or "Telegram refused the request"), secrets)
+    parameters = body.get("parameters") or {}
+    if code == 429 or "retry_after" in parameters:
+        delay = parameters.get("retry_after")
+        return RetryLater(
+            description, float(delay) if delay is not None else retry_after_seconds(response.headers, 1.0)
+        )
+    if code == 401 or (code == 404 and description == "Not Found"):
+        return ReauthRequired(description)
+    if code >= 500:
+        return RetryLater(description, 5.0)
+    if code == 400 and ("BUTTON" in description.upper() or "REPLY MARKUP" in description.upper()):
+        return ButtonRefused(description, str(code))
+    return Rejected(description, str(code))
+
+
+def _chat(value: str) -> int | str:
+    return int(value) if value.lstrip("-").isdigit() else value
+
+
+class TelegramAdapter(BaseAdapter):
+    platform = "telegram"
+    classify = staticmethod(telegram_classify)
+    capabilities = Capabilities(
+        dm=True,
+        dm_text_limit=4096,
+        post_text_limit=4096,
+        post_media="optional",
+        button="inline_keyboard",
+        messages_per_second=30,
+        publish=True,
+        delete_post=True,
+        inbound_webhooks=True,
+    )
+
+    def _method(self, token: str, method: str, payload: dict[str, Any], secrets: list[str]) -> Any:
+        response = self._call(
+            "POST", f"{self.endpoints.api}/bot{token}/{method}", json=payload, secrets=[token, *secrets]
+        )
+        return (json_body(response) or {}).get("result")
+
+    @staticmethod
+    def _token(account: AccountContext) -> str:
+        token = account.credentials.get("botToken")
+        if not isinstance(token, str) or not token:
+            raise ReauthRequired("the account has no bot token")
+        return token
+
+    def _send(self, account: AccountContext, payload: dict[str, Any]) -> SentMessage:
+        result = self._method(self._token(account), "sendMessage", payload, account.secrets())
+        return SentMessage(str(result["message_id"]), False, payload)
+
+    def send_dm(
+        self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        chat = _chat(recipient)
+
+        def native(btn: Button) -> SentMessage:
+            keyboard = {"inline_keyboard": [[{"text": cut_label(btn.label), "url": btn.url}]]}
+            return self._send(account, {"chat_id": chat, "text": text, "reply_markup": keyboard})
+
+        return self._with_button_fallback(
+            text, button, native, lambda body: self._send(account, {"chat_id": chat, "text": body})
+        )
+
+    def _webhook(self, token: str, bot_id: str) -> list[str]:
+        self._method(
+            token,
+            "setWebhook",
+            {
+                "url": self.config.telegram_webhook_url(bot_id),
+                "secret_token": self.config.telegram_secret(bot_id),
+                "allowed_updates": ALLOWED_UPDATES,
+            },
+            [self.config.telegram_secret(bot_id)],
+        )
+        return list(ALLOWED_UPDATES)
+
+    def connect_with_token(self, **fields: Any) -> ConnectedIdentity:
+        (token,) = require(fields, "botToken")
+        me = self._method(token, "getMe", {}, [])
+        if not me or not me.get("is_bot", True):
+            raise Rejected("this token does not belong to a bot", "not_a_bot")
+        bot_id = str(me["id"])
+        applied = self._webhook(token, bot_id)
+        return ConnectedIdentity(
+            bot_id, me.get("username"), me.get("first_name"), {"botToken": token}, tuple(applied)
+        )
+
+    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
+        return self._webhook(self._token(account), account.platform_account_id)
+
+    def _channel(self, account: AccountContext, options: dict[str, Any]) -> int | str:
+        chat = options.get("chatId") or account.credentials.get("channelId")
+        if not chat:
+            raise Rejected(
+                "a Telegram post needs options.chatId (a channel the bot administers)", "missing_field"
+            )
+        return _chat(str(chat))
+
+    def publish_options(self, account: AccountContext) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "required": ["chatId"],
+            "chatId": account.credentials.get("channelId"),
+        }
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        chat = self._channel(account, options)
+        token = self._token(account)
+        if media and media[0].is_video:
+            result = self._method(
+                token, "sendVideo", {"chat_id": chat, "video": media[0].url, "caption": text}, []
+            )
+        elif media:
+            result = self._method(
+                token, "sendPhoto", {"chat_id": chat, "photo": media[0].url, "caption": text}, []
+            )
+        else:
+            result = self._method(token, "sendMessage", {"chat_id": chat, "text": text}, [])
+        message_id = result["message_id"]
+        username = (result.get("chat") or {}).get("username")
+        url = f"https://t.me/{username}/{message_id}" if username else None
+        return PublishedPost(f"{chat}:{message_id}", url)
+
+    def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
+        chat, _, message_id = platform_post_id.rpartition(":")
+        try:
+            self._method(
+                self._token(account),
+                "deleteMessage",
+                {"chat_id": _chat(chat), "message_id": int(message_id)},
+                account.secrets(),
+            )
+        except Rejected as failure:
+            if "not found" not in failure.reason.lower():
+                raise
+
+    def follower_count(self, account: AccountContext) -> int:
+        channel = account.credentials.get("channelId")
+        if not channel:
+            raise self._unsupported("follower counts without a channel")
+        return int(
+            self._method(self._token(account), "getChatMemberCount", {"chat_id": _chat(str(channel))}, [])
+        )

@@ -1,0 +1,198 @@
+"""TikTok: Login Kit (`www.tiktok.com/v2/auth/authorize/`, `POST /v2/oauth/token/`), Display API
+(`GET /v2/user/info/`) and Content Posting API (`POST /v2/post/publish/creator_info/query/`,
+`POST /v2/post/publish/video/init/` with `PULL_FROM_URL`, `POST /v2/post/publish/status/fetch/`).
+No DMs, no comment API, no delete API. Unaudited clients may only post `SELF_ONLY`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx2
+
+from platforms._common import BaseAdapter, expires_at, merge_refreshed
+from platforms.base import (
+    AccountContext,
+    Capabilities,
+    ConnectedIdentity,
+    MediaItem,
+    PlatformFailure,
+    PublishedPost,
+    ReauthRequired,
+    Rejected,
+    RetryLater,
+)
+from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+
+SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish")
+AUTH_CODES = {"access_token_invalid", "scope_not_authorized", "invalid_grant", "token_expired"}
+
+
+def tiktok_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
+    body = json_body(response)
+    if not isinstance(body, dict) or "error" not in body:
+        return generic_failure(response, secrets)
+    error = body["error"]
+    if isinstance(error, str):  # the OAuth endpoints: {"error": "invalid_grant", "error_description": ...}
+        code, message = error, str(body.get("error_description") or error)
+    else:
+        code, message = str(error.get("code")), str(error.get("message") or error.get("code"))
+    message = redact(message, secrets)
+    status = response.status_code
+    if code == "rate_limit_exceeded" or status == 429:
+        return RetryLater(message, retry_after_seconds(response.headers, 60.0))
+    if code in AUTH_CODES or status == 401:
+        return ReauthRequired(message)
+    if status >= 500 or code == "internal_error":
+        return RetryLater(message, 30.0)
+    return Rejected(message, code)
+
+
+class TikTokAdapter(BaseAdapter):
+    platform = "tiktok"
+    classify = staticmethod(tiktok_classify)
+    capabilities = Capabilities(
+        post_text_limit=2200, post_media="required_video", publish=True, oauth=True, followers=True
+    )
+    status_poll_seconds = 2.0
+    status_poll_attempts = 30
+
+    def _headers(self, account: AccountContext) -> dict[str, str]:
+        token = account.credentials.get("accessToken")
+        if not isinstance(token, str) or not token:
+            raise ReauthRequired("the account has no access token")
+        return {"Authorization": f"Bearer {token}", "Content-Type": "application/json; charset=UTF-8"}
+
+    def _api(self, account: AccountContext, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        response = self._call(
+            method,
+            f"{self.endpoints.api}{path}",
+            headers=self._headers(account),
+            secrets=account.secrets(),
+            **kwargs,
+        )
+        body = json_body(response) or {}
+        error = body.get("error") or {}
+        if isinstance(error, dict) and error.get("code") not in (None, "ok"):
+            raise tiktok_classify(response, account.secrets())
+        return body.get("data") or {}
+
+    # -- connection ------------------------------------------------------------------------
+    def authorize_url(self, *, state: str, redirect_uri: str) -> str:
+        client = self.config.oauth_client(self.platform)
+        return self._authorize(
+            "/v2/auth/authorize/",
+            {
+                "client_key": client.client_id,
+                "scope": ",".join(SCOPES),
+                "response_type": "code",
+                "redirect_uri": redirect_uri,
+                "state": state,
+            },
+        )
+
+    def _token(self, form: dict[str, str], secrets: list[str]) -> dict[str, Any]:
+        client = self.config.oauth_client(self.platform)
+        response = self._call(
+            "POST",
+            f"{self.endpoints.oauth}/v2/oauth/token/",
+            data={"client_key": client.client_id, "client_secret": client.client_secret, **form},
+            headers={"Cache-Control": "no-cache"},
+            secrets=[client.client_secret, *secrets],
+        )
+        answer = json_body(response) or {}
+        if "access_token" not in answer:
+            raise tiktok_classify(response, [client.client_secret, *secrets])
+        return answer
+
+    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+        answer = self._token(
+            {"code": code, "grant_type": "authorization_code", "redirect_uri": redirect_uri}, [code]
+        )
+        credentials = {
+            "accessToken": answer["access_token"],
+            "refreshToken": answer.get("refresh_token"),
+            "expiresAt": expires_at(answer.get("expires_in")),
+            "refreshExpiresAt": expires_at(answer.get("refresh_expires_in")),
+            "openId": answer.get("open_id"),
+            "scope": answer.get("scope"),
+        }
+        account = AccountContext(str(answer.get("open_id")), credentials)
+        user = self._api(
+            account,
+            "GET",
+            "/v2/user/info/",
+            params={"fields": "open_id,union_id,avatar_url,display_name,username"},
+        ).get("user", {})
+        open_id = str(user.get("open_id") or answer.get("open_id"))
+        return ConnectedIdentity(open_id, user.get("username"), user.get("display_name"), credentials)
+
+    def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
+        refresh = account.credentials.get("refreshToken")
+        if not isinstance(refresh, str) or not refresh:
+            raise ReauthRequired("the account has no refresh token")
+        answer = self._token({"grant_type": "refresh_token", "refresh_token": refresh}, account.secrets())
+        return merge_refreshed(account.credentials, answer)
+
+    # -- reading ---------------------------------------------------------------------------
+    def follower_count(self, account: AccountContext) -> int:
+        user = self._api(account, "GET", "/v2/user/info/", params={"fields": "open_id,follower_count"}).get(
+            "user", {}
+        )
+        return int(user.get("follower_count", 0))
+
+    def publish_options(self, account: AccountContext) -> dict[str, Any]:
+        data = self._api(account, "POST", "/v2/post/publish/creator_info/query/")
+        return {
+            "platform": self.platform,
+            "nickname": data.get("creator_nickname"),
+            "username": data.get("creator_username"),
+            "avatarUrl": data.get("creator_avatar_url"),
+            "privacyLevels": list(data.get("privacy_level_options") or []),
+            "commentDisabled": bool(data.get("comment_disabled")),
+            "duetDisabled": bool(data.get("duet_disabled")),
+            "stitchDisabled": bool(data.get("stitch_disabled")),
+            "maxVideoDurationSec": data.get("max_video_post_duration_sec"),
+        }
+
+    # -- publishing ------------------------------------------------------------------------
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        videos = [m for m in media if m.is_video]
+        if not videos:
+            raise Rejected("TikTok needs a video", "media_required")
+        privacy = options.get("privacyLevel")
+        if not privacy:
+            raise Rejected("TikTok needs options.privacyLevel from its publish options", "missing_field")
+        body = {
+            "post_info": {
+                "title": text,
+                "privacy_level": privacy,
+                "disable_duet": bool(options.get("disableDuet", False)),
+                "disable_comment": bool(options.get("disableComment", False)),
+                "disable_stitch": bool(options.get("disableStitch", False)),
+                "video_cover_timestamp_ms": int(options.get("videoCoverTimestampMs", 1000)),
+            },
+            "source_info": {"source": "PULL_FROM_URL", "video_url": videos[0].url},
+        }
+        publish_id = str(self._api(account, "POST", "/v2/post/publish/video/init/", json=body)["publish_id"])
+        # The post is accepted from here on: whatever happens next, its id is returned (never re-published).
+        for _ in range(self.status_poll_attempts):
+            try:
+                status = self._api(
+                    account, "POST", "/v2/post/publish/status/fetch/", json={"publish_id": publish_id}
+                )
+            except (RetryLater, ReauthRequired):
+                break
+            if status.get("status") == "PUBLISH_COMPLETE":
+                ids = status.get("publicaly_available_post_id") or []
+                if ids:
+                    return PublishedPost(str(ids[0]), None)
+                break
+            if status.get("status") == "FAILED":
+                raise Rejected(
+                    f"TikTok could not publish the video: {status.get('fail_reason')}", "publish_failed"
+                )
+            time.sleep(self.status_poll_seconds)
+        return PublishedPost(publish_id, None)

@@ -1,0 +1,226 @@
+"""X API v2 with OAuth 2.0 Authorization Code + PKCE (`x.com/i/oauth2/authorize`,
+`POST /2/oauth2/token` with HTTP Basic client authentication; refresh tokens rotate):
+`GET /2/users/me`, `POST /2/tweets` (posts and replies), `DELETE /2/tweets/:id`,
+`POST /2/dm_conversations/with/:participant_id/messages`, `POST /2/media/upload` (images).
+
+The PKCE verifier is derived from the OAuth `state` (HMAC with the client secret), so the two legs
+of the flow need no shared storage: pass the same `state` to `exchange_code`. X has no buttons in
+DMs: a button is always sent as text with its URL on its own line (`fallback_used`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx2
+
+from platforms._common import BaseAdapter, expires_at, merge_refreshed, pkce_challenge, pkce_verifier
+from platforms.base import (
+    AccountContext,
+    Button,
+    Capabilities,
+    ConnectedIdentity,
+    MediaItem,
+    PlatformFailure,
+    PublishedPost,
+    ReauthRequired,
+    Rejected,
+    RetryLater,
+    SentMessage,
+)
+from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+
+SCOPES = ("tweet.read", "tweet.write", "users.read", "dm.read", "dm.write", "offline.access", "media.write")
+
+
+def x_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
+    body = json_body(response)
+    status = response.status_code
+    if status == 429:
+        reset = response.headers.get("x-rate-limit-reset")
+        delay = retry_after_seconds(response.headers, 60.0)
+        if reset and reset.isdigit():
+            delay = max(1.0, float(reset) - time.time())
+        return RetryLater("X rate limit reached", delay)
+    if not isinstance(body, dict):
+        return generic_failure(response, secrets)
+    if isinstance(body.get("error"), str):  # token endpoint
+        message = redact(str(body.get("error_description") or body["error"]), secrets)
+        if body["error"] in ("invalid_grant", "invalid_request", "invalid_client"):
+            return ReauthRequired(message)
+        return Rejected(message, str(body["error"]))
+    found = body.get("detail") or body.get("title")
+    if not found and isinstance(body.get("errors"), list) and body["errors"]:
+        found = body["errors"][0].get("message")
+    message = redact(str(found or "X refused the request"), secrets)
+    if status == 401:
+        return ReauthRequired(message)
+    if status >= 500:
+        return RetryLater(message, 30.0)
+    return Rejected(message, str(body.get("title") or status))
+
+
+class XAdapter(BaseAdapter):
+    platform = "x"
+    classify = staticmethod(x_classify)
+    capabilities = Capabilities(
+        dm=True,
+        dm_text_limit=10000,
+        post_text_limit=280,
+        post_media="optional",
+        comments=True,
+        publish=True,
+        delete_post=True,
+        oauth=True,
+        followers=True,
+    )
+
+    def _headers(self, account: AccountContext) -> dict[str, str]:
+        token = account.credentials.get("accessToken")
+        if not isinstance(token, str) or not token:
+            raise ReauthRequired("the account has no access token")
+        return {"Authorization": f"Bearer {token}"}
+
+    def _api(self, account: AccountContext, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        response = self._call(
+            method,
+            f"{self.endpoints.api}{path}",
+            headers=self._headers(account),
+            secrets=account.secrets(),
+            **kwargs,
+        )
+        return json_body(response) or {}
+
+    # -- connection ------------------------------------------------------------------------
+    def authorize_url(self, *, state: str, redirect_uri: str) -> str:
+        client = self.config.oauth_client(self.platform)
+        verifier = pkce_verifier(client.client_secret, state)
+        return self._authorize(
+            "/i/oauth2/authorize",
+            {
+                "response_type": "code",
+                "client_id": client.client_id,
+                "redirect_uri": redirect_uri,
+                "scope": " ".join(SCOPES),
+                "state": state,
+                "code_challenge": pkce_challenge(verifier),
+                "code_challenge_method": "S256",
+            },
+        )
+
+    def _token(self, form: dict[str, str], secrets: list[str]) -> dict[str, Any]:
+        client = self.config.oauth_client(self.platform)
+        response = self._call(
+            "POST",
+            f"{self.endpoints.oauth}/2/oauth2/token",
+            data=form,
+            auth=(client.client_id, client.client_secret),
+            secrets=[client.client_secret, *secrets],
+        )
+        return json_body(response) or {}
+
+    def _me(self, account: AccountContext) -> dict[str, Any]:
+        return self._api(account, "GET", "/2/users/me", params={"user.fields": "public_metrics"}).get(
+            "data", {}
+        )
+
+    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+        client = self.config.oauth_client(self.platform)
+        verifier = pkce_verifier(client.client_secret, state)
+        answer = self._token(
+            {
+                "code": code,
+                "grant_type": "authorization_code",
+                "redirect_uri": redirect_uri,
+                "code_verifier": verifier,
+                "client_id": client.client_id,
+            },
+            [code, verifier],
+        )
+        credentials = {
+            "accessToken": answer["access_token"],
+            "refreshToken": answer.get("refresh_token"),
+            "expiresAt": expires_at(answer.get("expires_in")),
+            "scope": answer.get("scope"),
+        }
+        me = self._me(AccountContext("", credentials))
+        return ConnectedIdentity(str(me["id"]), me.get("username"), me.get("name"), credentials)
+
+    def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
+        refresh = account.credentials.get("refreshToken")
+        if not isinstance(refresh, str) or not refresh:
+            raise ReauthRequired("the account has no refresh token")
+        client = self.config.oauth_client(self.platform)
+        answer = self._token(
+            {"refresh_token": refresh, "grant_type": "refresh_token", "client_id": client.client_id},
+            account.secrets(),
+        )
+        return merge_refreshed(account.credentials, answer)
+
+    # -- messaging -------------------------------------------------------------------------
+    def send_dm(
+        self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        def plain(body: str) -> SentMessage:
+            payload = {"text": body}
+            answer = self._api(
+                account, "POST", f"/2/dm_conversations/with/{recipient}/messages", json=payload
+            )
+            return SentMessage(str(answer["data"]["dm_event_id"]), False, payload)
+
+        return self._with_button_fallback(text, button, lambda _button: plain(text), plain)
+
+    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
+        answer = self._api(
+            account, "POST", "/2/tweets", json={"text": text, "reply": {"in_reply_to_tweet_id": comment_id}}
+        )
+        return str(answer["data"]["id"])
+
+    def follower_count(self, account: AccountContext) -> int:
+        return int((self._me(account).get("public_metrics") or {}).get("followers_count", 0))
+
+    def publish_options(self, account: AccountContext) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "textLimit": 280,
+            "maxImages": 4,
+            "replySettings": ["everyone", "following", "mentionedUsers"],
+        }
+
+    # -- publishing ------------------------------------------------------------------------
+    def _upload_image(self, account: AccountContext, item: MediaItem) -> str:
+        try:
+            source = self.http.client.get(item.url)
+        except httpx2.TransportError:
+            raise RetryLater("the media could not be read", 30.0) from None
+        if not source.is_success:
+            raise Rejected(f"the media could not be read (HTTP {source.status_code})", "media_unreadable")
+        answer = self._api(
+            account,
+            "POST",
+            "/2/media/upload",
+            files={"media": ("media", source.content, item.content_type)},
+            data={"media_category": "tweet_image"},
+        )
+        return str(answer["data"]["id"])
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        if any(m.is_video for m in media):
+            raise Rejected("video posts to X are not supported yet (images only)", "media_unsupported")
+        body: dict[str, Any] = {"text": text}
+        if media:
+            body["media"] = {"media_ids": [self._upload_image(account, item) for item in media[:4]]}
+        if options.get("replySettings"):
+            body["reply_settings"] = options["replySettings"]
+        answer = self._api(account, "POST", "/2/tweets", json=body)
+        post_id = str(answer["data"]["id"])
+        return PublishedPost(post_id, f"https://x.com/i/web/status/{post_id}")
+
+    def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
+        try:
+            self._api(account, "DELETE", f"/2/tweets/{platform_post_id}")
+        except Rejected as failure:
+            if failure.code not in ("Not Found Error", "404"):
+                raise

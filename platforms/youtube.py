@@ -1,0 +1,231 @@
+"""YouTube Data API v3 with Google OAuth 2.0 (`accounts.google.com/o/oauth2/v2/auth`,
+`POST oauth2.googleapis.com/token`, `access_type=offline`): `channels.list(mine=true)`,
+`videos.insert` as a resumable upload (`POST /upload/youtube/v3/videos?uploadType=resumable`, then
+`PUT` of the bytes read from the media URL), `videos.delete`, `comments.insert` (a reply under a
+comment thread). Google returns no new refresh token on refresh: the stored one is kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+
+from platforms._common import BaseAdapter, expires_at, merge_refreshed
+from platforms.base import (
+    AccountContext,
+    Capabilities,
+    ConnectedIdentity,
+    MediaItem,
+    PlatformFailure,
+    PublishedPost,
+    ReauthRequired,
+    Rejected,
+    RetryLater,
+)
+from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+
+SCOPES = (
+    "https://www.googleapis.com/auth/youtube.upload",
+    "https://www.googleapis.com/auth/youtube.force-ssl",
+    "https://www.googleapis.com/auth/youtube.readonly",
+)
+RATE_REASONS = {"rateLimitExceeded", "userRateLimitExceeded"}
+
+
+def google_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
+    body = json_body(response)
+    if not isinstance(body, dict) or "error" not in body:
+        return generic_failure(response, secrets)
+    error = body["error"]
+    if isinstance(error, str):  # the token endpoint: {"error": "invalid_grant", "error_description": ...}
+        message = redact(str(body.get("error_description") or error), secrets)
+        if error in ("invalid_grant", "unauthorized_client"):
+            return ReauthRequired(message)
+        return Rejected(message, error)
+    message = redact(str(error.get("message") or "YouTube refused the request"), secrets)
+    reasons = {str(item.get("reason")) for item in error.get("errors") or [] if isinstance(item, dict)}
+    status = response.status_code
+    if status == 429 or reasons & RATE_REASONS:
+        return RetryLater(message, retry_after_seconds(response.headers, 60.0))
+    if "quotaExceeded" in reasons:
+        return RetryLater(message, 3600.0)
+    if status == 401:
+        return ReauthRequired(message)
+    if status >= 500:
+        return RetryLater(message, 30.0)
+    return Rejected(message, next(iter(sorted(reasons)), str(status)))
+
+
+class YouTubeAdapter(BaseAdapter):
+    platform = "youtube"
+    classify = staticmethod(google_classify)
+    capabilities = Capabilities(
+        post_text_limit=5000,
+        post_media="required_video",
+        comments=True,
+        publish=True,
+        delete_post=True,
+        oauth=True,
+        followers=True,
+    )
+
+    def _headers(self, account: AccountContext) -> dict[str, str]:
+        token = account.credentials.get("accessToken")
+        if not isinstance(token, str) or not token:
+            raise ReauthRequired("the account has no access token")
+        return {"Authorization": f"Bearer {token}"}
+
+    def _api(self, account: AccountContext, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        headers = {**self._headers(account), **kwargs.pop("headers", {})}
+        return self._call(
+            method, f"{self.endpoints.api}{path}", headers=headers, secrets=account.secrets(), **kwargs
+        )
+
+    # -- connection ------------------------------------------------------------------------
+    def authorize_url(self, *, state: str, redirect_uri: str) -> str:
+        client = self.config.oauth_client(self.platform)
+        return self._authorize(
+            "/o/oauth2/v2/auth",
+            {
+                "client_id": client.client_id,
+                "redirect_uri": redirect_uri,
+                "response_type": "code",
+                "scope": " ".join(SCOPES),
+                "access_type": "offline",
+                "prompt": "consent",
+                "include_granted_scopes": "true",
+                "state": state,
+            },
+        )
+
+    def _token(self, form: dict[str, str], secrets: list[str]) -> dict[str, Any]:
+        client = self.config.oauth_client(self.platform)
+        response = self._call(
+            "POST",
+            f"{self.endpoints.oauth}/token",
+            data={"client_id": client.client_id, "client_secret": client.client_secret, **form},
+            secrets=[client.client_secret, *secrets],
+        )
+        return json_body(response) or {}
+
+    def _channel(self, account: AccountContext) -> dict[str, Any]:
+        answer = (
+            json_body(
+                self._api(
+                    account,
+                    "GET",
+                    "/youtube/v3/channels",
+                    params={"part": "snippet,statistics", "mine": "true"},
+                )
+            )
+            or {}
+        )
+        items = answer.get("items") or []
+        if not items:
+            raise Rejected("this Google account has no YouTube channel", "no_channel")
+        return dict(items[0])
+
+    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+        answer = self._token(
+            {"code": code, "redirect_uri": redirect_uri, "grant_type": "authorization_code"}, [code]
+        )
+        credentials = {
+            "accessToken": answer["access_token"],
+            "refreshToken": answer.get("refresh_token"),
+            "expiresAt": expires_at(answer.get("expires_in")),
+            "scope": answer.get("scope"),
+        }
+        channel = self._channel(AccountContext("", credentials))
+        snippet = channel.get("snippet") or {}
+        return ConnectedIdentity(
+            str(channel["id"]), snippet.get("customUrl"), snippet.get("title"), credentials
+        )
+
+    def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
+        refresh = account.credentials.get("refreshToken")
+        if not isinstance(refresh, str) or not refresh:
+            raise ReauthRequired("the account has no refresh token")
+        answer = self._token({"refresh_token": refresh, "grant_type": "refresh_token"}, account.secrets())
+        return merge_refreshed(account.credentials, answer)
+
+    # -- reading ---------------------------------------------------------------------------
+    def follower_count(self, account: AccountContext) -> int:
+        return int((self._channel(account).get("statistics") or {}).get("subscriberCount", 0))
+
+    def publish_options(self, account: AccountContext) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "privacyStatuses": ["public", "unlisted", "private"],
+            "titleLimit": 100,
+            "descriptionLimit": 5000,
+            "defaultCategoryId": "22",
+        }
+
+    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
+        body = {"snippet": {"parentId": comment_id, "textOriginal": text}}
+        answer = json_body(
+            self._api(account, "POST", "/youtube/v3/comments", params={"part": "snippet"}, json=body)
+        )
+        return str((answer or {})["id"])
+
+    # -- publishing ------------------------------------------------------------------------
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        videos = [m for m in media if m.is_video]
+        if not videos:
+            raise Rejected("YouTube needs a video", "media_required")
+        video = videos[0]
+        title = str(options.get("title") or (text.splitlines()[0] if text else "") or "Untitled")[:100]
+        metadata = {
+            "snippet": {
+                "title": title,
+                "description": text,
+                "categoryId": str(options.get("categoryId", "22")),
+            },
+            "status": {
+                "privacyStatus": options.get("privacyStatus", "public"),
+                "selfDeclaredMadeForKids": bool(options.get("madeForKids", False)),
+            },
+        }
+        started = self._api(
+            account,
+            "POST",
+            "/upload/youtube/v3/videos",
+            params={"uploadType": "resumable", "part": "snippet,status"},
+            json=metadata,
+            headers={"X-Upload-Content-Type": video.content_type, "X-Upload-Content-Length": str(video.size)},
+        )
+        location = started.headers.get("location")
+        if not location:
+            raise RetryLater("YouTube gave no upload location", 30.0)
+        client = self.http.client
+        try:
+            with client.stream("GET", video.url) as source:
+                if not source.is_success:
+                    raise Rejected(
+                        f"the media could not be read (HTTP {source.status_code})", "media_unreadable"
+                    )
+                uploaded = self.http.request(
+                    "PUT",
+                    location,
+                    classify=google_classify,
+                    secrets=account.secrets(),
+                    content=source.iter_bytes(),
+                    headers={
+                        **self._headers(account),
+                        "Content-Type": video.content_type,
+                        "Content-Length": str(video.size),
+                    },
+                )
+        except httpx2.TransportError:
+            raise RetryLater("the media could not be read", 30.0) from None
+        video_id = str((json_body(uploaded) or {})["id"])
+        return PublishedPost(video_id, f"https://www.youtube.com/watch?v={video_id}")
+
+    def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
+        try:
+            self._api(account, "DELETE", "/youtube/v3/videos", params={"id": platform_post_id})
+        except Rejected as failure:
+            if failure.code != "videoNotFound":
+                raise

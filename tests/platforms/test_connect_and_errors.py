@@ -1,0 +1,195 @@
+"""OAuth connection, refresh, token checks, rate limits, faults and token redaction."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from platforms.base import ReauthRequired, Rejected, RetryLater
+
+
+@pytest.mark.parametrize(
+    "platform", ["instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin"]
+)
+def test_oauth_connect_then_use_the_credentials(sandbox, platform):
+    code, redirect_uri = sandbox.oauth(platform, state=f"state-{platform}")
+    adapter = sandbox.adapters[platform]
+    identity = adapter.exchange_code(code=code, redirect_uri=redirect_uri, state=f"state-{platform}")
+    assert identity.platform_account_id and identity.credentials["accessToken"]
+    with pytest.raises((Rejected, ReauthRequired)):  # a code is single-use
+        adapter.exchange_code(code=code, redirect_uri=redirect_uri, state=f"state-{platform}")
+
+
+def test_oauth_connect_subscribes_meta_accounts(sandbox):
+    code, redirect_uri = sandbox.oauth("facebook")
+    identity = sandbox.adapters["facebook"].exchange_code(code=code, redirect_uri=redirect_uri)
+    assert {"messages", "messaging_postbacks", "message_echoes", "feed"} <= set(identity.subscribed_fields)
+
+
+def test_x_pkce_needs_the_same_state(sandbox):
+    code, redirect_uri = sandbox.oauth("x", state="right")
+    with pytest.raises(ReauthRequired):
+        sandbox.adapters["x"].exchange_code(code=code, redirect_uri=redirect_uri, state="wrong")
+
+
+def _connect(sandbox, platform):
+    from platforms.base import AccountContext
+
+    code, redirect_uri = sandbox.oauth(platform, state="s")
+    identity = sandbox.adapters[platform].exchange_code(code=code, redirect_uri=redirect_uri, state="s")
+    return AccountContext(identity.platform_account_id, identity.credentials)
+
+
+def test_youtube_refresh_keeps_the_refresh_token_google_does_not_return(sandbox):
+    acc = _connect(sandbox, "youtube")
+    old_refresh = acc.credentials["refreshToken"]
+    new = sandbox.adapters["youtube"].refresh_credentials(acc)
+    assert new["refreshToken"] == old_refresh
+    assert new["accessToken"] != acc.credentials["accessToken"]
+
+
+@pytest.mark.parametrize("platform", ["x", "tiktok"])
+def test_refresh_takes_a_rotated_refresh_token(sandbox, platform):
+    acc = _connect(sandbox, platform)
+    new = sandbox.adapters[platform].refresh_credentials(acc)
+    assert new["refreshToken"] != acc.credentials["refreshToken"]
+    from platforms.base import AccountContext
+
+    assert sandbox.adapters[platform].follower_count(AccountContext(acc.platform_account_id, new)) == 0
+    with pytest.raises(ReauthRequired):  # the old refresh token was rotated away
+        sandbox.adapters[platform].refresh_credentials(acc)
+
+
+def test_instagram_and_linkedin_refresh(sandbox):
+    ig = _connect(sandbox, "instagram")
+    new = sandbox.adapters["instagram"].refresh_credentials(ig)
+    assert new["accessToken"] != ig.credentials["accessToken"] and new["userId"] == ig.platform_account_id
+    li = _connect(sandbox, "linkedin")
+    assert (
+        sandbox.adapters["linkedin"].refresh_credentials(li)["refreshToken"] == li.credentials["refreshToken"]
+    )
+
+
+@pytest.mark.parametrize(
+    "platform", ["instagram", "facebook", "whatsapp", "telegram", "tiktok", "youtube", "x", "linkedin"]
+)
+def test_expired_token_is_reauth_required(sandbox, platform):
+    acc = sandbox.connected(platform)
+    answer = sandbox.control(platform, "expire-token", {"accountId": acc.platform_account_id})
+    assert answer.json()["expired"] >= 1
+    adapter = sandbox.adapters[platform]
+    with pytest.raises(ReauthRequired):
+        if platform in ("whatsapp", "telegram"):
+            adapter.send_dm(acc, recipient="15550000000", text="x")
+        else:
+            adapter.follower_count(acc)
+
+
+def test_telegram_rate_limit_429_carries_retry_after(sandbox):
+    acc = sandbox.connected("telegram")
+    sandbox.inbound("telegram", acc, {"id": "31337"}, "hi")
+    adapter = sandbox.adapters["telegram"]
+    with pytest.raises(RetryLater) as caught:
+        for _ in range(40):
+            adapter.send_dm(acc, recipient="31337", text="burst")
+    assert caught.value.delay_seconds == 1.0
+    assert len(sandbox.sent("telegram", acc)) == 30
+
+
+def test_whatsapp_rate_limit_is_130429(sandbox):
+    acc = sandbox.connected("whatsapp")
+    sandbox.inbound("whatsapp", acc, {"id": "15551230000"}, "hi")
+    with pytest.raises(RetryLater) as caught:
+        for _ in range(100):
+            sandbox.adapters["whatsapp"].send_dm(acc, recipient="15551230000", text="burst")
+    assert caught.value.delay_seconds == 1.0
+    assert len(sandbox.sent("whatsapp", acc)) == 80
+
+
+@pytest.mark.parametrize(
+    ("platform", "delay"),
+    [("telegram", 7.0), ("tiktok", 7.0), ("youtube", 7.0), ("linkedin", 7.0), ("instagram", 7.0)],
+)
+def test_fault_429_is_retry_later_with_the_platform_delay(sandbox, platform, delay):
+    acc = sandbox.connected(platform)
+    sandbox.control(
+        platform,
+        "faults",
+        {"accountId": acc.platform_account_id, "failNext": 1, "status": 429, "retryAfter": 7},
+    )
+    adapter = sandbox.adapters[platform]
+    with pytest.raises(RetryLater) as caught:
+        if platform == "telegram":
+            adapter.subscribe_webhooks(acc)
+        else:
+            adapter.follower_count(acc)
+    assert caught.value.delay_seconds == pytest.approx(delay, abs=1.0)
+
+
+def test_fault_500_is_retry_later_and_400_is_rejected(sandbox):
+    acc = sandbox.account("x")
+    sandbox.control("x", "faults", {"accountId": acc.platform_account_id, "failNext": 1, "status": 500})
+    with pytest.raises(RetryLater):
+        sandbox.adapters["x"].follower_count(acc)
+    sandbox.control("x", "faults", {"accountId": acc.platform_account_id, "failNext": 1, "status": 400})
+    with pytest.raises(Rejected):
+        sandbox.adapters["x"].follower_count(acc)
+    assert sandbox.adapters["x"].follower_count(acc) == 0
+
+
+def test_unreachable_platform_is_retry_later(sandbox):
+    from platforms.base import AccountContext
+    from platforms.registry import Endpoints, PlatformConfig, build_adapters
+    from tests.support.live_server import free_port
+
+    config = PlatformConfig.for_sandbox(sandbox.base)
+    config.endpoints["telegram"] = Endpoints(f"http://127.0.0.1:{free_port()}")
+    adapter = build_adapters(config, sandbox.client)["telegram"]
+    with pytest.raises(RetryLater):
+        adapter.send_dm(
+            AccountContext("1", {"botToken": "123456:AAsecretsecretsecretsecretsecret12345"}),
+            recipient="1",
+            text="x",
+        )
+
+
+def test_tokens_never_reach_logs_or_errors(sandbox, caplog):
+    caplog.set_level(logging.DEBUG)
+    for name in ("httpx2", "httpcore2", "httpcore2.http11", "httpcore2.connection"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    tg = sandbox.connected("telegram")
+    token = tg.credentials["botToken"]
+    wa = sandbox.connected("whatsapp")
+    ig = sandbox.connected("instagram")
+    ig_token = ig.credentials["accessToken"]
+    errors: list[str] = []
+    sandbox.inbound("telegram", tg, {"id": "777"}, "hi")
+    sandbox.adapters["telegram"].send_dm(tg, recipient="777", text="ok")
+    for call in (
+        lambda: sandbox.adapters["telegram"].send_dm(tg, recipient="unknown-chat", text="x"),
+        lambda: sandbox.adapters["whatsapp"].send_dm(wa, recipient="15550000001", text="x"),
+        lambda: sandbox.adapters["instagram"].send_dm(ig, recipient="nobody", text="x"),
+    ):
+        with pytest.raises(Rejected) as failed:
+            call()
+        errors.append(f"{failed.value!s} {failed.value!r} {failed.value.message}")
+    sandbox.adapters["instagram"].refresh_credentials(ig)  # the token travels in the query string
+    for platform, acc in (("telegram", tg), ("whatsapp", wa), ("instagram", ig)):
+        sandbox.control(platform, "expire-token", {"accountId": acc.platform_account_id})
+    for call in (
+        lambda: sandbox.adapters["telegram"].send_dm(tg, recipient="777", text="x"),
+        lambda: sandbox.adapters["instagram"].refresh_credentials(ig),
+        lambda: sandbox.adapters["whatsapp"].subscribe_webhooks(wa),
+    ):
+        with pytest.raises(ReauthRequired) as caught:
+            call()
+        errors.append(f"{caught.value!s} {caught.value!r}")
+    logs = "\n".join(record.getMessage() for record in caplog.records)
+    assert "sendMessage" in logs  # the request lines are logged, redacted
+    assert "[REDACTED]" in logs
+    for secret in (token, token.split(":", 1)[1], wa.credentials["accessToken"], ig_token):
+        assert secret not in logs
+        assert all(secret not in text for text in errors)
+    assert len(errors) == 6
+    assert "access_token=[REDACTED]" in logs

@@ -1,0 +1,212 @@
+"""Publishing, deleting, followers and publish options for every platform, against the emulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from platforms.base import MediaItem, Rejected, Unsupported
+
+
+def _media(sandbox, name: str, kind: str, size: int = 2048) -> MediaItem:
+    sandbox.media[name] = (b"\x00" * size, kind)
+    return MediaItem(f"{sandbox.base}/media/{name}", kind, size)
+
+
+def test_instagram_image_post_uses_container_then_media_publish(sandbox):
+    acc = sandbox.account("instagram")
+    post = sandbox.adapters["instagram"].publish_post(
+        acc, text="Hello IG", media=[MediaItem("https://cdn.example.com/a.jpg", "image/jpeg", 10)], options={}
+    )
+    assert post.url and post.url.startswith("https://www.instagram.com/p/")
+    record = sandbox.sent("instagram", acc)[-1]
+    assert record["kind"] == "post" and record["platformId"] == post.platform_post_id
+    assert record["payload"]["container"] == {
+        "image_url": "https://cdn.example.com/a.jpg",
+        "caption": "Hello IG",
+    }
+    assert set(record["payload"]["media_publish"]) == {"creation_id"}
+    sandbox.adapters["instagram"].delete_post(acc, platform_post_id=post.platform_post_id)
+    sandbox.adapters["instagram"].delete_post(
+        acc, platform_post_id=post.platform_post_id
+    )  # already gone: fine
+    assert [r["kind"] for r in sandbox.sent("instagram", acc)] == ["post", "delete_post"]
+
+
+def test_instagram_carousel_and_media_required(sandbox):
+    acc = sandbox.account("instagram")
+    items = [MediaItem(f"https://cdn.example.com/{i}.jpg", "image/jpeg", 1) for i in range(2)]
+    post = sandbox.adapters["instagram"].publish_post(acc, text="two", media=items, options={})
+    assert post.platform_post_id
+    with pytest.raises(Rejected):
+        sandbox.adapters["instagram"].publish_post(acc, text="none", media=[], options={})
+
+
+def test_facebook_feed_photo_and_delete(sandbox):
+    acc = sandbox.account("facebook")
+    adapter = sandbox.adapters["facebook"]
+    text_post = adapter.publish_post(acc, text="Status", media=[], options={"link": "https://example.com"})
+    photo = adapter.publish_post(
+        acc, text="Pic", media=[MediaItem("https://c.example/p.png", "image/png", 1)], options={}
+    )
+    records = sandbox.sent("facebook", acc)
+    assert records[0]["payload"] == {"message": "Status", "link": "https://example.com"}
+    assert records[1]["payload"] == {"url": "https://c.example/p.png", "caption": "Pic"}
+    adapter.delete_post(acc, platform_post_id=text_post.platform_post_id)
+    assert sandbox.sent("facebook", acc)[-1]["kind"] == "delete_post"
+    assert photo.url == f"https://www.facebook.com/{photo.platform_post_id}"
+
+
+def test_tiktok_publish_options_live_and_publish(sandbox):
+    acc = sandbox.account("tiktok", username="creator.one", name="Creator One")
+    adapter = sandbox.adapters["tiktok"]
+    options = adapter.publish_options(acc)
+    assert options == {
+        "platform": "tiktok",
+        "nickname": "Creator One",
+        "username": "creator.one",
+        "avatarUrl": options["avatarUrl"],
+        "privacyLevels": ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+        "commentDisabled": False,
+        "duetDisabled": False,
+        "stitchDisabled": True,
+        "maxVideoDurationSec": 600,
+    }
+    video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 100)
+    post = adapter.publish_post(acc, text="My clip", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    assert sandbox.sent("tiktok", acc)[-1]["payload"] == {
+        "post_info": {
+            "title": "My clip",
+            "privacy_level": "SELF_ONLY",
+            "disable_duet": False,
+            "disable_comment": False,
+            "disable_stitch": False,
+            "video_cover_timestamp_ms": 1000,
+        },
+        "source_info": {"source": "PULL_FROM_URL", "video_url": "https://cdn.example.com/v.mp4"},
+    }
+    assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
+    with pytest.raises(Rejected):
+        adapter.publish_post(acc, text="x", media=[video], options={"privacyLevel": "EVERYONE"})
+    with pytest.raises(Unsupported):
+        adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+
+
+def test_youtube_resumable_upload_reply_and_delete(sandbox):
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    video = _media(sandbox, "clip.mp4", "video/mp4", 4096)
+    post = adapter.publish_post(
+        acc, text="Title line\nMore words", media=[video], options={"privacyStatus": "unlisted"}
+    )
+    record = sandbox.sent("youtube", acc)[-1]
+    assert record["payload"] == {
+        "snippet": {"title": "Title line", "description": "Title line\nMore words", "categoryId": "22"},
+        "status": {"privacyStatus": "unlisted", "selfDeclaredMadeForKids": False},
+        "uploadedBytes": 4096,
+    }
+    assert post.url == f"https://www.youtube.com/watch?v={post.platform_post_id}"
+    reply = adapter.public_reply(acc, comment_id="Ugz123", text="Thanks!")
+    assert sandbox.sent("youtube", acc)[-1]["payload"] == {
+        "snippet": {"parentId": "Ugz123", "textOriginal": "Thanks!"}
+    }
+    assert reply.startswith("Ugz123.")
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    assert [r["kind"] for r in sandbox.sent("youtube", acc)] == ["post", "public_reply", "delete_post"]
+
+
+def test_x_tweet_with_image_reply_and_delete(sandbox):
+    acc = sandbox.account("x")
+    adapter = sandbox.adapters["x"]
+    image = _media(sandbox, "pic.png", "image/png", 64)
+    post = adapter.publish_post(acc, text="Hello X", media=[image], options={})
+    payload = sandbox.sent("x", acc)[-1]["payload"]
+    assert payload["text"] == "Hello X" and len(payload["media"]["media_ids"]) == 1
+    reply = adapter.public_reply(acc, comment_id=post.platform_post_id, text="and more")
+    assert sandbox.sent("x", acc)[-1]["payload"] == {
+        "text": "and more",
+        "reply": {"in_reply_to_tweet_id": post.platform_post_id},
+    }
+    assert reply != post.platform_post_id
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    with pytest.raises(Rejected):
+        adapter.publish_post(acc, text="x" * 281, media=[], options={})
+
+
+def test_linkedin_post_shape_and_delete(sandbox):
+    acc = sandbox.account("linkedin")
+    adapter = sandbox.adapters["linkedin"]
+    post = adapter.publish_post(acc, text="Hello LinkedIn", media=[], options={})
+    assert sandbox.sent("linkedin", acc)[-1]["payload"] == {
+        "author": f"urn:li:person:{acc.platform_account_id}",
+        "commentary": "Hello LinkedIn",
+        "visibility": "PUBLIC",
+        "distribution": {
+            "feedDistribution": "MAIN_FEED",
+            "targetEntities": [],
+            "thirdPartyDistributionChannels": [],
+        },
+        "lifecycleState": "PUBLISHED",
+        "isReshareDisabledByAuthor": False,
+    }
+    assert post.platform_post_id.startswith("urn:li:share:")
+    image = _media(sandbox, "li.png", "image/png", 32)
+    with_image = adapter.publish_post(acc, text="pic", media=[image], options={})
+    assert sandbox.sent("linkedin", acc)[-1]["payload"]["content"]["media"]["id"].startswith("urn:li:image:")
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    assert with_image.platform_post_id != post.platform_post_id
+
+
+def test_telegram_channel_post_and_delete(sandbox):
+    acc = sandbox.connected("telegram")
+    adapter = sandbox.adapters["telegram"]
+    post = adapter.publish_post(acc, text="News", media=[], options={"chatId": "@sandboxnews"})
+    assert post.url and post.url.startswith("https://t.me/sandboxnews/")
+    assert sandbox.sent("telegram", acc)[-1]["payload"] == {"chat_id": "@sandboxnews", "text": "News"}
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    assert [r["kind"] for r in sandbox.sent("telegram", acc)] == ["post", "delete_post"]
+
+
+def test_meta_ads_creative(sandbox):
+    acc = sandbox.account("meta_ads")
+    adapter = sandbox.adapters["meta_ads"]
+    post = adapter.publish_post(acc, text="Buy", media=[], options={"pageId": "100", "link": "https://e.com"})
+    assert sandbox.sent("meta_ads", acc)[-1]["payload"] == {
+        "name": "Buy",
+        "object_story_spec": {"page_id": "100", "link_data": {"message": "Buy", "link": "https://e.com"}},
+    }
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    with pytest.raises(Rejected):
+        adapter.publish_post(acc, text="x", media=[], options={})
+
+
+@pytest.mark.parametrize("platform", ["instagram", "facebook", "tiktok", "youtube", "x", "linkedin"])
+def test_follower_count_follows_the_control(sandbox, platform):
+    acc = sandbox.account(platform)
+    answer = sandbox.control(platform, "followers", {"accountId": acc.platform_account_id, "followers": 1234})
+    assert answer.status_code == 200
+    assert sandbox.adapters[platform].follower_count(acc) == 1234
+
+
+def test_static_publish_options_and_capabilities(sandbox):
+    for platform, adapter in sandbox.adapters.items():
+        caps = adapter.capabilities.as_dict()
+        assert {
+            "dm",
+            "dmTextLimit",
+            "postTextLimit",
+            "postMedia",
+            "button",
+            "buttonLabelLimit",
+            "messagingWindowHours",
+            "messagesPerSecond",
+            "oauth",
+        } <= set(caps)
+        if platform != "tiktok":
+            assert adapter.publish_options(sandbox.account(platform))["platform"] == platform
+    assert sandbox.adapters["whatsapp"].capabilities.messages_per_second == 80
+    assert sandbox.adapters["telegram"].capabilities.messages_per_second == 30
+    assert sandbox.adapters["x"].capabilities.post_text_limit == 280
