@@ -29,6 +29,8 @@ def op(
     auth: bool = True,
     description: str = "",
     waits: bool = False,
+    transaction: str = "",
+    required_query: tuple[str, ...] = (),
 ) -> Operation:
     responses: dict[int, Spec | None] = {ok: answer}
     if auth:
@@ -53,4 +55,6 @@ def op(
         auth=auth,
         description=description,
         waits=waits,
+        transaction=transaction,
+        required_query=required_query,
     )

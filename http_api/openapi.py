@@ -75,7 +75,7 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
         if segment.startswith("{") and segment.endswith("}"):
             params.append({"name": segment[1:-1], "in": "path", "required": True, "schema": {"type": "string"}})
     for name, spec in op.query.items():
-        params.append({"name": name, "in": "query", "required": False, "schema": spec.schema()})
+        params.append({"name": name, "in": "query", "required": name in op.required_query, "schema": spec.schema()})
     if op.method == "POST" and op.auth:
         params.append({
             "name": "Idempotency-Key", "in": "header", "required": False,

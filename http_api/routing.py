@@ -9,6 +9,7 @@ limit, idempotency, the handler in one transaction) so the event loop never wait
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 from collections.abc import Callable
@@ -62,9 +63,17 @@ class Operation:
     body: Obj | None = None
     body_required: bool = True
     query: dict[str, Spec] = field(default_factory=dict)
+    required_query: tuple[str, ...] = ()
     auth: bool = True
     description: str = ""
     waits: bool = False  # calls a platform: may wait seconds on the network
+    # "read" (GET): one snapshot, no write lock; "write": one write transaction around the handler;
+    # "own": the handler runs short transactions itself, because it calls a platform in between.
+    transaction: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.transaction:
+            self.transaction = "own" if self.waits else ("read" if self.method == "GET" else "write")
 
     @property
     def success_status(self) -> int:
@@ -120,31 +129,34 @@ def _execute(op: Operation, request: Request, raw: bytes) -> Response:
     """The synchronous part of a request, run in a worker thread."""
     headers: dict[str, str] = {}
     try:
-        if not op.auth:  # health and discovery: they manage their own storage access, if any
-            result = op.handler(Call(actor=None, path=dict(request.path_params), query={}, body={}))  # type: ignore[arg-type]
-            return _to_response(op, result, headers)
+        if not op.auth:
+            query = _query(op, request)
+            call = Call(actor=None, path=dict(request.path_params), query=query, body={})  # type: ignore[arg-type]
+            if op.transaction == "none":  # health: it checks storage itself and must answer when it is down
+                return _to_response(op, op.handler(call), headers)
+            with connection(), _transaction(op.transaction):
+                return _to_response(op, op.handler(call), headers)
         with connection():
             actor = authenticate_api_key(request.headers.get("authorization"))
             quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
             headers.update(quota.headers())
-            query = Obj(fields=op.query).validate(
-                {k: v for k, v in request.query_params.items() if k in op.query}, from_query=True
-            )
+            query = _query(op, request)
             body = parse_json_body(op, request.headers.get("content-type"), raw)
             call = Call(actor=actor, path=dict(request.path_params), query=query, body=body)
             key = request.headers.get("idempotency-key") if op.method == "POST" else None
             if key is None:
-                with reading() if op.method == "GET" else db.atomic():
+                with _transaction(op.transaction):
                     return _to_response(op, op.handler(call), headers)
             idempotency.check_key(key)
             fingerprint = idempotency.request_fingerprint(op.method, request.url.path, raw)
             try:
-                with db.atomic():
+                with _transaction(op.transaction):
                     replay = idempotency.find(actor.credential_id, key, fingerprint)
                     if replay is None:
                         response = _to_response(op, op.handler(call), headers)
-                        idempotency.remember(actor.credential_id, key, fingerprint, response.status_code,
-                                             json.loads(response.body))
+                        with db.atomic():
+                            idempotency.remember(actor.credential_id, key, fingerprint, response.status_code,
+                                                 json.loads(response.body))
                         return response
             except IntegrityError:
                 # A concurrent request with the same key committed first: answer as it did.
@@ -156,7 +168,23 @@ def _execute(op: Operation, request: Request, raw: bytes) -> Response:
         return error_response(error, headers)
 
 
+def _query(op: Operation, request: Request) -> dict[str, Any]:
+    known = {k: v for k, v in request.query_params.items() if k in op.query}
+    return Obj(fields=op.query, required=op.required_query).validate(known, from_query=True)
+
+
+def _transaction(kind: str) -> Any:
+    if kind == "read":
+        return reading()
+    if kind == "write":
+        return db.atomic()
+    return contextlib.nullcontext()
+
+
 def _to_response(op: Operation, result: Any, headers: dict[str, str]) -> Response:
+    if isinstance(result, Response):  # a redirect, for browser flows
+        result.headers.update(headers)
+        return result
     if isinstance(result, Reply):
         return json_response(result.status, result.body, {**headers, **result.headers})
     return json_response(op.success_status, result, headers)

@@ -1,8 +1,8 @@
 """The composition root: builds the whole service from settings and owns its lifespan.
 
-Mounted here: `/v1` (the HTTP API). Later parts mount beside it: `/oauth` and `/.well-known`
-(authorisation server), `/dashboard`, `/hooks` (platform webhooks), `/sandbox` (the platform
-emulator) and, last, `/mcp`.
+Here: `/v1` (the HTTP API), `/hooks/{platform}` (platform webhooks) and, with the sandbox on,
+`/sandbox` (the platform emulator). Later parts join them: `/oauth` and `/.well-known`
+(authorisation server), `/dashboard` and, last, `/mcp`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Mount
 
+from http_api import hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
+from platforms.emulator import create_emulator_app
+from service import adapters
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
 from storage.migrations import migrate
+from storage.models import Account
 from tasks import queue, scheduler
 
 log = logging.getLogger("switchboard")
@@ -37,11 +41,19 @@ class Runtime:
 
 
 def prepare(settings: Settings) -> None:
-    """Configure the process-wide handles (settings, database, queue) and upgrade the schema."""
+    """Configure the process-wide handles (settings, database, queue, platforms) and upgrade the schema."""
     settings_module.configure(settings)
     storage_db.initialise(settings.database_url)
     queue.configure(settings)
+    adapters.configure(settings)
     migrate()
+
+
+def _sandbox_account(platform: str, account_id: str) -> str | None:
+    """The emulator's view of our account ids (its control endpoints take `acc_...`)."""
+    with storage_db.connection():
+        account = Account.get_or_none(Account.id == account_id, Account.platform == platform)
+        return account.platform_account_id if account is not None else None
 
 
 def start_worker(settings: Settings, *, embedded: bool, workers: int = 4) -> Runtime:
@@ -71,7 +83,10 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
         finally:
             stop_worker(runtime)
 
-    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url)]
+    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES]
+    if settings.sandbox:
+        emulator = create_emulator_app(config=adapters.platform_config(settings), resolve_account=_sandbox_account)
+        routes.append(Mount("/sandbox", app=emulator))
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(RequestContext)
     return app

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from service import clock, crypto, events, ids
+from service import adapters, clock, crypto, events, ids
 from service.auth import Actor
-from service.errors import Conflict, NotFound
+from service.errors import Conflict, NotFound, ValidationFailed
 from service.pagination import Page, paginate
-from service.validation import ID, INSTANT, NULLABLE_INSTANT, Any_, Bool, Int, Str, record
+from service.validation import ID, INSTANT, NULLABLE_INSTANT, Any_, Array, Bool, Int, Obj, Str, record
+from storage.db import db
 from storage.models import Account
 
 PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
@@ -39,6 +40,35 @@ RECORD = record(
         "updatedAt": INSTANT,
     },
 )
+PUBLISH_OPTIONS = Obj(
+    name="PublishOptions",
+    fields={"platform": Str(enum=PLATFORMS)},
+    required=("platform",),
+    additional=Any_(),
+    description="TikTok: nickname, username, avatarUrl, privacyLevels, commentDisabled, duetDisabled, "
+    "stitchDisabled, maxVideoDurationSec (live from the platform); other platforms: their static choices.",
+)
+IG_CONVERSATIONS = Obj(
+    name="InstagramConversations",
+    fields={
+        "data": Array(
+            items=Obj(
+                fields={
+                    "id": Str(),
+                    "updatedTime": Str(nullable=True),
+                    "participants": Array(
+                        items=Obj(
+                            fields={"id": Str(), "username": Str(nullable=True)}, required=("id",), additional=Any_()
+                        )
+                    ),
+                },
+                required=("id", "participants"),
+                additional=Any_(),
+            )
+        )
+    },
+    required=("data",),
+)
 DELETED = record(
     "AccountDeleted",
     {"id": ID, "deleted": Bool(), "postTargets": Int(minimum=0), "conversations": Int(minimum=0)},
@@ -48,10 +78,6 @@ DELETED = record(
 # deletes an account's rows and returns how many it removed; permanent deletion runs them all.
 Dependents = dict[str, Callable[[str], int]]
 DEPENDENTS: Dependents = {"postTargets": lambda account_id: 0, "conversations": lambda account_id: 0}
-
-
-def _capabilities(platform: str) -> dict[str, Any]:
-    return {}
 
 
 def to_record(account: Account) -> dict[str, Any]:
@@ -66,7 +92,7 @@ def to_record(account: Account) -> dict[str, Any]:
         "needsReauth": account.needs_reauth,
         "connectedAt": clock.iso(account.connected_at),
         "disconnectedAt": clock.iso(account.disconnected_at),
-        "capabilities": _capabilities(account.platform),
+        "capabilities": adapters.capabilities(account.platform),
         "createdAt": clock.iso(account.created_at),
         "updatedAt": clock.iso(account.updated_at),
     }
@@ -124,8 +150,14 @@ def connect(
         Account.platform_account_id == platform_account_id,
     )
     if account is None:
-        account = Account(id=ids.new_id("acc"), workspace=workspace_id, profile=profile_id, platform=platform,
-                          platform_account_id=platform_account_id, created_at=moment)
+        account = Account(
+            id=ids.new_id("acc"),
+            workspace=workspace_id,
+            profile=profile_id,
+            platform=platform,
+            platform_account_id=platform_account_id,
+            created_at=moment,
+        )
         force_insert = True
     else:
         force_insert = False
@@ -164,3 +196,19 @@ def delete_permanently(*, actor: Actor, account_id: str) -> dict[str, Any]:
     counts = {name: delete_rows(account.id) for name, delete_rows in DEPENDENTS.items()}
     account.delete_instance()
     return {"id": account.id, "deleted": True, **counts}
+
+
+def publish_options(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    """What the platform makes the creator choose before publishing (TikTok: live creator info)."""
+    with db.atomic():
+        account = get_row(actor=actor, account_id=account_id)
+    return adapters.call_for_api(account, lambda adapter, ctx: adapter.publish_options(ctx))
+
+
+def instagram_conversations(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    """The raw Instagram conversations with participants' scoped ids, fetched live."""
+    with db.atomic():
+        account = get_row(actor=actor, account_id=account_id)
+    if account.platform != "instagram":
+        raise ValidationFailed.field("id", "is not an Instagram account")
+    return {"data": adapters.call_for_api(account, lambda adapter, ctx: adapter.list_conversations(ctx))}

@@ -14,12 +14,14 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from service import settings
 
 
+def derive_key(secret_key: str, purpose: bytes) -> bytes:
+    """32 bytes for one purpose, derived from SWITCHBOARD_SECRET_KEY (HKDF-SHA256)."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"switchboard", info=purpose).derive(secret_key.encode())
+
+
 @lru_cache(maxsize=4)
 def _fernet(secret_key: str) -> Fernet:
-    derived = HKDF(
-        algorithm=hashes.SHA256(), length=32, salt=b"switchboard", info=b"platform-credentials"
-    ).derive(secret_key.encode())
-    return Fernet(base64.urlsafe_b64encode(derived))
+    return Fernet(base64.urlsafe_b64encode(derive_key(secret_key, b"platform-credentials")))
 
 
 def encrypt_json(value: dict[str, Any]) -> bytes:

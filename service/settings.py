@@ -57,6 +57,9 @@ class Settings:
     oidc_client_id: str | None = None
     oidc_client_secret: str | None = None
     platform_base_urls: dict[str, str] = field(default_factory=dict)
+    platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
+    meta_app_secret: str = ""
+    meta_verify_token: str = ""
 
     @property
     def is_sqlite(self) -> bool:
@@ -71,6 +74,14 @@ class Settings:
             key[len("SWITCHBOARD_PLATFORM_URL_") :].lower(): value
             for key, value in env.items()
             if key.startswith("SWITCHBOARD_PLATFORM_URL_") and value
+        }
+        oauth_clients = {
+            platform: (
+                env[f"SWITCHBOARD_{platform.upper()}_CLIENT_ID"],
+                env.get(f"SWITCHBOARD_{platform.upper()}_CLIENT_SECRET", ""),
+            )
+            for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
+            if env.get(f"SWITCHBOARD_{platform.upper()}_CLIENT_ID")
         }
         settings = cls(
             data_dir=data_dir,
@@ -89,6 +100,9 @@ class Settings:
             oidc_client_id=env.get("SWITCHBOARD_OIDC_CLIENT_ID") or None,
             oidc_client_secret=env.get("SWITCHBOARD_OIDC_CLIENT_SECRET") or None,
             platform_base_urls=platform_urls,
+            platform_oauth_clients=oauth_clients,
+            meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
+            meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
         )
         return replace(settings, **overrides) if overrides else settings
 

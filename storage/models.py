@@ -154,6 +154,30 @@ class SchedulerState(BaseModel):
     updated_at = DateTimeField(default=now)
 
 
+class ConnectState(BaseModel):
+    """The single-use nonce inside a signed OAuth `state`: consumed by the first callback."""
+
+    nonce = CharField(primary_key=True, max_length=64)
+    created_at = DateTimeField(default=now, index=True)
+    used_at = DateTimeField(null=True)
+
+
+class InboundRecord(BaseModel):
+    """One platform event for one account, stored once however often the platform delivers it."""
+
+    id = CharField(primary_key=True, max_length=40)
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=True)
+    platform = CharField(max_length=16)
+    kind = CharField(max_length=16)
+    dedupe_key = CharField(max_length=255)
+    event = JSONField()  # the normalised event
+    received_at = DateTimeField(default=now)
+    processed_at = DateTimeField(null=True, index=True)
+
+    class Meta:
+        indexes = ((("account", "dedupe_key"), True),)
+
+
 ALL_MODELS: list[type[BaseModel]] = [
     Workspace,
     User,
@@ -165,4 +189,6 @@ ALL_MODELS: list[type[BaseModel]] = [
     RateLimitCounter,
     Event,
     SchedulerState,
+    ConnectState,
+    InboundRecord,
 ]

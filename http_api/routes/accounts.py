@@ -20,6 +20,14 @@ def delete_permanently(call: Call) -> dict:
     return accounts.delete_permanently(actor=call.actor, account_id=call.path["id"])
 
 
+def publish_options(call: Call) -> dict:
+    return accounts.publish_options(actor=call.actor, account_id=call.path["id"])
+
+
+def ig_conversations(call: Call) -> dict:
+    return accounts.instagram_conversations(actor=call.actor, account_id=call.path["id"])
+
+
 OPERATIONS = [
     op("GET", "/accounts", list_, summary="List connected accounts", tag="Accounts", operation_id="listAccounts",
        paged=True, query=accounts.LIST_QUERY, answer=page_of(accounts.RECORD)),
@@ -32,4 +40,10 @@ OPERATIONS = [
        tag="Accounts", operation_id="deleteAccountPermanently", answer=accounts.DELETED, errors=(409,),
        description="Deletes the account with its post targets, conversations and messages. "
                    "A connected account answers 409."),
+    op("GET", "/accounts/{id}/publish-options", publish_options, summary="What the platform asks before publishing",
+       tag="Accounts", operation_id="getPublishOptions", answer=accounts.PUBLISH_OPTIONS, waits=True,
+       errors=(409, 502)),
+    op("GET", "/accounts/{id}/ig-conversations", ig_conversations, summary="Raw Instagram conversations, live",
+       tag="Accounts", operation_id="listInstagramConversations", answer=accounts.IG_CONVERSATIONS, waits=True,
+       errors=(409, 502), description="A non-Instagram account → 422; a disconnected one → 409."),
 ]

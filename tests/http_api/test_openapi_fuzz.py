@@ -26,7 +26,8 @@ def test_schemathesis_finds_no_server_error_and_no_broken_answer(service, tenant
     unlimited = replace(service, rate_limit_per_minute=1_000_000)
     executable = shutil.which("schemathesis", path=str(Path(sys.executable).parent))
     assert executable
-    with live_server(create_app(unlimited, worker=False)) as url:
+    port = int(unlimited.base_url.rsplit(":", 1)[1])  # the sandbox platforms live on this server
+    with live_server(create_app(unlimited, worker=False), port=port) as url:
         run = subprocess.run(
             [executable, "run", f"{url}/v1/openapi.json", "--url", url,
              "-H", f"Authorization: Bearer {tenant['apiKey']}",

@@ -1,0 +1,44 @@
+"""`/hooks/{platform}`: where platforms deliver their webhooks. Bad signature → 403, nothing stored."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from http_api.routing import error_response, json_response, read_body
+from platforms.base import PLATFORMS
+from service import inbound
+from service.errors import BadRequest, NotFound, ServiceError
+from storage.db import connection, db
+
+
+def _receive(platform: str, request: Request, raw: bytes) -> Response:
+    query = dict(request.query_params)
+    inbound.verify(platform, request.headers, raw, query)
+    try:
+        payload = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadRequest("The webhook body is not JSON.") from None
+    with connection(), db.atomic():
+        stored = inbound.receive(platform, payload, query)
+    return json_response(200, {"received": stored})
+
+
+async def hook(request: Request) -> Response:
+    platform = request.path_params["platform"]
+    try:
+        if platform not in PLATFORMS:
+            raise NotFound("No such platform.")
+        if request.method == "GET":
+            return PlainTextResponse(inbound.verify_challenge(request.query_params))
+        raw = await read_body(request)
+        return await run_in_threadpool(_receive, platform, request, raw)
+    except ServiceError as error:
+        return error_response(error)
+
+
+ROUTES = [Route("/hooks/{platform}", hook, methods=["GET", "POST"])]
