@@ -86,6 +86,41 @@ def _bootstrap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sandbox_seed(args: argparse.Namespace) -> int:
+    """Connect one sandbox account per platform to a profile of the running service."""
+    from mcp_server.app import prepare
+    from mcp_server.sandbox_seed import seed
+    from service import api_keys
+    from storage.db import connection, db
+    from storage.models import Profile
+
+    settings = Settings.from_env()
+    prepare(settings)
+    with connection(), db.atomic():
+        profile = Profile.get_or_none(Profile.id == args.profile)
+        if profile is None:
+            print(f"error: no profile {args.profile}", file=sys.stderr)
+            return 1
+        # A key of its own for the few calls, revoked at the end.
+        key = api_keys.create_key(
+            workspace_id=profile.workspace_id, name="sandbox seed", scope="profiles", profile_ids=[profile.id]
+        )
+    try:
+        accounts = seed(args.url or settings.base_url, api_key=key["key"], profile_id=profile.id)
+    finally:
+        with connection(), db.atomic():
+            from service.clock import now
+            from storage.models import ApiKey
+
+            ApiKey.update(revoked_at=now()).where(ApiKey.id == key["id"]).execute()
+    if args.json:
+        print(json.dumps({"accounts": accounts}))
+    else:
+        for platform, account_id in accounts.items():
+            print(f"{platform:10} {account_id}")
+    return 0
+
+
 def _env() -> dict[str, str]:
     import os
 
@@ -111,6 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
     boot.add_argument("--password", required=True)
     boot.add_argument("--json", action="store_true")
     boot.set_defaults(run=_bootstrap)
+
+    sandbox = commands.add_parser("sandbox", help="the platform emulator")
+    sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
+    seed = sandbox_commands.add_parser("seed", help="connect one sandbox account per platform")
+    seed.add_argument("--profile", required=True)
+    seed.add_argument("--url", help="the running service (default SWITCHBOARD_BASE_URL)")
+    seed.add_argument("--json", action="store_true")
+    seed.set_defaults(run=_sandbox_seed)
     return parser
 
 
