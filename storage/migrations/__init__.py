@@ -18,12 +18,13 @@ from peewee import Database, SqliteDatabase
 
 from service.clock import now
 from storage.db import db, is_postgres
-from storage.migrations import m0001_initial
+from storage.migrations import m0001_initial, m0002_webhooks
 
 Migration = tuple[int, str, Callable[[Database], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "initial", m0001_initial.apply),
+    (2, "webhooks", m0002_webhooks.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
