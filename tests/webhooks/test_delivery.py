@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -126,7 +127,7 @@ def test_a_receiver_failing_twice_gets_the_event_on_the_third_attempt_at_the_con
     assert row["attempts"] == 3
     assert row["responseStatus"] == 200
     assert len(hits) == 3
-    gaps = [later.at - earlier.at for earlier, later in zip(hits, hits[1:], strict=False)]
+    gaps = [later.at - earlier.at for earlier, later in itertools.pairwise(hits)]
     # Each retry waits its delay, and starts within a scheduler tick (0.2 s) plus a little work.
     assert TEST_DELAYS[0] - 0.05 <= gaps[0] <= TEST_DELAYS[0] + 1.0
     assert TEST_DELAYS[1] - 0.05 <= gaps[1] <= TEST_DELAYS[1] + 1.0
