@@ -1,7 +1,8 @@
 """Versioned schema migrations, applied in order at start-up so an existing database upgrades in place.
 
 Each migration is `(version, name, apply(database))`, added at the end and never edited once
-released. `schema_version` records what has run. All pending migrations run in one transaction
+released. `schema_version` records which have run; every one not recorded runs, in version order.
+All pending migrations run in one transaction
 under a lock (an advisory lock on PostgreSQL, `BEGIN IMMEDIATE` on SQLite), so processes that start
 together apply each migration once.
 
@@ -18,12 +19,13 @@ from peewee import Database, SqliteDatabase
 
 from service.clock import now
 from storage.db import db, is_postgres
-from storage.migrations import m0001_initial, m0003_platforms
+from storage.migrations import m0001_initial, m0002_webhooks, m0003_platforms
 
 Migration = tuple[int, str, Callable[[Database], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "initial", m0001_initial.apply),
+    (2, "webhooks", m0002_webhooks.apply),
     (3, "platform connections and inbound events", m0003_platforms.apply),
 ]
 
@@ -34,11 +36,14 @@ def has_column(table: str, column: str) -> bool:
     return any(col.name == column for col in db.get_columns(table))
 
 
-def current_version() -> int:
+def applied_versions() -> set[int]:
     if "schema_version" not in db.get_tables():
-        return 0
-    row = db.execute_sql("SELECT MAX(version) FROM schema_version").fetchone()
-    return int(row[0] or 0)
+        return set()
+    return {int(row[0]) for row in db.execute_sql("SELECT version FROM schema_version").fetchall()}
+
+
+def current_version() -> int:
+    return max(applied_versions(), default=0)
 
 
 def migrate() -> list[int]:
@@ -51,9 +56,11 @@ def migrate() -> list[int]:
             "CREATE TABLE IF NOT EXISTS schema_version ("
             "version INTEGER PRIMARY KEY, name VARCHAR(100) NOT NULL, applied_at VARCHAR(40) NOT NULL)"
         )
-        done = current_version()
-        for version, name, apply in MIGRATIONS:
-            if version <= done:
+        # By set, not by the highest number: a database may have met a later version first
+        # (features developed side by side), and the earlier one must still run.
+        done = applied_versions()
+        for version, name, apply in sorted(MIGRATIONS, key=lambda migration: migration[0]):
+            if version in done:
                 continue
             apply(db.obj)
             param = "?" if isinstance(db.obj, SqliteDatabase) else "%s"

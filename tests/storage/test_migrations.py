@@ -59,3 +59,16 @@ def test_concurrent_start_ups_apply_each_migration_once(service, monkeypatch):
     assert len(runs) == 1
     with connection():
         db.execute_sql("DELETE FROM schema_version WHERE version = 998")
+
+
+def test_a_migration_numbered_below_the_newest_applied_still_runs(service, monkeypatch):
+    """Features built side by side can land out of order: what runs is what is not recorded."""
+    ran = []
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, (997, "late", lambda db_: ran.append(997)),
+                                                   (996, "earlier", lambda db_: ran.append(996))])
+    with connection():
+        db.execute_sql("INSERT INTO schema_version (version, name, applied_at) VALUES (997, 'late', 'x')")
+    assert migrations.migrate() == [996]
+    assert ran == [996]
+    with connection():
+        db.execute_sql("DELETE FROM schema_version WHERE version IN (996, 997)")

@@ -1,0 +1,172 @@
+"""Outbound HTTP to addresses that customers choose (webhook endpoints, later OAuth client metadata).
+
+A URL typed by a customer must not become a way into the operator's network (SSRF). The guard:
+
+- the host name is resolved once per new connection, every address it gives must be global
+  (`is_global`, which also rules out 100.64.0.0/10; multicast, NAT64 and IPv4 addresses embedded in
+  IPv6 are judged like the IPv4 address they carry), unless the operator allows private addresses
+  (`SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=1`);
+- the socket is opened to an address that was just checked, inside the connection pool's network
+  backend, so a DNS answer that changes between the check and the connection (rebinding) cannot
+  slip a private address in. The URL keeps its host name, so TLS verifies the certificate for that
+  name, SNI and `Host` carry it, and keep-alive connections are pooled per name;
+- redirects are never followed and environment proxies are ignored (a proxy would connect for us,
+  to an address we did not check).
+
+`check_url` runs the same check when a URL is saved, so a refused address is a 422 at once rather
+than a delivery that fails later.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import ssl
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpcore2
+import httpx2
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+
+
+class AddressRefused(Exception):
+    """The host resolves to an address that outbound requests may not reach (or does not resolve)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def is_public_address(ip: IPAddress) -> bool:
+    """True for an address on the public internet: not loopback, private, link-local, multicast, reserved."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return is_public_address(ip.ipv4_mapped)
+        if any(ip in network for network in _NAT64):
+            # NAT64 reaches the IPv4 address in the last 32 bits: judge that one.
+            return is_public_address(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        if ip.sixtofour is not None:
+            return is_public_address(ip.sixtofour)
+        if ip.teredo is not None:
+            return False
+    # `is_global` alone lets multicast through (224.0.0.0/4 is neither private nor shared).
+    return ip.is_global and not ip.is_multicast
+
+
+def _getaddrinfo(host: str, port: int) -> list[Any]:
+    # A seam for tests that need a name to resolve to a chosen address.
+    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+
+
+def resolve(host: str, port: int, *, allow_private: bool) -> list[str]:
+    """Resolve `host` once and return its addresses; refuse them all if any one is not public.
+
+    Refusing when any address is private (rather than picking the public ones) keeps a name that
+    mixes both from reaching the private one through another resolver's ordering.
+    """
+    host = host.strip("[]")
+    try:
+        literal: IPAddress | None = ipaddress.ip_address(host)
+    except ValueError:
+        literal = None
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            infos = _getaddrinfo(host, port)
+        except (socket.gaierror, UnicodeError, OSError):
+            raise AddressRefused(f"The host name {host!r} does not resolve.") from None
+        addresses = []
+        for info in infos:
+            address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+            if address not in addresses:
+                addresses.append(address)
+        if not addresses:
+            raise AddressRefused(f"The host name {host!r} does not resolve.")
+    if not allow_private:
+        for address in addresses:
+            if not is_public_address(address):
+                raise AddressRefused(
+                    "The URL points to a loopback, private, link-local, multicast or reserved address."
+                )
+    return [str(address) for address in addresses]
+
+
+def check_url(url: str, *, allow_private: bool) -> None:
+    """Raise `AddressRefused` when `url`'s host may not be reached (it was already checked to be https)."""
+    parts = urlsplit(url)
+    resolve(parts.hostname or "", parts.port or 443, allow_private=allow_private)
+
+
+class GuardedBackend(httpcore2.SyncBackend):
+    """The pool's network backend: each new connection resolves once, checks, and connects to a checked address."""
+
+    def __init__(self, *, allow_private: bool) -> None:
+        self.allow_private = allow_private
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        addresses = resolve(host, port, allow_private=self.allow_private)
+        last_error: Exception | None = None
+        for address in addresses:
+            try:
+                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as error:
+                last_error = error
+        assert last_error is not None
+        raise last_error
+
+
+class GuardedTransport(httpx2.HTTPTransport):
+    """httpx2's transport with the guarded network backend underneath its connection pool."""
+
+    def __init__(self, *, ssl_context: ssl.SSLContext, allow_private: bool, limits: httpx2.Limits) -> None:
+        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
+        # HTTPTransport has no network_backend argument; its pool is rebuilt with the same limits.
+        self._pool = httpcore2.ConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=GuardedBackend(allow_private=allow_private),
+        )
+
+
+def ssl_context(extra_ca_bundle: str | None = None) -> ssl.SSLContext:
+    """The system's trust store, plus an operator's extra CA (a private CA, or the tests' own)."""
+    context = ssl.create_default_context()
+    if extra_ca_bundle:
+        context.load_verify_locations(cafile=extra_ca_bundle)
+    return context
+
+
+def guarded_client(
+    *,
+    timeout: float,
+    allow_private: bool,
+    extra_ca_bundle: str | None = None,
+    user_agent: str,
+    max_connections: int = 100,
+) -> httpx2.Client:
+    """An httpx2 client for customer-chosen URLs: SSRF guard, no redirects, no proxies from the environment."""
+    limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
+                           keepalive_expiry=30)
+    return httpx2.Client(
+        transport=GuardedTransport(ssl_context=ssl_context(extra_ca_bundle), allow_private=allow_private,
+                                   limits=limits),
+        timeout=httpx2.Timeout(timeout),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"user-agent": user_agent},
+    )

@@ -1,0 +1,682 @@
+"""Outbound webhooks: endpoints, the delivery rows made from the event outbox, and how one is sent.
+
+The life of an event:
+
+1. a change calls `events.emit()` in its own transaction (the outbox row);
+2. `dispatch_pending()` (every scheduler tick) claims undispatched events and, in one transaction,
+   writes one `WebhookDelivery` per enabled endpoint that subscribes to the event's type;
+3. `deliver(delivery_id)` (a queue task) claims the row with a lease, sends it, and records the
+   outcome: `DELIVERED`, or `RETRYING` with the next attempt at the configured delay, or `FAILED`
+   after the last attempt;
+4. `sweep_due()` (every tick) hands out rows whose retry is due, whose task was never run, or whose
+   worker died mid-attempt (the lease expired): at least once, whatever happens to a process.
+
+No HTTP call happens in an API request: the API only writes rows.
+
+Tenancy: endpoints belong to the workspace and receive every profile's events, so creating or
+changing one needs a read-write key with scope `full`; a key limited to profiles (or a read key)
+may read endpoints and the delivery log, which carry no secrets and no event data.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+import httpx2
+
+from service import clock, crypto, events, ids, net, settings
+from service.auth import Actor
+from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from service.pagination import Page, paginate
+from service.validation import (
+    ID,
+    INSTANT,
+    NULLABLE_INSTANT,
+    Array,
+    Bool,
+    Int,
+    Obj,
+    Str,
+    record,
+)
+from storage.db import connection, db, is_postgres
+from storage.models import Event, WebhookDelivery, WebhookEndpoint
+
+log = logging.getLogger("switchboard.webhooks")
+
+USER_AGENT = "Switchboard-Webhooks/1.0"
+STATUSES = ("QUEUED", "RETRYING", "DELIVERED", "FAILED")
+PENDING = ("QUEUED", "RETRYING")
+ROTATION_OVERLAP = timedelta(hours=24)
+MAX_LIVE_OLD_SECRETS = 5  # rotations within 24 h beyond this drop the oldest: keeps the header short
+MAX_URL_LENGTH = 2048
+RESPONSE_READ_LIMIT = 64 * 1024  # the receiver's body is not kept; read a little so keep-alive works
+
+URL_SPEC = Str(format="https-url", max_length=MAX_URL_LENGTH,
+               description="Absolute https URL. Must resolve to public addresses (unless the operator "
+                           "allows private ones); redirects are not followed.")
+EVENTS_SPEC = Array(
+    items=Str(min_length=1, max_length=64),
+    description="Event names from `GET /v1/webhooks/events`. Omitted or `[]`: every event, also ones "
+                "added later. An unknown name is refused (422). Duplicates are dropped.",
+)
+
+CREATE = Obj(
+    name="CreateWebhook",
+    fields={"url": URL_SPEC, "events": EVENTS_SPEC, "description": Str(max_length=500, nullable=True)},
+    required=("url",),
+)
+UPDATE = Obj(
+    name="UpdateWebhook",
+    fields={
+        "url": URL_SPEC,
+        "events": EVENTS_SPEC,
+        "description": Str(max_length=500, nullable=True),
+        "enabled": Bool(description="A disabled endpoint gets no new deliveries; deliveries already "
+                                    "queued for it end `FAILED` when their turn comes (redeliver them "
+                                    "after enabling it again)."),
+    },
+)
+
+_COMMON = {
+    "id": ID,
+    "url": Str(),
+    "events": Array(items=Str(), description="`[]`: every event, also ones added later."),
+    "description": Str(nullable=True),
+    "enabled": Bool(),
+    "createdAt": INSTANT,
+    "updatedAt": INSTANT,
+}
+RECORD = record("Webhook", _COMMON)
+CREATED = record(
+    "WebhookCreated",
+    {**_COMMON, "secret": Str(description="`whsec_` + 32 random bytes in base64url; shown in this answer "
+                                          "only. Key the HMAC with the whole string.")},
+)
+DELETED = record("WebhookDeleted", {"id": ID, "deleted": Bool()})
+SECRET = record(
+    "WebhookSecret",
+    {"secret": Str(description="The new secret, shown only here. The previous one keeps signing "
+                               "alongside (a second `v1=`) for 24 hours.")},
+)
+DELIVERY = record(
+    "WebhookDelivery",
+    {
+        "id": ID,
+        "webhookId": ID,
+        "eventId": ID,
+        "event": Str(description="The event type."),
+        "status": Str(enum=STATUSES),
+        "attempts": Int(minimum=0),
+        "responseStatus": Int(nullable=True, description="HTTP status of the last attempt's answer."),
+        "lastError": Str(nullable=True, description="Why the last attempt failed."),
+        "nextAttemptAt": NULLABLE_INSTANT,
+        "deliveredAt": NULLABLE_INSTANT,
+        "createdAt": INSTANT,
+        "updatedAt": INSTANT,
+    },
+)
+DELIVERY_QUERY = {
+    "status": Str(enum=STATUSES),
+    "event": Str(min_length=1, max_length=64, description="An event name; an unknown one is refused (422)."),
+}
+CATALOGUE_ANSWER = Obj(
+    name="WebhookEventCatalogue",
+    fields={"data": Array(items=record("WebhookEventType", {"name": Str(), "description": Str()}))},
+    required=("data",),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets: random, encrypted at rest (they must be readable to sign), shown once.
+
+
+def new_secret() -> str:
+    return "whsec_" + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+
+
+def _seal(value: Any) -> bytes:
+    return crypto.encrypt_json({"v": value})
+
+
+@lru_cache(maxsize=4096)
+def _unseal(blob: bytes, secret_key: str) -> Any:
+    # Cached on the ciphertext: a worker signs many deliveries with one endpoint's secret, and
+    # Fernet decryption per attempt would be most of the signing cost.
+    return crypto.decrypt_json(blob)["v"]
+
+
+def signing_secrets(endpoint: WebhookEndpoint, *, at: Any = None) -> list[str]:
+    """The secrets that sign now: the current one first, then those rotated out less than 24 h ago."""
+    moment = at or clock.now()
+    key = settings.current().secret_key
+    out = [_unseal(bytes(endpoint.secret), key)]
+    if endpoint.previous_secrets is not None:
+        for old in _unseal(bytes(endpoint.previous_secrets), key):
+            if old["expiresAt"] > clock.iso(moment):
+                out.append(old["secret"])
+    return out
+
+
+def signature_header(body: bytes, secrets_: list[str], timestamp: int) -> str:
+    """`t=<unix>,v1=<hex>[,v1=<hex>]`: HMAC-SHA256 keyed with the whole `whsec_...` string (Stripe's scheme)."""
+    signed = str(timestamp).encode() + b"." + body
+    parts = [f"t={timestamp}"]
+    parts += ["v1=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest() for secret in secrets_]
+    return ",".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Endpoints
+
+
+def to_record(endpoint: WebhookEndpoint) -> dict[str, Any]:
+    return {
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "events": list(endpoint.events or []),
+        "description": endpoint.description,
+        "enabled": endpoint.enabled,
+        "createdAt": clock.iso(endpoint.created_at),
+        "updatedAt": clock.iso(endpoint.updated_at),
+    }
+
+
+def delivery_record(delivery: WebhookDelivery) -> dict[str, Any]:
+    return {
+        "id": delivery.id,
+        "webhookId": delivery.endpoint_id,
+        "eventId": delivery.event_id,
+        "event": delivery.event_type,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "responseStatus": delivery.response_status,
+        "lastError": delivery.last_error,
+        "nextAttemptAt": clock.iso(delivery.next_attempt_at),
+        "deliveredAt": clock.iso(delivery.delivered_at),
+        "createdAt": clock.iso(delivery.created_at),
+        "updatedAt": clock.iso(delivery.updated_at),
+    }
+
+
+def _check_events(names: list[str]) -> list[str]:
+    unknown = [FieldProblem(f"events[{index}]", f"{name!r} is not a known event; see GET /v1/webhooks/events")
+               for index, name in enumerate(names) if name not in events.CATALOGUE]
+    if unknown:
+        raise ValidationFailed("Some event names are not known.", details=unknown)
+    return list(dict.fromkeys(names))
+
+
+def _check_url(url: str) -> str:
+    parts = url.split("://", 1)[1].split("/", 1)[0]
+    if "@" in parts:
+        # Credentials in the URL would be stored and shown in clear; the signature authenticates us.
+        raise ValidationFailed.field("url", "must not carry a user name or password")
+    try:
+        net.check_url(url, allow_private=settings.current().webhook_allow_private)
+    except net.AddressRefused as refused:
+        raise ValidationFailed.field("url", refused.message) from None
+    return url
+
+
+def _require_admin(actor: Actor) -> None:
+    actor.require_write()
+    actor.require_full_scope("manage webhook endpoints (they receive every profile's events)")
+
+
+def get_row(*, actor: Actor, webhook_id: str) -> WebhookEndpoint:
+    endpoint = WebhookEndpoint.get_or_none(WebhookEndpoint.id == webhook_id,
+                                           WebhookEndpoint.workspace == actor.workspace_id)
+    if endpoint is None:
+        raise NotFound("No webhook endpoint with that id.")
+    return endpoint
+
+
+def create(*, actor: Actor, url: str, events: list[str] | None = None,
+           description: str | None = None) -> dict[str, Any]:
+    _require_admin(actor)
+    names = _check_events(events or [])
+    _check_url(url)
+    secret = new_secret()
+    moment = clock.now()
+    endpoint = WebhookEndpoint.create(
+        id=ids.new_id("wh"), workspace=actor.workspace_id, url=url, events=names, description=description,
+        enabled=True, secret=_seal(secret), created_at=moment, updated_at=moment,
+    )
+    return {**to_record(endpoint), "secret": secret}
+
+
+def list_endpoints(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
+    query = (WebhookEndpoint.select().where(WebhookEndpoint.workspace == actor.workspace_id)
+             .order_by(WebhookEndpoint.created_at, WebhookEndpoint.id))
+    return paginate(query, page=page, limit=limit, render=to_record)
+
+
+def get(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
+    return to_record(get_row(actor=actor, webhook_id=webhook_id))
+
+
+def update(*, actor: Actor, webhook_id: str, **changes: Any) -> dict[str, Any]:
+    endpoint = get_row(actor=actor, webhook_id=webhook_id)
+    _require_admin(actor)
+    if "events" in changes:
+        endpoint.events = _check_events(changes["events"])
+    if "url" in changes:
+        endpoint.url = _check_url(changes["url"])
+    if "description" in changes:
+        endpoint.description = changes["description"]
+    if "enabled" in changes:
+        endpoint.enabled = changes["enabled"]
+    endpoint.updated_at = clock.now()
+    endpoint.save()
+    return to_record(endpoint)
+
+
+def delete(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
+    """Delete the endpoint with its delivery log; deliveries not yet sent are dropped."""
+    endpoint = get_row(actor=actor, webhook_id=webhook_id)
+    _require_admin(actor)
+    WebhookDelivery.delete().where(WebhookDelivery.endpoint == endpoint.id).execute()
+    endpoint.delete_instance()
+    return {"id": endpoint.id, "deleted": True}
+
+
+def rotate_secret(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
+    endpoint = get_row(actor=actor, webhook_id=webhook_id)
+    _require_admin(actor)
+    moment = clock.now()
+    key = settings.current().secret_key
+    old = _unseal(bytes(endpoint.previous_secrets), key) if endpoint.previous_secrets is not None else []
+    live = [item for item in old if item["expiresAt"] > clock.iso(moment)]
+    live.insert(0, {"secret": _unseal(bytes(endpoint.secret), key),
+                    "expiresAt": clock.iso(moment + ROTATION_OVERLAP)})
+    secret = new_secret()
+    endpoint.secret = _seal(secret)
+    endpoint.previous_secrets = _seal(live[:MAX_LIVE_OLD_SECRETS])
+    endpoint.updated_at = moment
+    endpoint.save()
+    return {"secret": secret}
+
+
+def _new_delivery(*, endpoint_id: str, workspace_id: str, event_id: str, event_type: str,
+                  moment: Any) -> dict[str, Any]:
+    return {
+        "id": ids.new_id("whd"), "workspace": workspace_id, "endpoint": endpoint_id, "event": event_id,
+        "event_type": event_type, "status": "QUEUED", "attempts": 0, "next_attempt_at": moment,
+        "nudged_at": moment if _nudger is not None else None, "created_at": moment, "updated_at": moment,
+    }
+
+
+def _queue_one(row: dict[str, Any]) -> dict[str, Any]:
+    WebhookDelivery.insert(**row).execute()
+    nudge_after_commit([row["id"]])
+    return delivery_record(WebhookDelivery.get_by_id(row["id"]))
+
+
+def send_test(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
+    """Queue a `webhook.test` event to this endpoint only, whatever its event filter."""
+    endpoint = get_row(actor=actor, webhook_id=webhook_id)
+    _require_admin(actor)
+    if not endpoint.enabled:
+        raise Conflict("The endpoint is disabled; enable it before sending a test event.")
+    moment = clock.now()
+    event = events.emit(workspace_id=actor.workspace_id, type="webhook.test", data={"webhook": to_record(endpoint)})
+    # Already dispatched: the dispatcher must not fan it out to the workspace's other endpoints.
+    Event.update(dispatched_at=moment).where(Event.id == event.id).execute()
+    return _queue_one(_new_delivery(endpoint_id=endpoint.id, workspace_id=actor.workspace_id, event_id=event.id,
+                                    event_type=event.type, moment=moment))
+
+
+def list_deliveries(*, actor: Actor, webhook_id: str, status: str | None = None, event: str | None = None,
+                    page: int | None = None, limit: int | None = None) -> Page:
+    endpoint = get_row(actor=actor, webhook_id=webhook_id)
+    if event is not None and event not in events.CATALOGUE:
+        raise ValidationFailed.field("event", f"{event!r} is not a known event; see GET /v1/webhooks/events")
+    query = WebhookDelivery.select().where(WebhookDelivery.endpoint == endpoint.id)
+    if status is not None:
+        query = query.where(WebhookDelivery.status == status)
+    if event is not None:
+        query = query.where(WebhookDelivery.event_type == event)
+    query = query.order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
+    return paginate(query, page=page, limit=limit, render=delivery_record)
+
+
+def get_delivery(*, actor: Actor, delivery_id: str) -> dict[str, Any]:
+    delivery = WebhookDelivery.get_or_none(WebhookDelivery.id == delivery_id,
+                                           WebhookDelivery.workspace == actor.workspace_id)
+    if delivery is None:
+        raise NotFound("No webhook delivery with that id.")
+    return delivery_record(delivery)
+
+
+def redeliver(*, actor: Actor, delivery_id: str) -> dict[str, Any]:
+    """A new delivery row of the same event to the same endpoint (same envelope id), whatever the old one's state."""
+    old = WebhookDelivery.get_or_none(WebhookDelivery.id == delivery_id,
+                                      WebhookDelivery.workspace == actor.workspace_id)
+    if old is None:
+        raise NotFound("No webhook delivery with that id.")
+    _require_admin(actor)
+    endpoint = WebhookEndpoint.get_by_id(old.endpoint_id)
+    if not endpoint.enabled:
+        raise Conflict("The endpoint is disabled; enable it before redelivering.")
+    return _queue_one(_new_delivery(endpoint_id=endpoint.id, workspace_id=old.workspace_id,
+                                    event_id=old.event_id, event_type=old.event_type, moment=clock.now()))
+
+
+def catalogue() -> dict[str, Any]:
+    return {"data": [{"name": name, "description": text} for name, text in events.CATALOGUE.items()]}
+
+
+# ---------------------------------------------------------------------------------------------
+# The queue side. The service never imports tasks/: the task module registers how to enqueue.
+
+Nudger = Callable[[list[str]], None]
+_nudger: Nudger | None = None
+
+
+def set_nudger(fn: Nudger | None) -> None:
+    global _nudger
+    _nudger = fn
+
+
+def nudge_after_commit(delivery_ids: list[str]) -> None:
+    """Enqueue the rows' tasks once the transaction that wrote them commits (never for a rollback)."""
+    nudger = _nudger
+    if nudger is not None and delivery_ids:
+        db.after_commit(lambda: nudger(delivery_ids))
+
+
+def _claim_subquery(query: Any) -> Any:
+    # Several workers tick at once: on PostgreSQL they skip each other's rows instead of waiting.
+    return query.for_update(skip_locked=True) if is_postgres() else query
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    events: int  # events claimed (some may have no subscribed endpoint)
+    deliveries: list[str]  # ids of the delivery rows written
+
+
+def dispatch_pending(*, limit: int = 500) -> Dispatched:
+    """Turn up to `limit` undispatched events into delivery rows.
+
+    Runs in the caller's transaction: the events are marked dispatched and their deliveries written
+    together, so a crash in between leaves the events to dispatch again, never half done.
+    """
+    moment = clock.now()
+    pending = _claim_subquery(
+        Event.select(Event.id).where(Event.dispatched_at.is_null()).order_by(Event.created_at, Event.id).limit(limit)
+    )
+    claimed = list(
+        Event.update(dispatched_at=moment)
+        .where(Event.id.in_(pending), Event.dispatched_at.is_null())
+        .returning(Event.id, Event.workspace, Event.type, Event.created_at)
+        .namedtuples()
+        .execute()
+    )
+    if not claimed:
+        return Dispatched(0, [])
+    claimed.sort(key=lambda row: (row.created_at, row.id))
+    workspaces = {row.workspace for row in claimed}
+    endpoints: dict[str, list[WebhookEndpoint]] = {}
+    for endpoint in WebhookEndpoint.select(WebhookEndpoint.id, WebhookEndpoint.workspace, WebhookEndpoint.events).where(
+        WebhookEndpoint.workspace.in_(list(workspaces)), WebhookEndpoint.enabled == True  # noqa: E712 - SQL
+    ):
+        endpoints.setdefault(endpoint.workspace_id, []).append(endpoint)
+    rows = [
+        _new_delivery(endpoint_id=endpoint.id, workspace_id=event.workspace, event_id=event.id,
+                      event_type=event.type, moment=moment)
+        for event in claimed
+        for endpoint in endpoints.get(event.workspace, [])
+        if not endpoint.events or event.type in endpoint.events
+    ]
+    for start in range(0, len(rows), 200):
+        WebhookDelivery.insert_many(rows[start : start + 200]).execute()
+    new_ids = [row["id"] for row in rows]
+    nudge_after_commit(new_ids)
+    return Dispatched(len(claimed), new_ids)
+
+
+def _due_condition(moment: Any) -> Any:
+    return (
+        WebhookDelivery.status.in_(PENDING)
+        & (WebhookDelivery.next_attempt_at <= moment)
+        & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < moment))
+    )
+
+
+def sweep_due(*, limit: int = 500) -> list[str]:
+    """Mark up to `limit` rows that are due and not in anyone's hands as nudged; return their ids.
+
+    Due: a retry whose time came, a row whose task was lost, a row whose worker died mid-attempt
+    (its lease expired). Runs in the caller's transaction; the caller enqueues after commit.
+    """
+    moment = clock.now()
+    # A row nudged this long ago and still unclaimed lost its task (its consumer died between taking
+    # the task and claiming the row): enqueue it again. Waiting as long as a lease makes both kinds
+    # of loss recover alike; a duplicate task finds the row claimed or done and does nothing.
+    stale = moment - timedelta(seconds=lease_seconds())
+    condition = _due_condition(moment) & (WebhookDelivery.nudged_at.is_null() | (WebhookDelivery.nudged_at < stale))
+    due = _claim_subquery(
+        WebhookDelivery.select(WebhookDelivery.id).where(condition)
+        .order_by(WebhookDelivery.next_attempt_at).limit(limit)
+    )
+    rows = (WebhookDelivery.update(nudged_at=moment).where(WebhookDelivery.id.in_(due), condition)
+            .returning(WebhookDelivery.id).tuples().execute())
+    found = [row[0] for row in rows]
+    nudge_after_commit(found)
+    return found
+
+
+@dataclass(frozen=True)
+class Claim:
+    delivery_id: str
+    token: str
+    attempts: int  # counting the one about to be made
+    endpoint_id: str
+    event_id: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    delivered: bool
+    response_status: int | None = None
+    error: str | None = None
+    final: bool = False  # no retry whatever the attempt count (the endpoint is disabled)
+
+
+def lease_seconds() -> float:
+    # An attempt can spend the timeout connecting, sending and waiting for the answer; the lease
+    # must outlast it or a second worker would take the row while the first still sends it.
+    return 3 * settings.current().webhook_timeout_seconds + 5
+
+
+# The three statements below run once per attempt. They are written as SQL rather than built by
+# the query builder: building them cost more CPU than the HTTP call itself, and a worker process's
+# threads share one GIL, so that cost capped a worker's throughput.
+
+_CLAIM_SQL = """
+UPDATE webhook_delivery
+   SET claimed_until = ?, claim_token = ?, nudged_at = NULL, attempts = attempts + 1, updated_at = ?
+ WHERE id = ? AND status IN ('QUEUED', 'RETRYING') AND next_attempt_at <= ?
+   AND (claimed_until IS NULL OR claimed_until < ?)
+RETURNING attempts, endpoint_id, event_id
+"""
+
+_LOAD_SQL = """
+SELECT w.url, w.enabled, w.secret, w.previous_secrets, e.type, e.data, e.created_at, e.workspace_id
+  FROM webhook_endpoint w, event e
+ WHERE w.id = ? AND e.id = ?
+"""
+
+_RECORD_SQL = """
+UPDATE webhook_delivery
+   SET status = ?, response_status = ?, last_error = ?, delivered_at = ?, next_attempt_at = ?,
+       claimed_until = NULL, claim_token = NULL, nudged_at = NULL, updated_at = ?
+ WHERE id = ? AND claim_token = ?
+"""
+
+
+def _sql(text: str) -> str:
+    return text if db.param == "?" else text.replace("?", db.param)
+
+
+def claim(delivery_id: str) -> Claim | None:
+    """Take the row for one attempt (one conditional UPDATE): None when it is not due, done, or held.
+
+    The attempt is counted when it starts, so a worker killed mid-attempt still used it: a row that
+    kills its workers cannot loop for ever. Its lease expires and the sweeper hands it out again.
+    """
+    moment = clock.now()
+    token = secrets.token_hex(8)
+    lease = moment + timedelta(seconds=lease_seconds())
+    row = db.execute_sql(_sql(_CLAIM_SQL), (lease, token, moment, delivery_id, moment, moment)).fetchone()
+    if row is None:
+        return None
+    attempts, endpoint_id, event_id = row
+    return Claim(delivery_id, token, int(attempts), endpoint_id, event_id)
+
+
+def record_outcome(found: Claim, outcome: Outcome) -> str | None:
+    """Write the attempt's outcome if this worker still holds the row; return the new status."""
+    moment = clock.now()
+    delays = settings.current().webhook_retry_delays
+    delivered_at = next_attempt_at = None
+    if outcome.delivered:
+        status, delivered_at = "DELIVERED", moment
+    elif outcome.final or found.attempts > len(delays):
+        status = "FAILED"
+    else:
+        status, next_attempt_at = "RETRYING", moment + timedelta(seconds=delays[found.attempts - 1])
+    error = None if outcome.delivered else outcome.error
+    cursor = db.execute_sql(_sql(_RECORD_SQL), (status, outcome.response_status, error, delivered_at,
+                                                next_attempt_at, moment, found.delivery_id, found.token))
+    return status if cursor.rowcount else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Sending
+
+
+def render_body(event: Event) -> bytes:
+    """The envelope's bytes, the same on every attempt and redelivery (the signature covers them)."""
+    return json.dumps(events.envelope(event), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+_client_lock = threading.Lock()
+_client: tuple[tuple[Any, ...], httpx2.Client] | None = None
+
+
+def http_client() -> httpx2.Client:
+    """One guarded client per process (per settings), shared by the worker threads for keep-alive."""
+    global _client
+    current = settings.current()
+    config = (current.webhook_timeout_seconds, current.webhook_allow_private, current.webhook_ca_bundle)
+    with _client_lock:
+        if _client is None or _client[0] != config:
+            if _client is not None:
+                _client[1].close()
+            _client = (config, net.guarded_client(
+                timeout=current.webhook_timeout_seconds, allow_private=current.webhook_allow_private,
+                extra_ca_bundle=current.webhook_ca_bundle, user_agent=USER_AGENT,
+            ))
+        return _client[1]
+
+
+def _describe(error: Exception) -> str:
+    """A fixed sentence for a failed attempt: exception text (paths, library internals) is never shown."""
+    if isinstance(error, net.AddressRefused):
+        return error.message
+    if isinstance(error, httpx2.TimeoutException):
+        return f"No answer within {settings.current().webhook_timeout_seconds:g} s."
+    chain: BaseException | None = error
+    while chain is not None:
+        if isinstance(chain, ssl.SSLCertVerificationError):
+            return "The endpoint's TLS certificate could not be verified."
+        if isinstance(chain, ssl.SSLError):
+            return "The TLS handshake with the endpoint failed."
+        if isinstance(chain, ConnectionRefusedError):
+            return "The endpoint refused the connection."
+        chain = chain.__cause__ or chain.__context__
+    if isinstance(error, httpx2.ConnectError):
+        return "Could not connect to the endpoint."
+    if isinstance(error, httpx2.RemoteProtocolError):
+        return "The endpoint closed the connection or answered with malformed HTTP."
+    return "The request to the endpoint failed."
+
+
+def send(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
+    """POST the body; 2xx within the timeout is delivered, anything else (a redirect too) is a failure."""
+    deadline = time.monotonic() + settings.current().webhook_timeout_seconds
+    try:
+        with http_client().stream("POST", url, content=body, headers=headers) as response:
+            read = 0
+            for chunk in response.iter_raw():
+                read += len(chunk)
+                if read >= RESPONSE_READ_LIMIT or time.monotonic() > deadline:
+                    break
+            status = response.status_code
+    except (httpx2.HTTPError, net.AddressRefused, OSError) as error:
+        return Outcome(False, None, _describe(error))
+    if 200 <= status < 300:
+        return Outcome(True, status)
+    if 300 <= status < 400:
+        return Outcome(False, status, f"HTTP {status}: redirects are not followed.")
+    return Outcome(False, status, f"HTTP {status}.")
+
+
+def _as_datetime(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def attempt(found: Claim) -> Outcome:
+    """Build and send one attempt of a claimed delivery.
+
+    The rows are read in a short connection block and the HTTP call made outside it, so a slow
+    endpoint never holds a pooled PostgreSQL connection (or any transaction) for its 10 s.
+    """
+    with connection():
+        row = db.execute_sql(_sql(_LOAD_SQL), (found.endpoint_id, found.event_id)).fetchone()
+    if row is None:
+        return Outcome(False, None, "The endpoint or the event no longer exists.", final=True)
+    url, enabled, secret, previous, event_type, data, created_at, workspace_id = row
+    if not enabled:
+        return Outcome(False, None, "The endpoint is disabled.", final=True)
+    endpoint = WebhookEndpoint(secret=secret, previous_secrets=previous)
+    event = Event(id=found.event_id, type=event_type, data=json.loads(data), created_at=_as_datetime(created_at),
+                  workspace=workspace_id)
+    body = render_body(event)
+    headers = {
+        "content-type": "application/json",
+        "x-service-signature": signature_header(body, signing_secrets(endpoint), int(time.time())),
+        "x-service-event": event_type,
+        "x-service-delivery": found.delivery_id,
+    }
+    return send(url=url, body=body, headers=headers)
+
+
+def deliver(delivery_id: str) -> str | None:
+    """One attempt at one delivery, if it is due and free; returns the status it ends in (None: not ours)."""
+    with connection(), db.atomic():
+        found = claim(delivery_id)
+    if found is None:
+        return None
+    outcome = attempt(found)
+    with connection(), db.atomic():
+        status = record_outcome(found, outcome)
+    if not outcome.delivered:
+        log.info("webhook delivery %s attempt %d failed: %s", delivery_id, found.attempts, outcome.error)
+    return status

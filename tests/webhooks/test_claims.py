@@ -1,0 +1,110 @@
+"""The outbox's claims under concurrency: several workers never dispatch an event or take a delivery twice."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from service import clock, events, webhooks
+from service.auth import Actor
+from storage.db import connection, db
+from storage.models import WebhookDelivery
+from tasks import webhooks as webhook_tasks
+
+
+def _actor(tenant):
+    return Actor(workspace_id=tenant["workspaceId"], permission="read-write", profile_ids=None,
+                 credential_id="test")
+
+
+def _endpoints(tenant, count):
+    with connection(), db.atomic():
+        return [webhooks.create(actor=_actor(tenant), url=f"https://localhost:9/{n}") for n in range(count)]
+
+
+def _emit(tenant, count):
+    with connection(), db.atomic():
+        return [events.emit(workspace_id=tenant["workspaceId"], type="message.received", data={"n": n}).id
+                for n in range(count)]
+
+
+def _in_threads(fn, threads=8):
+    barrier = threading.Barrier(threads)
+
+    def run(_):
+        barrier.wait()
+        with connection():
+            return fn()
+
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(run, range(threads)))
+
+
+def test_concurrent_dispatchers_write_one_delivery_per_event_and_endpoint(service, tenant, monkeypatch):
+    monkeypatch.setattr(webhooks, "_nudger", None)  # nothing sends: this is about rows only
+    endpoints = _endpoints(tenant, 2)
+    emitted = _emit(tenant, 300)
+    monkeypatch.setattr(webhook_tasks, "BATCH", 25)  # many small batches interleave between threads
+
+    _in_threads(webhook_tasks.dispatch_events)
+
+    with connection():
+        pairs = [(row.event_id, row.endpoint_id) for row in WebhookDelivery.select()]
+    assert len(pairs) == 600
+    assert set(pairs) == {(event_id, endpoint["id"]) for event_id in emitted for endpoint in endpoints}
+
+
+def test_only_one_of_many_workers_claims_a_delivery(service, tenant, monkeypatch):
+    monkeypatch.setattr(webhooks, "_nudger", None)
+    _endpoints(tenant, 1)
+    _emit(tenant, 1)
+    with connection(), db.atomic():
+        delivery_id = webhooks.dispatch_pending().deliveries[0]
+
+    def try_claim():
+        with db.atomic():
+            return webhooks.claim(delivery_id)
+
+    claims = [found for found in _in_threads(try_claim) if found is not None]
+    assert len(claims) == 1
+    assert claims[0].attempts == 1
+
+
+def test_the_sweeper_hands_out_expired_claims_and_leaves_live_ones(service, tenant, monkeypatch):
+    monkeypatch.setattr(webhooks, "_nudger", None)
+    _endpoints(tenant, 1)
+    _emit(tenant, 2)
+    with connection(), db.atomic():
+        live_id, dead_id = webhooks.dispatch_pending().deliveries
+        webhooks.claim(live_id)
+        webhooks.claim(dead_id)
+        # The worker holding this one died: its lease ran out.
+        WebhookDelivery.update(claimed_until=clock.now() - timedelta(seconds=1)).where(
+            WebhookDelivery.id == dead_id).execute()
+    with connection(), db.atomic():
+        swept = webhooks.sweep_due()
+    with connection(), db.atomic():
+        swept_again = webhooks.sweep_due()
+    assert swept == [dead_id]
+    assert swept_again == []  # nudged once; not again while its task waits in the queue
+
+
+def test_an_outcome_from_a_worker_that_lost_its_lease_is_ignored(service, tenant, monkeypatch):
+    monkeypatch.setattr(webhooks, "_nudger", None)
+    _endpoints(tenant, 1)
+    _emit(tenant, 1)
+    with connection(), db.atomic():
+        delivery_id = webhooks.dispatch_pending().deliveries[0]
+        slow = webhooks.claim(delivery_id)
+        WebhookDelivery.update(claimed_until=clock.now() - timedelta(seconds=1)).where(
+            WebhookDelivery.id == delivery_id).execute()
+        fresh = webhooks.claim(delivery_id)
+    with connection(), db.atomic():
+        ignored = webhooks.record_outcome(slow, webhooks.Outcome(False, 500, "HTTP 500."))
+        kept = webhooks.record_outcome(fresh, webhooks.Outcome(True, 200))
+    assert ignored is None
+    assert kept == "DELIVERED"
+    with connection():
+        row = WebhookDelivery.get_by_id(delivery_id)
+    assert (row.status, row.attempts, row.response_status) == ("DELIVERED", 2, 200)

@@ -1,0 +1,119 @@
+"""The SSRF guard with the operator's default (private addresses refused), at the API and at connection time."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import replace
+
+import httpx2
+import pytest
+
+from service import net
+from tests.conftest import bearer
+from tests.support.webhook_receiver import running_receiver
+
+
+@pytest.fixture
+def settings(settings):
+    return replace(settings, webhook_allow_private=False)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://127.0.0.1/hook",
+        "https://localhost/hook",
+        "https://10.1.2.3/hook",
+        "https://192.168.0.10/hook",
+        "https://172.16.5.5/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://100.64.0.1/hook",
+        "https://[::1]/hook",
+        "https://[fe80::1]/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://[64:ff9b::a00:1]/hook",
+        "https://224.0.0.1/hook",
+        "https://0.0.0.0/hook",
+        "https://does-not-exist.invalid/hook",
+    ],
+)
+def test_non_public_addresses_are_refused_when_an_endpoint_is_saved(client, tenant, url):
+    answer = client.post("/v1/webhooks", json={"url": url}, headers=bearer(tenant["apiKey"]))
+    assert answer.status_code == 422
+    assert answer.json()["error"]["details"][0]["field"] == "url"
+
+
+def test_a_patch_to_a_private_address_is_refused(client, tenant, monkeypatch):
+    monkeypatch.setattr(net, "_getaddrinfo", _resolving({"hooks.example.test": "93.184.216.34"}))
+    made = client.post("/v1/webhooks", json={"url": "https://hooks.example.test/h"}, headers=bearer(tenant["apiKey"]))
+    assert made.status_code == 201
+    answer = client.patch(f"/v1/webhooks/{made.json()['id']}", json={"url": "https://10.0.0.7/h"},
+                          headers=bearer(tenant["apiKey"]))
+    assert answer.status_code == 422
+
+
+def _resolving(table):
+    def fake(host, port):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (table[host], port))]
+
+    return fake
+
+
+def test_public_addresses_pass_the_check():
+    for address in ("93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "64:ff9b::5db8:d822"):
+        assert net.is_public_address(ipaddress.ip_address(address))
+
+
+def test_a_name_that_resolves_to_loopback_is_refused_at_connection_time(tls, monkeypatch):
+    # DNS rebinding: the name looked public when it was saved and resolves to loopback when sending.
+    monkeypatch.setattr(net, "_getaddrinfo", _resolving({"hooks.example.test": "127.0.0.1"}))
+    with running_receiver(tls, host="hooks.example.test") as receiver:
+        client = net.guarded_client(timeout=2, allow_private=False, extra_ca_bundle=tls.ca_path, user_agent="t")
+        with client, pytest.raises(net.AddressRefused):
+            client.post(receiver.url + "/hook", content=b"{}")
+        hits = receiver.snapshot()
+    assert hits == []
+
+
+def test_the_connection_goes_to_the_checked_address_with_the_name_kept_for_tls(tls, monkeypatch):
+    looked_up = []
+
+    def fake(host, port):
+        looked_up.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(net, "_getaddrinfo", fake)
+    with running_receiver(tls, host="hooks.example.test") as receiver:
+        client = net.guarded_client(timeout=2, allow_private=True, extra_ca_bundle=tls.ca_path, user_agent="t")
+        with client:
+            answers = [client.post(receiver.url + "/hook", content=b"{}").status_code for _ in range(3)]
+        hits = receiver.snapshot()
+    assert answers == [200, 200, 200]
+    assert looked_up == ["hooks.example.test"]  # resolved once; the kept-alive connection reused
+    assert hits[0].headers["host"] == receiver.url.removeprefix("https://")
+
+
+def test_the_socket_is_opened_to_an_address_never_a_name(tls, monkeypatch):
+    # If anything but the guard resolved the name, this socket-level resolver would be reached.
+    monkeypatch.setattr(net, "_getaddrinfo", _resolving({"hooks.example.test": "127.0.0.1"}))
+
+    real = socket.getaddrinfo
+
+    def numeric_only(host, *args, **kwargs):
+        ipaddress.ip_address(host)  # a name here would mean a second, unchecked resolution
+        return real(host, *args, **kwargs)
+
+    with running_receiver(tls, host="hooks.example.test") as receiver:
+        monkeypatch.setattr(socket, "getaddrinfo", numeric_only)
+        client = net.guarded_client(timeout=2, allow_private=True, extra_ca_bundle=tls.ca_path, user_agent="t")
+        with client:
+            status = client.post(receiver.url + "/hook", content=b"{}").status_code
+    assert status == 200
+
+
+def test_an_untrusted_certificate_fails(tls, tmp_path):
+    with running_receiver(tls) as receiver:
+        client = net.guarded_client(timeout=2, allow_private=True, extra_ca_bundle=None, user_agent="t")
+        with client, pytest.raises(httpx2.ConnectError):
+            client.post(receiver.url + "/hook", content=b"{}")
