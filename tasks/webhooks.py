@@ -7,8 +7,10 @@ row with a conditional UPDATE and does nothing when it cannot.
 
 from __future__ import annotations
 
-from service import webhooks
-from storage.db import db
+import time
+
+from service import events, webhooks
+from storage.db import connection, db
 from tasks.queue import huey
 from tasks.scheduler import every_tick
 
@@ -35,6 +37,26 @@ def enqueue(delivery_ids: list[str]) -> None:
 
 
 webhooks.set_nudger(enqueue)
+
+NUDGE_INTERVAL = 0.05  # seconds; at most one immediate dispatch request per process in this interval
+_last_nudge = 0.0
+
+
+@huey.task()
+def dispatch_now() -> None:
+    with connection():
+        dispatch_events()
+
+
+def _events_committed() -> None:
+    global _last_nudge
+    moment = time.monotonic()
+    if moment - _last_nudge >= NUDGE_INTERVAL:
+        _last_nudge = moment
+        dispatch_now()
+
+
+events.on_committed(_events_committed)
 
 
 @every_tick
