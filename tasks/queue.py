@@ -55,6 +55,8 @@ class EmbeddedConsumer(Consumer):
 
 
 def consumer(*, workers: int, embedded: bool) -> Consumer:
+    # An idle consumer polls SQLite at most every 0.1 s (Redis blocks on BRPOP instead): nudged work
+    # such as a just-committed webhook event starts within that, not at the next scheduler tick.
     cls = EmbeddedConsumer if embedded else Consumer
     return cls(huey, workers=workers, worker_type="thread", periodic=True, initial_delay=0.05,
-               max_delay=0.5, backoff=1.5, check_worker_health=True)
+               max_delay=0.1, backoff=1.5, check_worker_health=True)
