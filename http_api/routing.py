@@ -8,12 +8,10 @@ limit, idempotency, the handler in one transaction) so the event loop never wait
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from http_api.storage_threads import BatchingThreads
 from service import idempotency, ratelimit, settings
 from service.auth import Actor, authenticate_api_key
 from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
@@ -191,15 +190,14 @@ def _to_response(op: Operation, result: Any, headers: dict[str, str]) -> Respons
 
 
 @functools.cache
-def _storage_threads() -> ThreadPoolExecutor:
+def _storage_threads() -> BatchingThreads:
     """The few threads that do /v1's storage work, off the event loop.
 
-    Measured here (bench/workspaces.py): a plain executor hands work over in about half the time
-    of anyio's `run_in_threadpool`, and 4 threads serve more requests than 32 because fewer
-    runnable threads fight less over the GIL. Operations that wait on a platform (`waits=True`)
-    use Starlette's larger pool instead so they cannot starve these.
+    Few, because fewer runnable threads fight less over the GIL (measured: 4 serve more requests
+    than 32). Operations that wait on a platform (`waits=True`) use Starlette's larger pool
+    instead, so they cannot starve these.
     """
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="v1-storage")
+    return BatchingThreads(4, "v1-storage")
 
 
 def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
@@ -213,6 +211,6 @@ def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
             return error_response(error)
         if op.waits:
             return await run_in_threadpool(_execute, op, request, raw)
-        return await asyncio.get_running_loop().run_in_executor(_storage_threads(), _execute, op, request, raw)
+        return await _storage_threads().run(_execute, op, request, raw)
 
     return handle
