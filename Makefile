@@ -10,6 +10,7 @@ serve: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/ruff check .
+	$(BIN)/mypy service platforms
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed

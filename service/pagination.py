@@ -27,7 +27,7 @@ class Page:
 
 
 def paginate(
-    query: ModelSelect, *, page: int | None, limit: int | None, render: Callable[[Any], dict[str, Any]]
+    query: ModelSelect[Any], *, page: int | None, limit: int | None, render: Callable[[Any], dict[str, Any]]
 ) -> Page:
     page = page or 1
     limit = limit or DEFAULT_LIMIT

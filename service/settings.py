@@ -104,7 +104,7 @@ class Settings:
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
         )
-        return replace(settings, **overrides) if overrides else settings
+        return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
 
 
 _current: Settings | None = None

@@ -44,7 +44,7 @@ class SerialisedSqliteDatabase(SqliteDatabase):
         self._holding = threading.local()
 
     def begin(self, lock_type: str | None = None) -> None:
-        lock_type = lock_type or self._lock_type
+        lock_type = lock_type or getattr(self, "_lock_type", None)
         if lock_type in ("IMMEDIATE", "EXCLUSIVE"):
             self._writer.acquire()
             self._holding.lock = True

@@ -58,7 +58,9 @@ class User(BaseModel):
 
 class Membership(BaseModel):
     user = ForeignKeyField(User, on_delete="CASCADE", backref="memberships")
+    user_id: str  # the foreign key column, for type checkers
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="memberships")
+    workspace_id: str  # the foreign key column, for type checkers
     role = CharField(max_length=16)  # owner | member
     created_at = DateTimeField(default=now)
 
@@ -69,6 +71,7 @@ class Membership(BaseModel):
 class Profile(BaseModel):
     id = CharField(primary_key=True, max_length=40)
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="profiles", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
     name = CharField(max_length=200)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
@@ -77,7 +80,9 @@ class Profile(BaseModel):
 class Account(BaseModel):
     id = CharField(primary_key=True, max_length=40)
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
     profile = ForeignKeyField(Profile, on_delete="RESTRICT", backref="accounts", index=True)
+    profile_id: str  # the foreign key column, for type checkers
     platform = CharField(max_length=16)
     platform_account_id = CharField(max_length=128)
     username = CharField(max_length=255, null=True)
@@ -97,6 +102,7 @@ class Account(BaseModel):
 class ApiKey(BaseModel):
     id = CharField(primary_key=True, max_length=40)
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="api_keys", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
     name = CharField(max_length=200)
     secret_hash = CharField(max_length=64, unique=True)  # SHA-256 hex of the whole key
     prefix = CharField(max_length=16)  # "sk_" + first 8 hex, for people to recognise a key
@@ -140,6 +146,7 @@ class Event(BaseModel):
 
     id = CharField(primary_key=True, max_length=40)
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
     type = CharField(max_length=64)
     data = JSONField()
     created_at = DateTimeField(default=now)
@@ -167,6 +174,7 @@ class InboundRecord(BaseModel):
 
     id = CharField(primary_key=True, max_length=40)
     account = ForeignKeyField(Account, on_delete="CASCADE", index=True)
+    account_id: str  # the foreign key column, for type checkers
     platform = CharField(max_length=16)
     kind = CharField(max_length=16)
     dedupe_key = CharField(max_length=255)
@@ -181,6 +189,7 @@ class WebhookEndpoint(BaseModel):
 
     id = CharField(primary_key=True, max_length=40)
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="webhook_endpoints", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
     url = TextField()
     events = JSONField(default=list)  # [] = every event, also ones added later
     description = TextField(null=True)
@@ -202,8 +211,11 @@ class WebhookDelivery(BaseModel):
 
     id = CharField(primary_key=True, max_length=40)
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
     endpoint = ForeignKeyField(WebhookEndpoint, on_delete="CASCADE", backref="deliveries")
+    endpoint_id: str  # the foreign key column, for type checkers
     event = ForeignKeyField(Event, on_delete="CASCADE")
+    event_id: str  # the foreign key column, for type checkers
     event_type = CharField(max_length=64)  # copied from the event for the log's filter
     status = CharField(max_length=16, default="QUEUED")  # QUEUED | RETRYING | DELIVERED | FAILED
     attempts = IntegerField(default=0)
