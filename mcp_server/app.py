@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
@@ -62,16 +62,28 @@ def stop_worker(runtime: Runtime) -> None:
 def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     """The whole service as one ASGI app. `worker=False` for API-only processes (scale-out)."""
 
+    from mcp_server import tools as mcp_tools
+    from oauth import dashboard, endpoints
+
+    mcp = mcp_tools.build_mcp(settings)  # one per app: its session manager runs once
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         prepare(settings)
         runtime = start_worker(settings, embedded=True) if worker else Runtime()
         try:
-            yield
+            async with mcp.session_manager.run():
+                yield
         finally:
             stop_worker(runtime)
 
     routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url)]
+    routes += endpoints.routes(settings)  # /.well-known, /oauth
+    routes += dashboard.build_routes(settings)  # /dashboard
+    # Last: the MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer
+    # every unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors.
+    # Its protected-resource metadata route is served by ours above.
+    routes.append(Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(RequestContext)
     return app

@@ -19,11 +19,13 @@ from peewee import Database, SqliteDatabase
 from service.clock import now
 from storage.db import db, is_postgres
 from storage.migrations import m0001_initial
+from storage.migrations import m0004_oauth
 
 Migration = tuple[int, str, Callable[[Database], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "initial", m0001_initial.apply),
+    (4, "oauth", m0004_oauth.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
