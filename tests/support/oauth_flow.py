@@ -128,3 +128,76 @@ async def mcp_client(server_url: str, auth: httpx2.Auth | None = None, **headers
 
 def structured(result: Any) -> Any:
     return result.structured_content
+
+
+# --- the flow by hand, for the cases a well-behaved client never produces ------------------------
+
+
+def pkce_pair() -> tuple[str, str]:
+    import base64
+    import hashlib
+    import secrets
+
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def register_client(http: httpx2.Client, *, name: str = "Hand-made client", auth_method: str = "none",
+                    redirect_uri: str = REDIRECT_URI) -> dict[str, Any]:
+    answer = http.post("/oauth/register", json={
+        "client_name": name, "redirect_uris": [redirect_uri], "token_endpoint_auth_method": auth_method,
+        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def authorize_params(client_id: str, challenge: str, **extra: str) -> dict[str, str]:
+    return {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT_URI, "state": "st-1",
+            "code_challenge": challenge, "code_challenge_method": "S256", **extra}
+
+
+def browser_sign_in(http: httpx2.Client, email: str, password: str) -> None:
+    page = http.get("/dashboard/login")
+    answer = http.post("/dashboard/login", data={"email": email, "password": password,
+                                                  "csrf_token": hidden(page.text, "csrf_token")})
+    assert answer.status_code == 303, answer.text
+
+
+def consent_code(http: httpx2.Client, params: dict[str, str], *, workspace_id: str, decision: str = "allow") -> str:
+    """GET the consent page, answer it, return the Location the browser is sent to."""
+    page = http.get("/oauth/authorize", params=params)
+    assert page.status_code == 200, page.text
+    action = html.unescape(re.search(r'<form method="post" action="(/oauth/authorize[^"]*)"', page.text).group(1))  # type: ignore[union-attr]
+    answer = http.post(action, data={"csrf_token": hidden(page.text, "csrf_token"), "decision": decision,
+                                     "workspaceId": workspace_id})
+    assert answer.status_code == 302, answer.text
+    return answer.headers["location"]
+
+
+def query_of(location: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+def hand_made_tokens(http: httpx2.Client, *, workspace_id: str, scope: str = "read write",
+                     name: str = "Hand-made client") -> tuple[dict[str, Any], dict[str, Any]]:
+    """(client, token answer) for a public client that asked for `scope`; the browser is signed in."""
+    client = register_client(http, name=name)
+    verifier, challenge = pkce_pair()
+    location = consent_code(http, authorize_params(client["client_id"], challenge, scope=scope,
+                                                    resource=str(http.base_url).rstrip("/") + "/mcp"),
+                            workspace_id=workspace_id)
+    answer = http.post("/oauth/token", data={
+        "grant_type": "authorization_code", "code": query_of(location)["code"], "redirect_uri": REDIRECT_URI,
+        "client_id": client["client_id"], "code_verifier": verifier,
+        "resource": str(http.base_url).rstrip("/") + "/mcp"})
+    assert answer.status_code == 200, answer.text
+    return client, answer.json()
+
+
+def call_tool_raw(http: httpx2.Client, token: str, name: str, arguments: dict[str, Any] | None = None) -> httpx2.Response:
+    """One JSON-RPC tools/call over plain HTTP (stateless server), as a load generator sends it."""
+    return http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                   "params": {"name": name, "arguments": arguments or {}}},
+                     headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+                              "MCP-Protocol-Version": "2025-06-18"})
