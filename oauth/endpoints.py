@@ -123,7 +123,7 @@ def routes(settings: Settings) -> list[Route]:
         user = await _signed_in(request)
         if user is None:
             return dashboard.login_redirect(request)
-        user_id, email = user
+        user_id = user[0]
         spaces = await dashboard.in_db(lambda: workspaces.list_user_workspaces(user_id=user_id))
         client = grant.request.client
         action = "/oauth/authorize?" + request.url.query

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
@@ -191,7 +191,7 @@ class S256Challenge(CodeChallenge):
     """PKCE with S256, demanded at /authorize (Authlib's `required=True` only checks at /token and
     would accept `plain`)."""
 
-    SUPPORTED_CODE_CHALLENGE_METHOD = ["S256"]
+    SUPPORTED_CODE_CHALLENGE_METHOD: ClassVar[list[str]] = ["S256"]
 
     def validate_code_challenge(self, grant: Any, redirect_uri: str) -> None:
         data = grant.request.payload.data

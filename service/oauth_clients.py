@@ -140,7 +140,7 @@ def _client_from_metadata(url: str, document: dict[str, Any]) -> ClientInfo:
         redirect_uris=tuple(redirect_uris),
         grant_types=tuple(document.get("grant_types") or ("authorization_code", "refresh_token")),
         response_types=tuple(document.get("response_types") or ("code",)),
-        token_endpoint_auth_method="none",
+        token_endpoint_auth_method="none",  # noqa: S106 - a method name, not a secret
         scope=document.get("scope") if isinstance(document.get("scope"), str) else None,
         metadata_document=True,
     )

@@ -299,7 +299,7 @@ def verify_access_token(presented: str) -> TokenInfo | None:
 def list_connected_apps(*, user_id: str) -> list[dict[str, Any]]:
     """The person's live grants, one entry per client and workspace."""
     rows = (
-        OAuthGrant.select(OAuthGrant, Workspace.name)
+        OAuthGrant.select(OAuthGrant, Workspace)
         .join(Workspace)
         .where(OAuthGrant.user == user_id, OAuthGrant.revoked_at.is_null())
         .order_by(OAuthGrant.created_at)

@@ -18,8 +18,7 @@ from peewee import Database, SqliteDatabase
 
 from service.clock import now
 from storage.db import db, is_postgres
-from storage.migrations import m0001_initial
-from storage.migrations import m0004_oauth
+from storage.migrations import m0001_initial, m0004_oauth
 
 Migration = tuple[int, str, Callable[[Database], None]]
 

@@ -11,8 +11,8 @@ import httpx2
 
 from storage.db import connection
 from storage.models import User
-from tests.support.factories import add_account, add_profile
-from tests.support.oauth_flow import Consent, MemoryStorage, mcp_client, provider, sign_in, structured
+from tests.support.factories import add_account
+from tests.support.oauth_flow import Consent, MemoryStorage, provider, sign_in, structured
 
 
 def email_of(user_id: str) -> str:

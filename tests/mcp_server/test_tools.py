@@ -87,9 +87,10 @@ def test_a_revoked_connected_app_is_refused_at_once(browser, tenant):
     assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200
     page = browser.get("/dashboard/settings/connected-apps")
     assert "Assistant to revoke" in page.text
+    # The form as the page renders it: the test posts what a browser would.
     answer = browser.post("/dashboard/settings/connected-apps/revoke", data={
-        "csrf_token": hidden(page.text, "csrf_token"), "clientId": client["client_id"],
-        "workspaceId": tenant["workspaceId"]})
+        "csrf_token": hidden(page.text, "csrf_token"), "clientId": hidden(page.text, "clientId"),
+        "workspaceId": hidden(page.text, "workspaceId")})
     assert answer.status_code == 303
     assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 401
     refresh = browser.post("/oauth/token", data={"grant_type": "refresh_token", "client_id": client["client_id"],
