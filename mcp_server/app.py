@@ -1,8 +1,8 @@
 """The composition root: builds the whole service from settings and owns its lifespan.
 
-Here: `/v1` (the HTTP API), `/hooks/{platform}` (platform webhooks) and, with the sandbox on,
-`/sandbox` (the platform emulator). Later parts join them: `/oauth` and `/.well-known`
-(authorisation server), `/dashboard` and, last, `/mcp`.
+One router holds: `/v1` (the HTTP API), `/hooks/{platform}` (platform webhooks), `/sandbox` (the
+platform emulator, when on), `/oauth` and `/.well-known` (the authorisation server), `/dashboard`
+and, last, `/mcp` (the MCP server for AI assistants).
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute, Mount
+from starlette.routing import BaseRoute, Mount, Route
 
 from http_api import hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
+from mcp_server import tools as mcp_tools
+from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
 from service import adapters
 from service import settings as settings_module
@@ -74,12 +76,15 @@ def stop_worker(runtime: Runtime) -> None:
 def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     """The whole service as one ASGI app. `worker=False` for API-only processes (scale-out)."""
 
+    mcp = mcp_tools.build_mcp(settings)  # one per app: its session manager runs once
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         prepare(settings)
         runtime = start_worker(settings, embedded=True) if worker else Runtime()
         try:
-            yield
+            async with mcp.session_manager.run():
+                yield
         finally:
             stop_worker(runtime)
 
@@ -87,6 +92,12 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     if settings.sandbox:
         emulator = create_emulator_app(config=adapters.platform_config(settings), resolve_account=_sandbox_account)
         routes.append(Mount("/sandbox", app=emulator))
+    routes += endpoints.routes(settings)  # /.well-known, /oauth
+    routes += dashboard.build_routes(settings)  # /dashboard
+    # Last: the MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer
+    # every unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors.
+    # Its protected-resource metadata route is served by ours above.
+    routes.append(Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(RequestContext)
     return app

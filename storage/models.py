@@ -252,3 +252,93 @@ ALL_MODELS: list[type[BaseModel]] = [
     WebhookEndpoint,
     WebhookDelivery,
 ]
+
+
+# --- OAuth authorisation server (issue 6) -------------------------------------------------------
+
+
+class OAuthClient(BaseModel):
+    """A client registered through RFC 7591 dynamic registration.
+
+    Clients identified by a Client ID Metadata Document (an https URL) are not stored: their
+    metadata is fetched when needed and the grant keeps a copy of the name shown at consent.
+    """
+
+    client_id = CharField(primary_key=True, max_length=64)
+    secret_hash = CharField(max_length=64, null=True)  # SHA-256 of the secret; null for public clients
+    client_name = CharField(max_length=200, null=True)  # attacker-controlled: always escaped when shown
+    redirect_uris = JSONField(default=list)
+    grant_types = JSONField(default=list)
+    response_types = JSONField(default=list)
+    scope = CharField(max_length=200, null=True)
+    token_endpoint_auth_method = CharField(max_length=32)
+    metadata = JSONField(default=dict)  # everything else the client registered, echoed as given
+    created_at = DateTimeField(default=now)
+
+
+class OAuthGrant(BaseModel):
+    """One person's consent to one client in one workspace: the "connected app".
+
+    Every token descends from a grant; revoking the grant (dashboard, reuse of a refresh token,
+    reuse of a code) revokes all of its tokens in the same transaction.
+    """
+
+    id = CharField(primary_key=True, max_length=40)
+    client_id = CharField(max_length=2048, index=True)
+    client_name = CharField(max_length=200, null=True)
+    user = ForeignKeyField(User, on_delete="CASCADE", index=True)
+    user_id: str  # the foreign key column, for type checkers
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    scope = CharField(max_length=200)
+    resource = CharField(max_length=2048)
+    created_at = DateTimeField(default=now)
+    last_used_at = DateTimeField(null=True)
+    revoked_at = DateTimeField(null=True)
+    revoked_reason = CharField(max_length=32, null=True)  # dashboard | refresh_reuse | code_reuse | revocation
+
+
+class OAuthCode(BaseModel):
+    """An authorisation code: single use, 10 minutes, stored as a SHA-256 hash."""
+
+    code_hash = CharField(primary_key=True, max_length=64)
+    client_id = CharField(max_length=2048)
+    client_name = CharField(max_length=200, null=True)
+    user = ForeignKeyField(User, on_delete="CASCADE")
+    user_id: str  # the foreign key column, for type checkers
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE")
+    workspace_id: str  # the foreign key column, for type checkers
+    redirect_uri = CharField(max_length=2048)
+    scope = CharField(max_length=200)
+    resource = CharField(max_length=2048)
+    code_challenge = CharField(max_length=128)
+    code_challenge_method = CharField(max_length=8)
+    expires_at = DateTimeField()
+    used_at = DateTimeField(null=True)
+    grant_id = CharField(max_length=40, null=True)  # the grant it was exchanged for, to revoke on reuse
+    created_at = DateTimeField(default=now)
+
+
+class OAuthToken(BaseModel):
+    """An access token and the refresh token issued with it, both stored as SHA-256 hashes."""
+
+    id = CharField(primary_key=True, max_length=40)
+    grant = ForeignKeyField(OAuthGrant, on_delete="CASCADE", backref="tokens", index=True)
+    grant_id: str  # the foreign key column, for type checkers
+    client_id = CharField(max_length=2048)
+    user = ForeignKeyField(User, on_delete="CASCADE")
+    user_id: str  # the foreign key column, for type checkers
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE")
+    workspace_id: str  # the foreign key column, for type checkers
+    scope = CharField(max_length=200)
+    resource = CharField(max_length=2048)
+    access_hash = CharField(max_length=64, unique=True)
+    refresh_hash = CharField(max_length=64, unique=True, null=True)
+    access_expires_at = DateTimeField()
+    refresh_expires_at = DateTimeField(null=True)
+    refresh_used_at = DateTimeField(null=True)  # set when rotated: presenting it again is reuse
+    revoked_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=now)
+
+
+ALL_MODELS += [OAuthClient, OAuthGrant, OAuthCode, OAuthToken]

@@ -19,7 +19,7 @@ from peewee import Database, SqliteDatabase
 
 from service.clock import now
 from storage.db import db, is_postgres
-from storage.migrations import m0001_initial, m0002_webhooks, m0003_platforms
+from storage.migrations import m0001_initial, m0002_webhooks, m0003_platforms, m0004_oauth
 
 Migration = tuple[int, str, Callable[[Database], None]]
 
@@ -27,6 +27,7 @@ MIGRATIONS: list[Migration] = [
     (1, "initial", m0001_initial.apply),
     (2, "webhooks", m0002_webhooks.apply),
     (3, "platform connections and inbound events", m0003_platforms.apply),
+    (4, "oauth", m0004_oauth.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -1,0 +1,110 @@
+"""MCP `tools/call` per second against the same listing through /v1 with a key, in the same run;
+and the time of the whole OAuth flow with the official MCP client.
+
+Until the inbox lands this compares `list_accounts` with `GET /v1/accounts`; switch with
+`--tool list_conversations --path /v1/conversations` once both exist. Goal: ratio >= 0.5.
+
+    python bench/mcp.py [--seconds 8] [--connections 16] [--tool list_accounts] [--path /v1/accounts]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import httpx2
+from common import ROOT, bootstrap, embedded_env, free_port, load, process, temp_dir
+
+# This file is called mcp.py: take its folder off the path so that `import mcp` finds the SDK.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.oauth_flow import Consent, MemoryStorage, provider, sign_in  # noqa: E402
+
+
+def wrk_post(url: str, *, body: dict, headers: dict[str, str], seconds: float, connections: int) -> float:
+    """Requests per second of one POST, with wrk (a Lua script sets method, body and headers)."""
+    if not shutil.which("wrk"):
+        raise SystemExit("this benchmark needs wrk")
+    lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(json.dumps(body))}"]
+    lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write("\n".join(lines) + "\n")
+    try:
+        out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "-s", script.name, url],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(script.name)
+    if re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out):
+        raise RuntimeError("some answers were not 2xx: the benchmark is not measuring success")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+
+
+async def oauth_flow(base: str, email: str, password: str, tool: str) -> tuple[float, str]:
+    """Seconds from the first (401) request to the first tool result, and the access token."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as browser:
+        await sign_in(browser, email, password)  # the person is already signed in to the dashboard
+        storage = MemoryStorage()
+        started = time.perf_counter()
+        auth = provider(base, browser, Consent(), storage=storage, client_name="bench")
+        async with (
+            httpx2.AsyncClient(auth=auth, timeout=30) as http,
+            Client(streamable_http_client(base + "/mcp", http_client=http)) as client,
+        ):
+            result = await client.call_tool(tool, {})
+            elapsed = time.perf_counter() - started
+            assert not result.is_error, result
+        assert storage.tokens is not None
+        return elapsed, storage.tokens.access_token
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--tool", default="list_accounts")
+    parser.add_argument("--path", default="/v1/accounts")
+    parser.add_argument("--protocol", default="2025-06-18", help="MCP-Protocol-Version of the load")
+    args = parser.parse_args()
+
+    env = embedded_env(temp_dir(), SWITCHBOARD_RATE_LIMIT_PER_MINUTE="100000000")
+    boot = bootstrap(env)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env["SWITCHBOARD_BASE_URL"] = base
+    serve = [sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(port)]
+    with process(serve, f"{base}/v1/health", env):
+        flows = [asyncio.run(oauth_flow(base, "bench@example.com", "bench-password", args.tool)) for _ in range(3)]
+        token = flows[-1][1]
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": args.tool, "arguments": {}}}
+        mcp_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                       "Authorization": f"Bearer {token}", "MCP-Protocol-Version": args.protocol}
+        check = httpx2.post(base + "/mcp", json=call, headers=mcp_headers).json()
+        assert not check["result"].get("isError"), check
+        results: dict[str, list[float]] = {"mcp": [], "v1": []}
+        for _ in range(2):
+            results["mcp"].append(wrk_post(base + "/mcp", body=call, headers=mcp_headers,
+                                           seconds=args.seconds, connections=args.connections))
+            results["v1"].append(load(base + args.path, headers={"Authorization": f"Bearer {boot['apiKey']}"},
+                                      seconds=args.seconds, connections=args.connections)["rps"])
+    mcp_rps, v1_rps = max(results["mcp"]), max(results["v1"])
+    print(f"MCP tools/call {args.tool} (OAuth token, stateless, SQLite): {mcp_rps:8.0f} calls/s")
+    print(f"GET {args.path} (API key):{' ' * max(1, 33 - len(args.path))}{v1_rps:8.0f} req/s")
+    print(f"ratio: {mcp_rps / v1_rps:.2f} (goal >= 0.5)")
+    print("whole OAuth flow (401 -> discovery -> registration -> consent -> token -> first tool result): "
+          + ", ".join(f"{seconds * 1000:.0f} ms" for seconds, _ in flows))
+
+
+if __name__ == "__main__":
+    main()

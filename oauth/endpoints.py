@@ -1,0 +1,175 @@
+"""The authorisation server's HTTP face: metadata, registration, authorise + consent, token, revoke.
+
+Each handler reads the request on the event loop, then runs Authlib and storage in a worker thread
+inside one transaction (`in_db`). Errors that cannot safely go back to the client (unknown client,
+a redirect URI that does not match exactly) are a 400 page, never a redirect.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from authlib.oauth2.rfc6749 import OAuth2Error
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from oauth import dashboard
+from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, server_for
+from service import oauth_tokens, workspaces
+from service.settings import Settings
+
+MAX_FORM_BYTES = 64 * 1024
+
+
+def _to_response(answer: Answer) -> Response:
+    headers = {k: v for k, v in answer.headers if k.lower() not in ("content-type", "location")}
+    if answer.location is not None:
+        return RedirectResponse(answer.location, status_code=answer.status if answer.status in (301, 302, 303) else 302,
+                                headers=headers)
+    body = answer.body if isinstance(answer.body, str) else json.dumps(answer.body)
+    return Response(body, status_code=answer.status, headers=headers, media_type="application/json")
+
+
+def _oauth_error_json(error: OAuth2Error) -> Response:
+    status, body, headers = error()
+    return _to_response(Answer(status, body, list(headers)))
+
+
+async def _pairs(request: Request) -> list[tuple[str, str]]:
+    if request.method != "POST":
+        return []
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/x-www-form-urlencoded":
+        return []
+    raw = await request.body()
+    if len(raw) > MAX_FORM_BYTES:
+        return []
+    form = await request.form()
+    return [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+
+
+def _form_request(server: Server, request: Request, form: list[tuple[str, str]]) -> FormRequest:
+    # The URI Authlib sees is our public one (behind a proxy the socket's is not).
+    uri = server.base_url + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return FormRequest(request.method, uri, request.headers, list(request.query_params.multi_items()), form)
+
+
+def routes(settings: Settings) -> list[Route]:
+    server = server_for(settings.base_url)
+    middleware = dashboard.session_middleware(settings)
+    resource = server.resource
+
+    async def metadata(request: Request) -> Response:
+        return JSONResponse(server.metadata, headers={"Access-Control-Allow-Origin": "*"})
+
+    async def protected_resource(request: Request) -> Response:
+        # RFC 9728. Ours rather than the SDK's so that it lists both scopes: a token needs `read`
+        # for read tools and `write` for the others, so neither is required of every request.
+        return JSONResponse(
+            {
+                "resource": resource,
+                "authorization_servers": [server.issuer],
+                "scopes_supported": list(oauth_tokens.SCOPES),
+                "bearer_methods_supported": ["header"],
+                "resource_name": "Switchboard MCP",
+            },
+            headers={"Access-Control-Allow-Origin": "*"},
+        )
+
+    async def register(request: Request) -> Response:
+        try:
+            data = json.loads(await request.body())
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            data = None
+        if not isinstance(data, dict):
+            return JSONResponse({"error": "invalid_client_metadata",
+                                 "error_description": "The body must be a JSON object."}, status_code=400)
+        uri = server.base_url + request.url.path
+        answer = await dashboard.in_db(
+            server.create_endpoint_response, "client_registration", JSONRequest("POST", uri, request.headers, data)
+        )
+        return _to_response(answer)
+
+    async def token(request: Request) -> Response:
+        form = await _pairs(request)
+        answer = await dashboard.in_db(server.create_token_response, _form_request(server, request, form))
+        return _to_response(answer)
+
+    async def revoke(request: Request) -> Response:
+        form = await _pairs(request)
+        answer = await dashboard.in_db(server.create_endpoint_response, "revocation",
+                                       _form_request(server, request, form))
+        return _to_response(answer)
+
+    async def authorize(request: Request) -> Response:
+        form = await _pairs(request)
+        oauth_request = _form_request(server, request, form)
+
+        def validate() -> Any:
+            return server.get_consent_grant(oauth_request, end_user=None)
+
+        try:
+            grant = await dashboard.in_db(validate)
+        except OAuth2Error as error:
+            if error.redirect_uri:  # the client and its redirect URI are known good: tell the client
+                return _to_response(server.error_redirect(error))
+            return dashboard.error_page(
+                request, 400, "This link cannot be used",
+                error.description or "The application's request is not valid.", error.error)
+
+        user = await _signed_in(request)
+        if user is None:
+            return dashboard.login_redirect(request)
+        user_id = user[0]
+        spaces = await dashboard.in_db(lambda: workspaces.list_user_workspaces(user_id=user_id))
+        client = grant.request.client
+        action = "/oauth/authorize?" + request.url.query
+
+        def consent_page(status: int = 200, error: str | None = None, selected: str | None = None) -> Response:
+            return dashboard.render(
+                request, "consent.html", status=status, title="Allow access", action=action,
+                client_name=client.name or client.client_id, unverified=not client.info.metadata_document,
+                redirect_host=urlsplit(grant.redirect_uri).netloc,
+                scopes=oauth_tokens.scope_list(grant.request.scope), workspaces=spaces,
+                selected=selected or (spaces[0]["id"] if spaces else None), error=error,
+            )
+
+        if request.method == "GET":
+            if not spaces:
+                return dashboard.error_page(request, 403, "No workspace", "You are not a member of any workspace.")
+            return consent_page()
+
+        values = dict(form)
+        if not dashboard.csrf_ok(request, values):
+            return consent_page(400, "The form expired; please decide again.")
+        decision = values.get("decision")
+        workspace_id = values.get("workspaceId")
+        if decision == "allow":
+            if workspace_id not in {ws["id"] for ws in spaces}:
+                return consent_page(400, "Choose one of your workspaces.")
+            consent: Consent | None = Consent(user_id=user_id, workspace_id=str(workspace_id))
+        elif decision == "deny":
+            consent = None
+        else:
+            return consent_page(400, "Choose Allow or Deny.")
+        answer = await dashboard.in_db(server.create_authorization_response, oauth_request, consent, grant)
+        return _to_response(answer)
+
+    async def _signed_in(request: Request) -> tuple[str, str] | None:
+        user = dashboard.session_user(request)
+        if user is None or not await dashboard.in_db(dashboard._user_exists, user[0]):
+            return None
+        return user
+
+    return [
+        Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"]),
+        Route("/.well-known/oauth-protected-resource/mcp", protected_resource, methods=["GET"]),
+        Route("/.well-known/oauth-protected-resource", protected_resource, methods=["GET"]),
+        Route("/oauth/register", register, methods=["POST"]),
+        Route("/oauth/token", token, methods=["POST"]),
+        Route("/oauth/revoke", revoke, methods=["POST"]),
+        Route("/oauth/authorize", authorize, methods=["GET", "POST"], middleware=middleware),
+    ]

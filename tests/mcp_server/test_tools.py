@@ -1,0 +1,158 @@
+"""Tools act in the token's workspace, with the token's scopes, and fail with /v1 error codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import httpx2
+import pytest
+
+from mcp_server import tools as mcp_tools
+from mcp_server.app import create_app
+from service import bootstrap as bootstrap_module
+from service import workspaces
+from storage.db import connection, db
+from storage.models import Profile, User
+from tests.support.factories import add_account
+from tests.support.live_server import live_server
+from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens, hidden
+
+
+def email_of(user_id: str) -> str:
+    with connection():
+        return User.get_by_id(user_id).email
+
+
+def rpc(answer: httpx2.Response) -> dict:
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
+
+
+@pytest.fixture
+def browser(server_url, tenant):
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        browser_sign_in(http, email_of(tenant["userId"]), "correct horse")
+        yield http
+
+
+def test_a_token_sees_only_the_workspace_chosen_at_consent(browser, tenant, other_tenant):
+    mine = add_account(tenant["workspaceId"], tenant["profileId"])
+    theirs = add_account(other_tenant["workspaceId"], other_tenant["profileId"])
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    listed = rpc(call_tool_raw(browser, tokens["access_token"], "list_accounts"))["structuredContent"]
+    assert [a["id"] for a in listed["data"]] == [mine]
+    other_profile = rpc(call_tool_raw(browser, tokens["access_token"], "list_accounts",
+                                      {"profileId": other_tenant["profileId"]}))["structuredContent"]
+    assert other_profile["data"] == []
+    assert theirs not in json.dumps(listed)
+
+
+def test_a_person_with_two_workspaces_chooses_one_and_the_token_stays_there(browser, tenant):
+    with connection(), db.atomic():
+        second = bootstrap_module.bootstrap(email=email_of(tenant["userId"]), password="correct horse",
+                                            workspace_name="Second")
+    there = add_account(second["workspaceId"], second["profileId"])
+    add_account(tenant["workspaceId"], tenant["profileId"])
+    _, tokens = hand_made_tokens(browser, workspace_id=second["workspaceId"])
+    listed = rpc(call_tool_raw(browser, tokens["access_token"], "list_accounts"))["structuredContent"]
+    assert [a["id"] for a in listed["data"]] == [there]
+    spaces = rpc(call_tool_raw(browser, tokens["access_token"], "list_workspaces"))["structuredContent"]
+    assert [ws["name"] for ws in spaces["data"]] == ["Second"]
+
+
+def test_consent_for_a_workspace_the_person_is_not_in_is_refused(browser, tenant, other_tenant):
+    from tests.support.oauth_flow import authorize_params, pkce_pair, register_client
+
+    client = register_client(browser)
+    _, challenge = pkce_pair()
+    page = browser.get("/oauth/authorize", params=authorize_params(client["client_id"], challenge))
+    action = re.search(r'action="(/oauth/authorize[^"]*)"', page.text).group(1).replace("&amp;", "&")
+    answer = browser.post(action, data={"csrf_token": hidden(page.text, "csrf_token"), "decision": "allow",
+                                        "workspaceId": other_tenant["workspaceId"]})
+    assert answer.status_code == 400
+    assert "location" not in answer.headers
+
+
+def test_tool_arguments_are_checked_with_the_v1_rules_and_errors_carry_the_v1_code(browser, tenant):
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    result = rpc(call_tool_raw(browser, tokens["access_token"], "list_accounts", {"limit": 500}))
+    assert result["isError"] is True
+    assert "limit" in result["content"][0]["text"]
+
+
+def test_a_revoked_connected_app_is_refused_at_once(browser, tenant):
+    client, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"], name="Assistant to revoke")
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200
+    page = browser.get("/dashboard/settings/connected-apps")
+    assert "Assistant to revoke" in page.text
+    # The form as the page renders it: the test posts what a browser would.
+    answer = browser.post("/dashboard/settings/connected-apps/revoke", data={
+        "csrf_token": hidden(page.text, "csrf_token"), "clientId": hidden(page.text, "clientId"),
+        "workspaceId": hidden(page.text, "workspaceId")})
+    assert answer.status_code == 303
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 401
+    refresh = browser.post("/oauth/token", data={"grant_type": "refresh_token", "client_id": client["client_id"],
+                                                 "refresh_token": tokens["refresh_token"]})
+    assert refresh.json()["error"] == "invalid_grant"
+    assert "Assistant to revoke" not in browser.get("/dashboard/settings/connected-apps").text
+
+
+# --- scopes, with a write tool added to the registry for this test --------------------------------
+
+CREATE_PROFILE = mcp_tools.ToolDef(
+    "create_profile", "workspaces.create_profile", "write", "Create a profile.",
+    args=dict(workspaces.CREATE_PROFILE.fields), required=("name",))
+
+
+@pytest.fixture
+def server_with_write_tool(service, monkeypatch):
+    monkeypatch.setattr(mcp_tools, "TOOLS", [*mcp_tools.TOOLS, CREATE_PROFILE])
+    port = int(service.base_url.rsplit(":", 1)[1])
+    with live_server(create_app(service, worker=False), port=port) as url:
+        yield url
+
+
+def test_a_read_token_cannot_call_a_write_tool(server_with_write_tool, service):
+    with connection(), db.atomic():
+        email = f"scopes-{uuid.uuid4().hex[:8]}@example.com"
+        tenant = bootstrap_module.bootstrap(email=email, password="correct horse")
+    with httpx2.Client(base_url=server_with_write_tool, timeout=30) as http:
+        browser_sign_in(http, email, "correct horse")
+        _, read_only = hand_made_tokens(http, workspace_id=tenant["workspaceId"], scope="read")
+        assert read_only["scope"] == "read"
+        refused = rpc(call_tool_raw(http, read_only["access_token"], "create_profile", {"name": "Nope"}))
+        assert refused["isError"] is True
+        assert refused["structuredContent"]["error"]["code"] == "forbidden"
+        assert "`write`" in refused["structuredContent"]["error"]["message"]
+
+        _, write_only = hand_made_tokens(http, workspace_id=tenant["workspaceId"], scope="write")
+        no_read = rpc(call_tool_raw(http, write_only["access_token"], "list_accounts"))
+        assert "`read`" in no_read["structuredContent"]["error"]["message"]
+
+        _, both = hand_made_tokens(http, workspace_id=tenant["workspaceId"], scope="read write")
+        made = rpc(call_tool_raw(http, both["access_token"], "create_profile", {"name": "From the assistant"}))
+        assert made.get("isError") is not True
+        assert made["structuredContent"]["workspaceId"] == tenant["workspaceId"]
+    with connection():
+        assert [p.name for p in Profile.select().where(Profile.workspace == tenant["workspaceId"])
+                .order_by(Profile.created_at)] == ["Main", "From the assistant"]
+
+
+def test_tools_are_annotated(server_with_write_tool, service):
+    with connection(), db.atomic():
+        email = f"ann-{uuid.uuid4().hex[:8]}@example.com"
+        tenant = bootstrap_module.bootstrap(email=email, password="correct horse")
+    with httpx2.Client(base_url=server_with_write_tool, timeout=30) as http:
+        browser_sign_in(http, email, "correct horse")
+        _, tokens = hand_made_tokens(http, workspace_id=tenant["workspaceId"])
+        listed = http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           headers={"Authorization": f"Bearer {tokens['access_token']}",
+                                    "Accept": "application/json, text/event-stream",
+                                    "MCP-Protocol-Version": "2025-06-18"}).json()["result"]["tools"]
+    by_name = {tool["name"]: tool for tool in listed}
+    assert by_name["list_accounts"]["annotations"]["readOnlyHint"] is True
+    assert by_name["create_profile"]["annotations"]["readOnlyHint"] is False
+    assert set(by_name["list_accounts"]["inputSchema"]["properties"]) == {"profileId", "platform", "status", "page", "limit"}
+    assert by_name["list_accounts"]["inputSchema"]["properties"]["limit"]["anyOf"][0]["maximum"] == 100

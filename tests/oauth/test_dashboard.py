@@ -1,0 +1,105 @@
+"""Dashboard pages over HTTP: sign-in, CSRF on every form, API keys shown once, sign-out."""
+
+from __future__ import annotations
+
+import re
+
+import httpx2
+import pytest
+
+from storage.db import connection
+from storage.models import User
+from tests.conftest import bearer
+from tests.support.oauth_flow import browser_sign_in, hidden
+
+
+def email_of(user_id: str) -> str:
+    with connection():
+        return User.get_by_id(user_id).email
+
+
+@pytest.fixture
+def browser(server_url, tenant):
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        browser_sign_in(http, email_of(tenant["userId"]), "correct horse")
+        yield http
+
+
+def test_a_wrong_password_does_not_sign_in(server_url, tenant):
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        page = http.get("/dashboard/login")
+        answer = http.post("/dashboard/login", data={"email": email_of(tenant["userId"]), "password": "wrong one",
+                                                     "csrf_token": hidden(page.text, "csrf_token")})
+        assert answer.status_code == 401
+        assert "not right" in answer.text
+        assert http.get("/dashboard").status_code == 303
+
+
+def test_a_form_without_its_csrf_token_is_refused(server_url, tenant):
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        http.get("/dashboard/login")
+        answer = http.post("/dashboard/login", data={"email": email_of(tenant["userId"]), "password": "correct horse"})
+        assert answer.status_code == 400
+        assert http.get("/dashboard").status_code == 303
+
+
+def test_the_session_cookie_is_httponly_and_samesite_lax(server_url):
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        cookie = http.get("/dashboard/login").headers["set-cookie"].lower()
+    assert "httponly" in cookie
+    assert "samesite=lax" in cookie
+
+
+def test_a_login_next_that_leaves_the_site_goes_to_the_dashboard(server_url, tenant):
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        page = http.get("/dashboard/login", params={"next": "//evil.example/x"})
+        answer = http.post("/dashboard/login", data={"email": email_of(tenant["userId"]), "password": "correct horse",
+                                                     "csrf_token": hidden(page.text, "csrf_token"),
+                                                     "next": hidden(page.text, "next")})
+        assert answer.headers["location"] == "/dashboard"
+
+
+def test_workspaces_page_lists_profiles(browser, tenant):
+    page = browser.get("/dashboard")
+    assert page.status_code == 200
+    assert tenant["workspaceId"] in page.text
+    assert tenant["profileId"] in page.text
+
+
+def test_an_api_key_is_shown_once_and_revoking_it_ends_it(browser, client, tenant):
+    page = browser.get("/dashboard/api-keys")
+    created = browser.post("/dashboard/api-keys", data={"csrf_token": hidden(page.text, "csrf_token"),
+                                                        "workspaceId": tenant["workspaceId"], "name": "<b>CI</b>",
+                                                        "permission": "read"})
+    assert created.status_code == 200
+    key = re.search(r'id="new-key">(sk_[0-9a-f]{64})<', created.text).group(1)
+    assert "&lt;b&gt;CI&lt;/b&gt;" in created.text
+    assert client.get("/v1/workspaces", headers=bearer(key)).status_code == 200
+    listing = browser.get("/dashboard/api-keys")
+    assert key not in listing.text
+    assert key[:11] in listing.text
+    key_id = re.findall(r'action="/dashboard/api-keys/(key_[^/]+)/revoke"', listing.text)[0]
+    revoked = browser.post(f"/dashboard/api-keys/{key_id}/revoke", data={
+        "csrf_token": hidden(listing.text, "csrf_token"), "workspaceId": tenant["workspaceId"]})
+    assert revoked.status_code == 303
+    assert client.get("/v1/workspaces", headers=bearer(key)).status_code == 401
+
+
+def test_keys_of_another_workspace_cannot_be_created_or_revoked(browser, other_tenant):
+    page = browser.get("/dashboard/api-keys")
+    answer = browser.post("/dashboard/api-keys", data={"csrf_token": hidden(page.text, "csrf_token"),
+                                                       "workspaceId": other_tenant["workspaceId"], "name": "x"})
+    assert answer.status_code == 404
+
+
+def test_the_webhooks_page_answers_whether_or_not_webhooks_are_built(browser):
+    page = browser.get("/dashboard/webhooks")
+    assert page.status_code == 200
+    assert "Webhooks" in page.text
+
+
+def test_sign_out_ends_the_session(browser):
+    page = browser.get("/dashboard")
+    answer = browser.post("/dashboard/logout", data={"csrf_token": hidden(page.text, "csrf_token")})
+    assert answer.status_code == 303
+    assert browser.get("/dashboard").status_code == 303
