@@ -92,10 +92,18 @@ def test_keys_of_another_workspace_cannot_be_created_or_revoked(browser, other_t
     assert answer.status_code == 404
 
 
-def test_the_webhooks_page_answers_whether_or_not_webhooks_are_built(browser):
+def test_the_webhooks_page_lists_endpoints_and_their_delivery_log(browser, client, tenant):
+    made = client.post("/v1/webhooks", headers=bearer(tenant["apiKey"]),
+                       json={"url": "https://localhost:9/in", "description": "<b>crm</b>"}).json()
+    client.post(f"/v1/webhooks/{made['id']}/test", headers=bearer(tenant["apiKey"]))
     page = browser.get("/dashboard/webhooks")
     assert page.status_code == 200
-    assert "Webhooks" in page.text
+    assert "https://localhost:9/in" in page.text
+    assert "&lt;b&gt;crm&lt;/b&gt;" in page.text  # escaped
+    log = browser.get(f"/dashboard/webhooks/{made['id']}")
+    assert log.status_code == 200
+    assert "webhook.test" in log.text
+    assert made["secret"] not in log.text
 
 
 def test_sign_out_ends_the_session(browser):
