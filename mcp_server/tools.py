@@ -15,6 +15,7 @@ logged and answered with `internal_error`, never with the exception's text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import json
@@ -141,8 +142,16 @@ def _actor(definition: ToolDef) -> Actor:
     )
 
 
+def _transaction(definition: ToolDef) -> Any:
+    # A tool that calls a platform runs its own short transactions around the call (never hold
+    # SQLite's one write lock across the network), as its /v1 operation does.
+    if definition.waits:
+        return contextlib.nullcontext()
+    return reading() if definition.scope == "read" else db.atomic()
+
+
 def _execute(definition: ToolDef, function: Callable[..., Any], actor: Actor, arguments: dict[str, Any]) -> Any:
-    with connection(), (reading() if definition.scope == "read" and not definition.waits else db.atomic()):
+    with connection(), _transaction(definition):
         values = Obj(fields=definition.args, required=definition.required).validate(arguments)
         result = function(actor=actor, **{definition.rename.get(k, k): v for k, v in values.items()})
     return result.as_dict() if isinstance(result, Page) else result
