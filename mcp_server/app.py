@@ -21,6 +21,7 @@ from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
 from platforms.emulator import create_emulator_app
 from service import adapters
+from service import conversations as _inbox  # noqa: F401 - registers the inbox's /hooks handlers
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db

@@ -18,13 +18,14 @@ from peewee import Database, SqliteDatabase
 
 from service.clock import now
 from storage.db import db, is_postgres
-from storage.migrations import m0001_initial, m0003_platforms
+from storage.migrations import m0001_initial, m0003_platforms, m0005_inbox
 
 Migration = tuple[int, str, Callable[[Database], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "initial", m0001_initial.apply),
     (3, "platform connections and inbound events", m0003_platforms.apply),
+    (5, "inbox", m0005_inbox.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
