@@ -41,7 +41,7 @@ from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.inbound import on_inbound
 from service.pagination import DEFAULT_LIMIT, Page, paginate
 from service.validation import ID, INSTANT, NULLABLE_INSTANT, Int, Obj, Str, record
-from storage.db import db
+from storage.db import db, reading
 from storage.models import Account, Conversation, Message
 
 log = logging.getLogger("switchboard.inbox")
@@ -54,6 +54,7 @@ MESSAGE_STATUSES = ("received", "pending", "sent", "delivered", "read", "failed"
 SOURCES = ("inbox", "broadcast", "sequence", "automation")
 CONVERSATION_STATUSES = ("open",)
 MAX_TEXT = 4096
+WATERMARK_SLACK = dt.timedelta(seconds=1)
 WINDOW_MESSAGE = "The contact's last message is older than the platform's messaging window."
 
 LIST_QUERY = {
@@ -430,7 +431,7 @@ def deliver(message_id: str) -> tuple[Message, PlatformFailure | None]:
     id, or `failed` with the reason. Call outside any transaction (the platform call may take
     seconds); the storage steps run in short transactions of their own. A message that is no longer
     pending (sent already, or failed) is never sent again."""
-    with db.atomic():
+    with reading():
         message = Message.get_by_id(message_id)
         conversation = Conversation.get_by_id(message.conversation_id)
         account = Account.get_by_id(conversation.account_id)
@@ -604,9 +605,11 @@ def _receipt(account: Account, event: InboundEvent) -> None:
         query = query.where(Message.platform_message_id.in_(list(event.message_ids)))
     elif event.watermark is not None and event.contact_id:
         # Facebook's read receipt names no message: everything sent to the contact up to the mark.
+        # The mark is the platform's clock, our rows are stamped by ours before the call: a little
+        # slack absorbs the skew (and marks that come in whole seconds).
         query = query.where(
             Conversation.external_conversation_id == event.contact_id,
-            Message.created_at <= _naive_utc(event.watermark),
+            Message.created_at <= _naive_utc(event.watermark) + WATERMARK_SLACK,
         )
     else:
         return
@@ -620,8 +623,7 @@ def _receipt(account: Account, event: InboundEvent) -> None:
             Message.id == row.id, Message.status.in_(before)
         ).execute()
         row.status, row.error, row.updated_at = "failed", reason, moment
-        workspace_id = Conversation.get_by_id(row.conversation_id).workspace_id
-        events.emit(workspace_id=workspace_id, type="message.failed", data=message_record(row))
+        events.emit(workspace_id=account.workspace_id, type="message.failed", data=message_record(row))
 
 
 # -- permanent deletion of an account ----------------------------------------------------------

@@ -372,3 +372,19 @@ def test_permanent_deletion_of_the_account_takes_its_conversations(client, tenan
     assert _conversations(client, tenant)["data"] == []
     with connection():
         assert Message.select().count() == 0
+
+
+def test_facebook_read_watermark_marks_everything_sent_before_it(client, tenant):
+    fb = connect_account(client, tenant, "facebook")
+    _dm(client, "facebook", fb, "psid-8", "hi")
+    conversation = _conversations(client, tenant)["data"][0]
+    first = _send(client, tenant, conversation["id"], "one").json()
+    _send(client, tenant, conversation["id"], "two")
+    delivered = client.post("/sandbox/facebook/receipt", json={
+        "accountId": fb["id"], "from": {"id": "psid-8"}, "kind": "delivery", "messageIds": [first["platformMessageId"]]})
+    assert delivered.status_code == 200
+    assert [m["status"] for m in _messages(client, tenant, conversation["id"])] == ["received", "delivered", "sent"]
+    read = client.post("/sandbox/facebook/receipt", json={
+        "accountId": fb["id"], "from": {"id": "psid-8"}, "kind": "read", "messageIds": []})
+    assert read.status_code == 200
+    assert [m["status"] for m in _messages(client, tenant, conversation["id"])] == ["received", "read", "read"]
