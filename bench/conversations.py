@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -75,6 +76,11 @@ def seed(db_path: Path, *, workspace_id: str, profile_id: str, conversations: in
                     batch_m,
                 )
                 batch_c, batch_m = [], []
+        # What the service keeps in the same transaction as each new conversation.
+        connection.execute(
+            "INSERT INTO conversation_count (account_id, workspace_id, profile_id, platform, total)"
+            " SELECT account_id, workspace_id, profile_id, platform, COUNT(*) FROM conversation GROUP BY account_id"
+        )
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
     return time.perf_counter() - started
@@ -85,11 +91,34 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
+def measure(
+    serve: list[str], base: str, env: dict[str, str], key: str, targets: dict[str, tuple[str, dict[str, int]]],
+    *, requests: int, expected_total: int,
+) -> dict[str, list[float]]:
+    """Milliseconds of each request, per target, measured in turn (interleaved)."""
+    timings: dict[str, list[float]] = {name: [] for name in targets}
+    with process(serve, f"{base}/v1/health", env), \
+            httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as http:
+        first = http.get("/v1/conversations", params={"page": 1000}).json()
+        assert first["pagination"]["total"] == expected_total, first["pagination"]
+        assert len(first["data"]) == 20
+        for _ in range(50):  # warm-up: connections, caches, the page cache of SQLite
+            for path, params in targets.values():
+                http.get(path, params=params).raise_for_status()
+        for _ in range(requests):
+            for name, (path, params) in targets.items():  # interleaved: all see the same machine
+                started = time.perf_counter()
+                http.get(path, params=params).raise_for_status()
+                timings[name].append((time.perf_counter() - started) * 1000)
+    return timings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=1500, help="requests per measured URL")
     parser.add_argument("--conversations", type=int, default=100_000)
     parser.add_argument("--messages-each", type=int, default=10)
+    parser.add_argument("--keep", action="store_true", help="keep the seeded data directory (and print it)")
     args = parser.parse_args()
 
     data_dir = temp_dir()
@@ -109,20 +138,14 @@ def main() -> None:
         "page 1000 (limit 20)": ("/v1/conversations", {"page": 1000}),
         "page 1000 (limit 100, last)": ("/v1/conversations", {"page": 1000, "limit": 100}),
     }
-    timings: dict[str, list[float]] = {name: [] for name in targets}
-    with process(serve, f"{base}/v1/health", env), \
-            httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {tenant['apiKey']}"}) as http:
-        first = http.get("/v1/conversations", params={"page": 1000}).json()
-        assert first["pagination"]["total"] == args.conversations, first["pagination"]
-        assert len(first["data"]) == 20
-        for _ in range(50):  # warm-up: connections, caches, the page cache of SQLite
-            for path, params in targets.values():
-                http.get(path, params=params).raise_for_status()
-        for _ in range(args.requests):
-            for name, (path, params) in targets.items():  # interleaved: all see the same machine
-                started = time.perf_counter()
-                http.get(path, params=params).raise_for_status()
-                timings[name].append((time.perf_counter() - started) * 1000)
+    try:
+        timings = measure(serve, base, env, tenant["apiKey"], targets, requests=args.requests,
+                          expected_total=args.conversations)
+    finally:
+        if args.keep:
+            print(f"data kept in {data_dir}")
+        else:
+            shutil.rmtree(data_dir, ignore_errors=True)  # ~450 MB of SQLite
 
     print(f"{'':30} {'median':>9} {'p99':>9}   ({args.requests} requests each, one keep-alive client)")
     for name, values in timings.items():

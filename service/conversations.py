@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from peewee import Case, Expression, IntegrityError
+from peewee import Case, IntegrityError
 
 from platforms.base import Button, PlatformFailure, SentMessage
 from platforms.inbound import InboundEvent
@@ -41,8 +41,9 @@ from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.inbound import on_inbound
 from service.pagination import DEFAULT_LIMIT, Page, paginate
 from service.validation import ID, INSTANT, NULLABLE_INSTANT, Int, Obj, Str, record
+from storage import hot_inbox
 from storage.db import db, reading
-from storage.models import Account, Conversation, Message
+from storage.models import Account, Conversation, ConversationCount, Message
 
 log = logging.getLogger("switchboard.inbox")
 
@@ -208,40 +209,46 @@ def list_conversations(
 ) -> Page:
     """The workspace's conversations, newest `lastMessageAt` first (a conversation without messages
     yet sorts by its creation). `platform` is the upper-case filter of the contract."""
-    conditions: list[Expression] = [Conversation.workspace == actor.workspace_id]
+    profile_ids = None if actor.profile_ids is None else tuple(sorted(actor.profile_ids))
     if profileId is not None:
         actor.require_profile(profileId)
-        conditions.append(Conversation.profile == profileId)
-    elif actor.profile_ids is not None:
-        conditions.append(Conversation.profile.in_(sorted(actor.profile_ids)))
-    if accountId is not None:
-        if actor.profile_ids is not None:
-            account = Account.get_or_none(Account.id == accountId, Account.workspace == actor.workspace_id)
-            if account is not None:
-                actor.require_profile(account.profile_id)
-        conditions.append(Conversation.account == accountId)
-    if platform is not None:
-        conditions.append(Conversation.platform == platform.lower())
+        profile_ids = (profileId,)
+    if accountId is not None and actor.profile_ids is not None:
+        account = Account.get_or_none(Account.id == accountId, Account.workspace == actor.workspace_id)
+        if account is not None:
+            actor.require_profile(account.profile_id)
+    filters = hot_inbox.Filters(
+        workspace_id=actor.workspace_id,
+        profile_ids=profile_ids,
+        account_id=accountId,
+        platform=platform.lower() if platform is not None else None,
+    )
     page, limit = page or 1, limit or DEFAULT_LIMIT
-    total = Conversation.select().where(*conditions).count()
+    total = hot_inbox.total(filters)
     offset = (page - 1) * limit
-    if offset >= total:
-        return Page([], page, limit, total)
-    # Deferred join: the OFFSET walks only the covering index (filter, activity_at, id), and whole
-    # rows are read for the page alone, so page 1000 costs about what page 1 does.
-    window = (
-        Conversation.select(Conversation.id)
-        .where(*conditions)
-        .order_by(Conversation.activity_at.desc(), Conversation.id.desc())
-        .limit(limit)
-        .offset(offset)
-    )
-    rows = sorted(
-        Conversation.select().where(Conversation.id.in_(window)),
-        key=lambda row: (row.activity_at, row.id),
-        reverse=True,
-    )
-    return Page([to_record(row) for row in rows], page, limit, total)
+    rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
+    return Page([_row_record(row) for row in rows], page, limit, total)
+
+
+def _row_record(row: tuple[Any, ...]) -> dict[str, Any]:
+    """`to_record` of a `hot_inbox.page` row (same fields, same order)."""
+    (id_, account_id, platform, handle, name, external_id, last_message_at, last_inbound_at, unread, status,
+     created_at, updated_at) = row
+    iso = hot_inbox.iso
+    return {
+        "id": id_,
+        "accountId": account_id,
+        "platform": platform,
+        "contactHandle": handle,
+        "contactName": name,
+        "externalConversationId": external_id,
+        "lastMessageAt": iso(last_message_at),
+        "lastInboundAt": iso(last_inbound_at),
+        "unreadCount": unread,
+        "status": status,
+        "createdAt": iso(created_at),
+        "updatedAt": iso(updated_at),
+    }
 
 
 def get_messages(
@@ -348,6 +355,12 @@ def _find_or_create(
         if winner is None:
             raise Conflict("The conversation changed while it was being started; try again.")
         return winner, False
+    ConversationCount.insert(
+        account=account.id, workspace=account.workspace_id, profile=account.profile_id, platform=account.platform,
+        total=1,
+    ).on_conflict(
+        conflict_target=[ConversationCount.account], update={ConversationCount.total: ConversationCount.total + 1}
+    ).execute()
     return Conversation.get_by_id(new_id), True
 
 
@@ -631,6 +644,7 @@ def _delete_for_account(account_id: str) -> int:
     """Delete an account's conversations and their messages; how many conversations went."""
     threads = Conversation.select(Conversation.id).where(Conversation.account == account_id)
     Message.delete().where(Message.conversation.in_(threads)).execute()
+    ConversationCount.delete().where(ConversationCount.account == account_id).execute()
     return int(Conversation.delete().where(Conversation.account == account_id).execute())
 
 

@@ -228,6 +228,18 @@ class Message(BaseModel):
         indexes = ((("conversation", "created_at", "id"), False),)
 
 
+class ConversationCount(BaseModel):
+    """How many conversations an account has, kept in the transaction that creates or deletes them:
+    the list's `total` sums a workspace's few accounts instead of counting 100k rows on every page.
+    Platform and profile are copied from the account so every filter of the list applies here."""
+
+    account = ForeignKeyField(Account, on_delete="CASCADE", primary_key=True)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    platform = CharField(max_length=16)
+    total = IntegerField(default=0)
+
+
 ALL_MODELS: list[type[BaseModel]] = [
     Workspace,
     User,
@@ -243,4 +255,5 @@ ALL_MODELS: list[type[BaseModel]] = [
     InboundRecord,
     Conversation,
     Message,
+    ConversationCount,
 ]

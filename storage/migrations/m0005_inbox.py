@@ -1,9 +1,9 @@
-"""The inbox: conversations (one per contact and account) and their messages."""
+"""The inbox: conversations (one per contact and account), their messages, per-account counts."""
 
 from peewee import Database
 
-from storage.models import Conversation, Message
+from storage.models import Conversation, ConversationCount, Message
 
 
 def apply(database: Database) -> None:
-    database.create_tables([Conversation, Message], safe=True)
+    database.create_tables([Conversation, Message, ConversationCount], safe=True)
