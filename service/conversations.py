@@ -455,7 +455,7 @@ def deliver(message_id: str) -> tuple[Message, PlatformFailure | None]:
     outcome: SentMessage | PlatformFailure
     try:
         outcome = adapters.call(
-            account, lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=message.text, button=button)
+            account, lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=message.text or "", button=button)
         )
     except PlatformFailure as failure:
         outcome = failure
