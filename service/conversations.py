@@ -452,10 +452,11 @@ def deliver(message_id: str) -> tuple[Message, PlatformFailure | None]:
         return message, None
     recipient = conversation.external_conversation_id or conversation.contact_handle or ""
     button = Button(message.button_label, message.button_url) if message.button_label and message.button_url else None
+    text = message.text or ""
     outcome: SentMessage | PlatformFailure
     try:
         outcome = adapters.call(
-            account, lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=message.text or "", button=button)
+            account, lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=text, button=button)
         )
     except PlatformFailure as failure:
         outcome = failure
