@@ -333,7 +333,7 @@ def _find_or_create(
     """
     existing = _find(account.id, external_id=external_id, handle=handle, from_contact=from_contact)
     if existing is not None:
-        _complete(existing, external_id=external_id, handle=handle, name=name)
+        _complete(existing, external_id=external_id, handle=handle, name=name, rename=from_contact)
         return existing, False
     if handle is not None and from_contact and _handle_taken(account.id, handle):
         handle = None  # another conversation holds this handle (it changed hands): keep the id only
@@ -352,6 +352,9 @@ def _find_or_create(
     )
     if not inserted:  # a concurrent call created it first and has committed
         winner = _find(account.id, external_id=external_id, handle=handle, from_contact=from_contact)
+        if winner is None and from_contact and handle is not None:
+            # The handle went to another contact's conversation meanwhile: keep the id only.
+            return _find_or_create(account, external_id=external_id, handle=None, name=name, from_contact=True)
         if winner is None:
             raise Conflict("The conversation changed while it was being started; try again.")
         return winner, False
@@ -372,14 +375,17 @@ def _handle_taken(account_id: str, handle: str) -> bool:
     )
 
 
-def _complete(conversation: Conversation, *, external_id: str | None, handle: str | None, name: str | None) -> None:
-    """Fill what the conversation did not know yet (its platform id, handle or name)."""
+def _complete(
+    conversation: Conversation, *, external_id: str | None, handle: str | None, name: str | None, rename: bool
+) -> None:
+    """Fill what the conversation did not know yet (its platform id, handle or name). The name the
+    platform sends replaces the stored one (`rename`); a caller's only fills a missing one."""
     changes: dict[Any, Any] = {}
     if external_id is not None and conversation.external_conversation_id is None:
         changes[Conversation.external_conversation_id] = external_id
     if handle is not None and conversation.contact_handle is None:
         changes[Conversation.contact_handle] = handle
-    if name and name != conversation.contact_name:
+    if name and name != conversation.contact_name and (rename or conversation.contact_name is None):
         changes[Conversation.contact_name] = name
     if not changes:
         return

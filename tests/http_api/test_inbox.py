@@ -388,3 +388,12 @@ def test_facebook_read_watermark_marks_everything_sent_before_it(client, tenant)
         "accountId": fb["id"], "from": {"id": "psid-8"}, "kind": "read", "messageIds": []})
     assert read.status_code == 200
     assert [m["status"] for m in _messages(client, tenant, conversation["id"])] == ["received", "read", "read"]
+
+
+def test_a_handle_that_changed_hands_does_not_merge_two_contacts(client, tenant):
+    bot = connect_account(client, tenant, "telegram")
+    _dm(client, "telegram", bot, "601", "first owner", handle="sam")
+    _dm(client, "telegram", bot, "602", "second owner", handle="sam")
+    listed = _conversations(client, tenant)["data"]
+    assert sorted((c["externalConversationId"], c["contactHandle"]) for c in listed) == [("601", "sam"), ("602", None)]
+    assert all(c["unreadCount"] == 1 for c in listed)
