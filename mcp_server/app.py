@@ -23,6 +23,7 @@ from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
 from service import adapters
+from service import conversations as _inbox  # noqa: F401 - registers the inbox's /hooks handlers
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db

@@ -33,7 +33,7 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import accounts
+from service import accounts, conversations
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
@@ -56,9 +56,11 @@ class ToolDef:
     destructive: bool = False  # deletes or cancels something, or reaches people (a sent message)
     idempotent: bool = False
     waits: bool = False  # calls a platform: may wait seconds on the network
+    render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
 
 
 ACCOUNT_ID = {"accountId": ID}
+CONVERSATION_ID = {"conversationId": ID}
 
 TOOLS: list[ToolDef] = [
     ToolDef("list_workspaces", "workspaces.list_workspaces", "read",
@@ -70,6 +72,23 @@ TOOLS: list[ToolDef] = [
             "What the platform makes the creator choose before publishing to this account (TikTok: privacy "
             "levels, comment/duet/stitch switches, maximum video length; fetched live).",
             args=ACCOUNT_ID, required=("accountId",), rename={"accountId": "account_id"}, waits=True),
+    ToolDef("list_conversations", "conversations.list_conversations", "read",
+            "The inbox: conversations newest first, filtered by platform (upper case: INSTAGRAM, WHATSAPP, "
+            "TIKTOK, TELEGRAM, YOUTUBE, X), account or profile; paginated.",
+            args={**conversations.LIST_QUERY, **PAGE_QUERY}),
+    ToolDef("get_messages", "conversations.get_messages", "read",
+            "The messages of one conversation, oldest first; paginated.",
+            args={**CONVERSATION_ID, **PAGE_QUERY}, required=("conversationId",),
+            rename={"conversationId": "conversation_id"}),
+    ToolDef("start_conversation", "conversations.start_conversation", "write",
+            "Start a conversation with a contact on an account, or get the one that already exists for that "
+            "contact. Give contactHandle or externalConversationId.",
+            args=conversations.START.fields, required=conversations.START.required, idempotent=True,
+            render=lambda started: {**started.conversation, "created": started.created}),
+    ToolDef("send_message", "conversations.send_message", "write",
+            "Send a direct message to the contact of a conversation. Reaches a real person: it cannot be unsent.",
+            args={**CONVERSATION_ID, **conversations.SEND.fields}, required=("conversationId", "text"),
+            rename={"conversationId": "conversation_id"}, destructive=True, waits=True),
 ]
 
 
@@ -154,6 +173,8 @@ def _execute(definition: ToolDef, function: Callable[..., Any], actor: Actor, ar
     with connection(), _transaction(definition):
         values = Obj(fields=definition.args, required=definition.required).validate(arguments)
         result = function(actor=actor, **{definition.rename.get(k, k): v for k, v in values.items()})
+    if definition.render is not None:
+        return definition.render(result)
     return result.as_dict() if isinstance(result, Page) else result
 
 

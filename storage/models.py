@@ -236,6 +236,75 @@ class WebhookDelivery(BaseModel):
         )
 
 
+class Conversation(BaseModel):
+    """One contact's thread on one connected account. At most one per contact: unique per account on
+    the platform's id of the thread and on the normalised handle (NULLs never collide)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    # Copied from the account so that lists filter and sort on one table, through covering indexes.
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    workspace_id: str  # the foreign key column, for type checkers
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    profile_id: str  # the foreign key column, for type checkers
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=False)
+    account_id: str  # the foreign key column, for type checkers
+    platform = CharField(max_length=16)
+    contact_handle = CharField(max_length=255, null=True)  # normalised (service.contacts)
+    contact_name = CharField(max_length=255, null=True)
+    external_conversation_id = CharField(max_length=255, null=True)  # what the platform sends DMs to
+    last_message_at = DateTimeField(null=True)
+    last_inbound_at = DateTimeField(null=True)  # opens the 24 h window of Meta platforms
+    activity_at = DateTimeField()  # the list's sort key: last_message_at, or created_at before any message
+    unread_count = IntegerField(default=0)
+    status = CharField(max_length=16, default="open")
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = (
+            (("account", "external_conversation_id"), True),
+            (("account", "contact_handle"), True),
+            (("workspace", "activity_at", "id"), False),
+            (("workspace", "platform", "activity_at", "id"), False),
+            (("account", "activity_at", "id"), False),
+            (("profile", "activity_at", "id"), False),
+        )
+
+
+class Message(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    conversation = ForeignKeyField(Conversation, on_delete="CASCADE", index=False)
+    conversation_id: str  # the foreign key column, for type checkers
+    direction = CharField(max_length=16)  # inbound | outbound
+    text = TextField(null=True)  # null: an inbound attachment without text
+    button_label = CharField(max_length=255, null=True)
+    button_url = TextField(null=True)
+    status = CharField(max_length=16)  # received | pending | sent | delivered | read | failed
+    platform_message_id = CharField(max_length=255, null=True, index=True)
+    error = TextField(null=True)
+    source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("conversation", "created_at", "id"), False),)
+
+
+class ConversationCount(BaseModel):
+    """How many conversations an account has, kept in the transaction that creates or deletes them:
+    the list's `total` sums a workspace's few accounts instead of counting 100k rows on every page.
+    Platform and profile are copied from the account so every filter of the list applies here."""
+
+    account = ForeignKeyField(Account, on_delete="CASCADE", primary_key=True)
+    account_id: str  # the foreign key column, for type checkers
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    profile_id: str  # the foreign key column, for type checkers
+    platform = CharField(max_length=16)
+    total = IntegerField(default=0)
+
+
 ALL_MODELS: list[type[BaseModel]] = [
     Workspace,
     User,
@@ -251,6 +320,9 @@ ALL_MODELS: list[type[BaseModel]] = [
     InboundRecord,
     WebhookEndpoint,
     WebhookDelivery,
+    Conversation,
+    Message,
+    ConversationCount,
 ]
 
 

@@ -1,0 +1,81 @@
+"""The inbox through MCP: the same service functions as /v1, acting in the token's workspace."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from storage.db import connection
+from storage.models import User
+from tests.conftest import bearer
+from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens
+from tests.support.sandbox import connect_account
+
+
+def _result(answer: httpx2.Response) -> dict:
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
+
+
+@pytest.fixture
+def browser(server_url, tenant):
+    with connection():
+        email = User.get_by_id(tenant["userId"]).email
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        browser_sign_in(http, email, "correct horse")
+        yield http
+
+
+def test_an_assistant_reads_the_inbox_and_replies(browser, client, tenant):
+    bot = connect_account(client, tenant, "telegram")
+    client.post("/sandbox/telegram/inbound-message", json={
+        "accountId": bot["id"], "from": {"id": "777", "handle": "dana", "name": "Dana"}, "text": "Is it in stock?"})
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    token = tokens["access_token"]
+
+    listed = _result(call_tool_raw(browser, token, "list_conversations", {"platform": "TELEGRAM"}))
+    conversation = listed["structuredContent"]["data"][0]
+    assert conversation["contactName"] == "Dana"
+    messages = _result(call_tool_raw(browser, token, "get_messages", {"conversationId": conversation["id"]}))
+    assert [m["text"] for m in messages["structuredContent"]["data"]] == ["Is it in stock?"]
+
+    sent = _result(call_tool_raw(browser, token, "send_message",
+                                 {"conversationId": conversation["id"], "text": "Yes — ships today 📦"}))
+    assert sent.get("isError") is not True, sent
+    assert sent["structuredContent"]["status"] == "sent"
+    reached = client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
+    assert [r["text"] for r in reached] == ["Yes — ships today 📦"]
+    via_api = client.get(f"/v1/conversations/{conversation['id']}/messages", headers=bearer(tenant["apiKey"])).json()
+    assert [m["direction"] for m in via_api["data"]] == ["inbound", "outbound"]
+
+
+def test_start_conversation_returns_the_existing_one_the_second_time(browser, client, tenant):
+    ig = connect_account(client, tenant, "instagram")
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    first = _result(call_tool_raw(browser, tokens["access_token"], "start_conversation",
+                                  {"accountId": ig["id"], "contactHandle": "@Eve"}))["structuredContent"]
+    second = _result(call_tool_raw(browser, tokens["access_token"], "start_conversation",
+                                   {"accountId": ig["id"], "contactHandle": "eve"}))["structuredContent"]
+    assert (first["created"], second["created"]) == (True, False)
+    assert first["id"] == second["id"]
+    assert first["contactHandle"] == "eve"
+
+
+def test_a_read_token_cannot_send_and_errors_carry_the_v1_codes(browser, client, tenant, other_tenant):
+    bot = connect_account(client, tenant, "telegram")
+    client.post("/sandbox/telegram/inbound-message", json={
+        "accountId": bot["id"], "from": {"id": "778", "handle": "fay", "name": "Fay"}, "text": "hello"})
+    conversation_id = client.get("/v1/conversations", headers=bearer(tenant["apiKey"])).json()["data"][0]["id"]
+    _, read_only = hand_made_tokens(browser, workspace_id=tenant["workspaceId"], scope="read")
+    refused = _result(call_tool_raw(browser, read_only["access_token"], "send_message",
+                                    {"conversationId": conversation_id, "text": "x"}))
+    assert refused["isError"] is True
+    assert refused["structuredContent"]["error"]["code"] == "forbidden"
+    assert "write" in refused["structuredContent"]["error"]["message"]
+    assert client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"] == []
+
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    missing = _result(call_tool_raw(browser, tokens["access_token"], "get_messages", {"conversationId": "conv_nope"}))
+    assert missing["structuredContent"]["error"]["code"] == "not_found"
+    bad = _result(call_tool_raw(browser, tokens["access_token"], "list_conversations", {"platform": "telegram"}))
+    assert bad["isError"] is True
