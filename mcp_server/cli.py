@@ -159,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # The MCP SDK logs every request at INFO; a busy server would spend its time writing those lines.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     return int(args.run(args))
 

@@ -1,10 +1,10 @@
 """MCP `tools/call` per second against the same listing through /v1 with a key, in the same run;
 and the time of the whole OAuth flow with the official MCP client.
 
-Until the inbox lands this compares `list_accounts` with `GET /v1/accounts`; switch with
-`--tool list_conversations --path /v1/conversations` once both exist. Goal: ratio >= 0.5.
+By default `list_conversations` against `GET /v1/conversations` (any listing tool and its path
+can be given). Goal: ratio >= 0.5.
 
-    python bench/mcp.py [--seconds 8] [--connections 16] [--tool list_accounts] [--path /v1/accounts]
+    python bench/mcp_tools.py [--seconds 8] [--connections 16] [--tool list_conversations] [--path /v1/conversations]
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ import time
 import httpx2
 from common import ROOT, bootstrap, embedded_env, free_port, load, process, temp_dir
 
-# This file is called mcp.py: take its folder off the path so that `import mcp` finds the SDK.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.oauth_flow import Consent, MemoryStorage, provider, sign_in  # noqa: E402
+from tests.support.oauth_flow import Consent, MemoryStorage, provider, sign_in
 
 
 def wrk_post(url: str, *, body: dict, headers: dict[str, str], seconds: float, connections: int) -> float:
@@ -73,8 +71,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=8)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--tool", default="list_accounts")
-    parser.add_argument("--path", default="/v1/accounts")
+    parser.add_argument("--tool", default="list_conversations")
+    parser.add_argument("--path", default="/v1/conversations")
     parser.add_argument("--protocol", default="2025-06-18", help="MCP-Protocol-Version of the load")
     args = parser.parse_args()
 
