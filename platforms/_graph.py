@@ -100,7 +100,30 @@ class GraphAdapter(BaseAdapter):
 
 
 class MessengerStyle(GraphAdapter):
-    """Instagram messaging and Messenger share the Send API and its button template."""
+    """Instagram messaging and Messenger share the Send API and its button template, the app
+    subscription edge and the followers field."""
+
+    webhook_fields: tuple[str, ...] = ()
+
+    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
+        self._graph(
+            "POST",
+            f"{account.platform_account_id}/subscribed_apps",
+            self._token(account),
+            secrets=account.secrets(),
+            params={"subscribed_fields": ",".join(self.webhook_fields)},
+        )
+        return list(self.webhook_fields)
+
+    def follower_count(self, account: AccountContext) -> int:
+        answer = self._graph(
+            "GET",
+            account.platform_account_id,
+            self._token(account),
+            secrets=account.secrets(),
+            params={"fields": "followers_count"},
+        )
+        return int(answer.get("followers_count", 0))
 
     def _send(
         self, account: AccountContext, recipient: dict[str, str], message: dict[str, Any]

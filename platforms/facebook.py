@@ -22,6 +22,7 @@ WEBHOOK_FIELDS = [
 
 
 class FacebookAdapter(MessengerStyle, FacebookLogin):
+    webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "facebook"
     scopes = (
         "pages_show_list",
@@ -83,16 +84,6 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         new.update(userAccessToken=new_user, userExpiresAt=expires, accessToken=str(page["access_token"]))
         return new
 
-    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
-        self._graph(
-            "POST",
-            f"{account.platform_account_id}/subscribed_apps",
-            self._token(account),
-            secrets=account.secrets(),
-            params={"subscribed_fields": ",".join(WEBHOOK_FIELDS)},
-        )
-        return list(WEBHOOK_FIELDS)
-
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
         answer = self._graph(
             "POST",
@@ -102,16 +93,6 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
             json={"message": text},
         )
         return str(answer["id"])
-
-    def follower_count(self, account: AccountContext) -> int:
-        answer = self._graph(
-            "GET",
-            account.platform_account_id,
-            self._token(account),
-            secrets=account.secrets(),
-            params={"fields": "followers_count"},
-        )
-        return int(answer.get("followers_count", 0))
 
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
         answer = self._graph(

@@ -36,6 +36,7 @@ WEBHOOK_FIELDS = ["messages", "messaging_postbacks", "messaging_seen", "comments
 
 
 class InstagramAdapter(MessengerStyle):
+    webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "instagram"
     capabilities = Capabilities(
         dm=True,
@@ -124,16 +125,6 @@ class InstagramAdapter(MessengerStyle):
         new["expiresAt"] = expires_at(answer.get("expires_in"))
         return new
 
-    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
-        self._graph(
-            "POST",
-            f"{account.platform_account_id}/subscribed_apps",
-            self._token(account),
-            secrets=account.secrets(),
-            params={"subscribed_fields": ",".join(WEBHOOK_FIELDS)},
-        )
-        return list(WEBHOOK_FIELDS)
-
     # -- comments, profile, conversations --------------------------------------------------
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
         answer = self._graph(
@@ -144,16 +135,6 @@ class InstagramAdapter(MessengerStyle):
             json={"message": text},
         )
         return str(answer["id"])
-
-    def follower_count(self, account: AccountContext) -> int:
-        answer = self._graph(
-            "GET",
-            account.platform_account_id,
-            self._token(account),
-            secrets=account.secrets(),
-            params={"fields": "followers_count"},
-        )
-        return int(answer.get("followers_count", 0))
 
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
         answer = self._graph(
