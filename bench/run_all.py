@@ -1,0 +1,17 @@
+"""Every benchmark in turn (`make bench`); each prints its own figures and ratio."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ["workspaces.py", "adapter_dm.py", "conversations.py", "webhooks.py", "mcp_tools.py"]
+
+if __name__ == "__main__":
+    failed = []
+    for name in BENCHMARKS:
+        print(f"\n== {name}", flush=True)
+        if subprocess.run([sys.executable, str(HERE / name)], cwd=HERE.parent).returncode != 0:
+            failed.append(name)
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
