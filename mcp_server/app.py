@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
@@ -40,7 +40,6 @@ class Runtime:
 
     consumer: Any = None
     ticker: scheduler.Ticker | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def prepare(settings: Settings) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -24,9 +25,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     overrides: dict[str, object] = {}
     settings = Settings.from_env()
-    if "SWITCHBOARD_BASE_URL" not in _env():
+    if "SWITCHBOARD_BASE_URL" not in os.environ:
         overrides["base_url"] = f"http://{args.host}:{args.port}"
-    if "SWITCHBOARD_SANDBOX" not in _env() and settings.is_sqlite:
+    if "SWITCHBOARD_SANDBOX" not in os.environ and settings.is_sqlite:
         overrides["sandbox"] = True  # the embedded setup is for trying things: sandbox on
     settings = replace(settings, **overrides)  # type: ignore[arg-type]
 
@@ -119,12 +120,6 @@ def _sandbox_seed(args: argparse.Namespace) -> int:
         for platform, account_id in accounts.items():
             print(f"{platform:10} {account_id}")
     return 0
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
 
 
 def build_parser() -> argparse.ArgumentParser:
