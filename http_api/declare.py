@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from http_api.routing import Handler, Operation
+from http_api.routing import Call, Handler, Operation
 from service.validation import PAGE_QUERY, Obj, Spec
 
 # Every authenticated operation can answer these; the OpenAPI document lists them once per operation.
@@ -31,6 +32,7 @@ def op(
     waits: bool = False,
     transaction: str = "",
     required_query: tuple[str, ...] = (),
+    resume: Callable[[Call, str], Any] | None = None,
 ) -> Operation:
     responses: dict[int, Spec | None] = {ok: answer}
     if auth:
@@ -57,4 +59,5 @@ def op(
         waits=waits,
         transaction=transaction,
         required_query=required_query,
+        resume=resume,
     )

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from peewee import IntegrityError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -69,6 +68,9 @@ class Operation:
     # "read" (GET): one snapshot, no write lock; "write": one write transaction around the handler;
     # "own": the handler runs short transactions itself, because it calls a platform in between.
     transaction: str = ""
+    # For "own" operations under an `Idempotency-Key`: answers a retry whose first request died after
+    # making its resource (given the resource's id), instead of running the operation again.
+    resume: Callable[[Call, str], Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.transaction:
@@ -146,25 +148,49 @@ def _execute(op: Operation, request: Request, raw: bytes) -> Response:
             if key is None:
                 with _transaction(op.transaction):
                     return _to_response(op, op.handler(call), headers)
-            idempotency.check_key(key)
-            fingerprint = idempotency.request_fingerprint(op.method, request.url.path, raw)
-            try:
-                with _transaction(op.transaction):
-                    replay = idempotency.find(actor.credential_id, key, fingerprint)
-                    if replay is None:
-                        response = _to_response(op, op.handler(call), headers)
-                        with db.atomic():
-                            idempotency.remember(actor.credential_id, key, fingerprint, response.status_code,
-                                                 json.loads(response.body))
-                        return response
-            except IntegrityError:
-                # A concurrent request with the same key committed first: answer as it did.
-                replay = idempotency.find(actor.credential_id, key, fingerprint)
-                if replay is None:
-                    raise
-            return json_response(replay.status, replay.body, {**headers, "Idempotent-Replayed": "true"})
+            return _idempotent(op, call, request, raw, key, headers)
     except ServiceError as error:
         return error_response(error, headers)
+
+
+def _idempotent(op: Operation, call: Call, request: Request, raw: bytes, key: str,
+                headers: dict[str, str]) -> Response:
+    """Run a POST under its `Idempotency-Key`: reserved first, in a committed transaction of its own,
+    so a concurrent or later request with the key never runs the operation a second time."""
+    idempotency.check_key(key)
+    fingerprint = idempotency.request_fingerprint(op.method, request.url.path, raw)
+    with db.atomic():
+        reserved = idempotency.reserve(call.actor.credential_id, key, fingerprint)
+    if isinstance(reserved, idempotency.Replay):
+        return json_response(reserved.status, reserved.body, {**headers, "Idempotent-Replayed": "true"})
+    bound = idempotency.bind(reserved)
+    try:
+        if op.transaction == "own":
+            # The operation commits as it goes: it ties what it makes to the key itself (`attach`),
+            # and a retry after its death resumes from that instead of making it again.
+            if reserved.resource_id is not None and op.resume is not None:
+                result = op.resume(call, reserved.resource_id)
+            else:
+                result = op.handler(call)
+            response = _to_response(op, result, headers)
+            with db.atomic():
+                idempotency.complete(reserved, response.status_code, json.loads(response.body))
+            return response
+        with _transaction(op.transaction):
+            response = _to_response(op, op.handler(call), headers)
+            idempotency.complete(reserved, response.status_code, json.loads(response.body))
+        return response
+    except ServiceError as error:
+        with db.atomic():
+            idempotency.finish_failed(reserved, error.status, error.body())
+        raise
+    except BaseException:
+        with db.atomic():  # an unexpected fault: free the key unless something was made (a retry finds it)
+            idempotency.finish_failed(reserved, 500, {"error": {"code": "internal_error",
+                                                                "message": "An unexpected error occurred."}})
+        raise
+    finally:
+        idempotency.unbind(bound)
 
 
 def _query(op: Operation, request: Request) -> dict[str, Any]:

@@ -22,14 +22,15 @@ from http_api.middleware import RequestContext
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
-from service import adapters
-from service import conversations as _inbox  # noqa: F401 - registers the inbox's /hooks handlers
+from service import accounts, adapters, conversations, engine, events, inbound, outbound, pacer, webhooks
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
 from storage.migrations import migrate
 from storage.models import Account
+from tasks import engine as engine_tasks
 from tasks import queue, scheduler
+from tasks import webhooks as webhook_tasks
 
 log = logging.getLogger("switchboard")
 
@@ -42,12 +43,31 @@ class Runtime:
     ticker: scheduler.Ticker | None = None
 
 
+def wire() -> None:
+    """Install every registration the service runs on, here and nowhere else: what each kind of
+    platform event does, what an account's permanent deletion takes with it, the engine's kinds of
+    durable work and how they reach the queue, and the scheduler's tick jobs."""
+    inbound.reset()
+    for kinds, handler in conversations.INBOUND_HANDLERS.items():
+        inbound.register(handler, *kinds)
+    accounts.set_dependent("conversations", conversations.delete_for_account)
+    engine.reset()
+    engine.register(webhooks.DELIVERY_WORK)
+    engine.register(outbound.MESSAGE_WORK)
+    engine.set_nudger(engine_tasks.enqueue)
+    events.set_committed_listeners(webhook_tasks.events_committed)
+    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep])
+
+
 def prepare(settings: Settings) -> None:
-    """Configure the process-wide handles (settings, database, queue, platforms) and upgrade the schema."""
+    """Configure the process-wide handles (settings, database, queue, platforms, pace), wire the
+    service and upgrade the schema."""
     settings_module.configure(settings)
     storage_db.initialise(settings.database_url)
     queue.configure(settings)
     adapters.configure(settings)
+    pacer.configure(settings)
+    wire()
     migrate()
 
 

@@ -85,10 +85,13 @@ TOOLS: list[ToolDef] = [
             "contact. Give contactHandle or externalConversationId.",
             args=conversations.START.fields, required=conversations.START.required, idempotent=True,
             render=lambda started: {**started.conversation, "created": started.created}),
-    ToolDef("send_message", "conversations.send_message", "write",
-            "Send a direct message to the contact of a conversation. Reaches a real person: it cannot be unsent.",
+    ToolDef("send_message", "outbound.send_message", "write",
+            "Send a direct message to the contact of a conversation. Reaches a real person: it cannot be unsent. "
+            "The result's status is `sent`, or `pending` when the platform asked to slow down (it is sent "
+            "later, once).",
             args={**CONVERSATION_ID, **conversations.SEND.fields}, required=("conversationId", "text"),
-            rename={"conversationId": "conversation_id"}, destructive=True, waits=True),
+            rename={"conversationId": "conversation_id"}, destructive=True, waits=True,
+            render=lambda sent: sent.record),
 ]
 
 

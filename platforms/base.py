@@ -144,6 +144,12 @@ class ReauthRequired(PlatformFailure):
     pass
 
 
+class Indeterminate(PlatformFailure):
+    """The request went out and no answer came back (a read timeout, a dropped connection): the
+    platform may or may not have acted on it. Irreversible work (a message to a person) must not be
+    repeated blindly after this."""
+
+
 class Rejected(PlatformFailure):
     def __init__(self, reason: str, code: str | None = None) -> None:
         super().__init__(reason)

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx2
 
-from platforms.base import PlatformFailure, Rejected, RetryLater
+from platforms.base import Indeterminate, PlatformFailure, Rejected, RetryLater
 
 REDACTED = "[REDACTED]"
 
@@ -179,8 +179,12 @@ class PlatformHTTP:
         secret_list = [s for s in secrets if s]
         try:
             response = self.client.request(method, url, **kwargs)
-        except httpx2.TimeoutException as exc:
-            raise RetryLater(f"{self.platform} did not answer in time ({type(exc).__name__})", 15.0) from None
+        except (httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:  # nothing was sent: safe to try again
+            raise RetryLater(f"{self.platform} could not be reached in time ({type(exc).__name__})", 15.0) from None
+        except (httpx2.TimeoutException, httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
+            raise Indeterminate(
+                f"{self.platform} did not answer in time ({type(exc).__name__}); the request may have taken effect"
+            ) from None
         except httpx2.TransportError as exc:
             detail = redact(str(exc), secret_list)[:200]
             raise RetryLater(

@@ -74,10 +74,15 @@ DELETED = record(
     {"id": ID, "deleted": Bool(), "postTargets": Int(minimum=0), "conversations": Int(minimum=0)},
 )
 
-# Later resources that hang off an account (post targets, conversations) register a function that
-# deletes an account's rows and returns how many it removed; permanent deletion runs them all.
+# Resources that hang off an account (post targets, conversations) each have a function that deletes
+# an account's rows and returns how many it removed; permanent deletion runs them all. The
+# composition root installs them (`set_dependent`); a resource without one counts 0.
 Dependents = dict[str, Callable[[str], int]]
 DEPENDENTS: Dependents = {"postTargets": lambda account_id: 0, "conversations": lambda account_id: 0}
+
+
+def set_dependent(name: str, delete_for_account: Callable[[str], int]) -> None:
+    DEPENDENTS[name] = delete_for_account
 
 
 def to_record(account: Account) -> dict[str, Any]:

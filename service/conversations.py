@@ -6,12 +6,12 @@ starts and webhooks meet at the database rather than in a read-then-write race.
 
 What changes a conversation:
 - `start_conversation` (the API): fetch semantics, `created` tells 201 from 200.
-- a contact's DM arriving at `/hooks` (`@on_inbound` handlers below, in the hook's transaction):
+- a contact's DM arriving at `/hooks` (the `INBOUND_HANDLERS` below, in the hook's transaction):
   the conversation is created or found, the message stored once (the inbound record dedupes),
   `unreadCount`, `lastInboundAt` (the messaging window) and `lastMessageAt` move.
-- `send_message`: a `pending` row, the platform call outside any transaction, then `sent` with the
-  platform's id or `failed` with the reason. A reply written in the platform's own inbox comes back
-  as an echo and is stored as an outbound message; receipts move statuses forward only.
+- a reply: `service/outbound.py` stores it and the work engine sends it. A reply written in the
+  platform's own inbox comes back as an echo and is stored as an outbound message; receipts move
+  statuses forward only.
 
 Every change writes its event (`conversation.started`, `message.received`, `message.sent`,
 `message.failed`) in the same transaction. Other features hook in with `on_conversation_started`
@@ -32,17 +32,15 @@ from typing import Any
 
 from peewee import Case, IntegrityError
 
-from platforms.base import Button, PlatformFailure, SentMessage
 from platforms.inbound import InboundEvent
 from service import accounts, adapters, clock, events, ids
 from service.auth import Actor
 from service.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.inbound import on_inbound
 from service.pagination import DEFAULT_LIMIT, Page, paginate
 from service.validation import ID, INSTANT, NULLABLE_INSTANT, Int, Obj, Str, record
 from storage import hot_inbox
-from storage.db import db, reading
+from storage.db import db
 from storage.models import Account, Conversation, ConversationCount, Message
 
 log = logging.getLogger("switchboard.inbox")
@@ -51,7 +49,7 @@ log = logging.getLogger("switchboard.inbox")
 PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X")
 PLATFORMS = accounts.PLATFORMS
 DIRECTIONS = ("inbound", "outbound")
-MESSAGE_STATUSES = ("received", "pending", "sent", "delivered", "read", "failed")
+MESSAGE_STATUSES = ("received", "pending", "sending", "sent", "delivered", "read", "failed", "unknown")
 SOURCES = ("inbox", "broadcast", "sequence", "automation")
 CONVERSATION_STATUSES = ("open",)
 MAX_TEXT = 4096
@@ -404,115 +402,6 @@ def _announce_started(conversation: Conversation, how: str) -> None:
     _run_hooks(_started_hooks, conversation, how)
 
 
-# -- sending -----------------------------------------------------------------------------------
-def within_window(conversation: Conversation, *, at: dt.datetime | None = None) -> bool:
-    """False when the platform has a messaging window (Meta's 24 h) and the contact's last message
-    is older than it, or the contact never wrote: free-form messages would be refused."""
-    hours = adapters.adapter(conversation.platform).capabilities.messaging_window_hours
-    if hours is None:
-        return True
-    if conversation.last_inbound_at is None:
-        return False
-    return (at or clock.now()) - conversation.last_inbound_at < dt.timedelta(hours=hours)
-
-
-def queue_outbound(
-    conversation: Conversation,
-    account: Account,
-    *,
-    text: str,
-    button: Button | None = None,
-    source: str = "inbox",
-) -> Message:
-    """Check that the platform would take the message now and store it `pending`, in the caller's
-    transaction. `deliver` then sends it. Disconnected account → `Conflict`; no DMs on the platform,
-    text over its limit or outside its messaging window → `ValidationFailed`."""
-    if account.status != "connected":
-        raise Conflict("The account is disconnected.")
-    capabilities = adapters.adapter(account.platform).capabilities
-    if not capabilities.dm:
-        raise ValidationFailed(f"{account.platform} has no direct messages.")
-    if capabilities.dm_text_limit is not None and len(text) > capabilities.dm_text_limit:
-        raise ValidationFailed.field("text", f"must be at most {capabilities.dm_text_limit} characters on "
-                                             f"{account.platform}")
-    if not within_window(conversation):
-        raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
-    moment = clock.now()
-    return Message.create(
-        id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text,
-        button_label=button.label if button else None, button_url=button.url if button else None,
-        status="pending", source=source, created_at=moment, updated_at=moment,
-    )
-
-
-def deliver(message_id: str) -> tuple[Message, PlatformFailure | None]:
-    """Send a `pending` message to the platform and record the outcome: `sent` with the platform's
-    id, or `failed` with the reason. Call outside any transaction (the platform call may take
-    seconds); the storage steps run in short transactions of their own. A message that is no longer
-    pending (sent already, or failed) is never sent again."""
-    with reading():
-        message = Message.get_by_id(message_id)
-        conversation = Conversation.get_by_id(message.conversation_id)
-        account = Account.get_by_id(conversation.account_id)
-    if message.status != "pending" or message.platform_message_id is not None:
-        return message, None
-    recipient = conversation.external_conversation_id or conversation.contact_handle or ""
-    button = Button(message.button_label, message.button_url) if message.button_label and message.button_url else None
-    text = message.text or ""
-    outcome: SentMessage | PlatformFailure
-    try:
-        outcome = adapters.call(
-            account, lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=text, button=button)
-        )
-    except PlatformFailure as failure:
-        outcome = failure
-    except Conflict:  # disconnected between the pending row and the call
-        outcome = PlatformFailure("The account was disconnected.")
-    with db.atomic():
-        if isinstance(outcome, PlatformFailure):
-            return _record_failure(message, conversation, outcome.message), outcome
-        return _record_sent(message, conversation, outcome.platform_message_id), None
-
-
-def _record_sent(message: Message, conversation: Conversation, platform_message_id: str) -> Message:
-    moment = clock.now()
-    Message.update(status="sent", platform_message_id=platform_message_id, error=None, updated_at=moment).where(
-        Message.id == message.id
-    ).execute()
-    _touch_outbound(conversation.id, moment)
-    message.status, message.platform_message_id, message.error, message.updated_at = (
-        "sent", platform_message_id, None, moment
-    )
-    events.emit(workspace_id=conversation.workspace_id, type="message.sent", data=message_record(message))
-    return message
-
-
-def _record_failure(message: Message, conversation: Conversation, reason: str) -> Message:
-    moment = clock.now()
-    Message.update(status="failed", error=reason, updated_at=moment).where(Message.id == message.id).execute()
-    message.status, message.error, message.updated_at = "failed", reason, moment
-    events.emit(workspace_id=conversation.workspace_id, type="message.failed", data=message_record(message))
-    return message
-
-
-def send_message(*, actor: Actor, conversation_id: str, text: str) -> dict[str, Any]:
-    """Reply to a contact from the inbox: the sent message, with its `platformMessageId`.
-
-    A disconnected account → 409; outside the platform's messaging window → 422
-    `outside_messaging_window` before any call; the platform refused → 502, and the message stays
-    `failed` with the reason. Runs its own transactions (it waits on the platform).
-    """
-    with db.atomic():
-        conversation = get_row(actor=actor, conversation_id=conversation_id)
-        actor.require_write()
-        account = Account.get_by_id(conversation.account_id)
-        pending = queue_outbound(conversation, account, text=text, source="inbox")
-    message, failure = deliver(pending.id)
-    if failure is not None:
-        raise adapters.as_service_error(failure)
-    return message_record(message)
-
-
 # -- inbound -----------------------------------------------------------------------------------
 def _naive_utc(moment: dt.datetime) -> dt.datetime:
     if moment.tzinfo is not None:
@@ -525,7 +414,7 @@ def _later(column: Any, moment: dt.datetime) -> Case:
     return Case(None, [((column.is_null()) | (column < moment), moment)], column)
 
 
-def _touch_outbound(conversation_id: str, at: dt.datetime) -> None:
+def touch_outbound(conversation_id: str, at: dt.datetime) -> None:
     # A reply means someone read the conversation: its unread count starts again from zero.
     Conversation.update(
         {
@@ -537,8 +426,7 @@ def _touch_outbound(conversation_id: str, at: dt.datetime) -> None:
     ).where(Conversation.id == conversation_id).execute()
 
 
-@on_inbound("message", "story_reply", "postback")
-def _contact_wrote(account: Account, event: InboundEvent) -> None:
+def contact_wrote(account: Account, event: InboundEvent) -> None:
     if not event.contact_id:
         return
     conversation, created = _find_or_create(
@@ -576,8 +464,7 @@ def _our_app(platform: str, app_id: str | None) -> bool:
     return app_id is not None and client is not None and app_id == client.client_id
 
 
-@on_inbound("echo")
-def _reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
+def reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
     """A message the account sent: ours come back too (the send path records them), others were
     written in the platform's own inbox and are stored as outbound messages."""
     if not event.contact_id or not event.platform_message_id or _our_app(account.platform, event.app_id):
@@ -599,7 +486,7 @@ def _reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
         status="sent", platform_message_id=event.platform_message_id, source="inbox",
         created_at=at, updated_at=clock.now(),
     )
-    _touch_outbound(conversation.id, at)
+    touch_outbound(conversation.id, at)
     if created:
         _announce_started(Conversation.get_by_id(conversation.id), "inbound")
     events.emit(workspace_id=account.workspace_id, type="message.sent", data=message_record(message))
@@ -613,8 +500,7 @@ _FORWARD = {
 }
 
 
-@on_inbound("delivery", "read", "failed")
-def _receipt(account: Account, event: InboundEvent) -> None:
+def receipt(account: Account, event: InboundEvent) -> None:
     status, before = _FORWARD[event.kind]
     query = (
         Message.select(Message.id)
@@ -647,7 +533,7 @@ def _receipt(account: Account, event: InboundEvent) -> None:
 
 
 # -- permanent deletion of an account ----------------------------------------------------------
-def _delete_for_account(account_id: str) -> int:
+def delete_for_account(account_id: str) -> int:
     """Delete an account's conversations and their messages; how many conversations went."""
     threads = Conversation.select(Conversation.id).where(Conversation.account == account_id)
     Message.delete().where(Message.conversation.in_(threads)).execute()
@@ -655,4 +541,10 @@ def _delete_for_account(account_id: str) -> int:
     return int(Conversation.delete().where(Conversation.account == account_id).execute())
 
 
-accounts.DEPENDENTS["conversations"] = _delete_for_account
+
+# What the inbox does with each kind of platform event; the composition root installs them.
+INBOUND_HANDLERS: dict[tuple[str, ...], Any] = {
+    ("message", "story_reply", "postback"): contact_wrote,
+    ("echo",): reply_written_elsewhere,
+    ("delivery", "read", "failed"): receipt,
+}

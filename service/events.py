@@ -50,13 +50,14 @@ def envelope(event: Event) -> dict[str, Any]:
     }
 
 
-# Called after a transaction that emitted events commits: the queue registers a nudge here so the
-# dispatcher starts at once instead of at the next scheduler tick (which remains the safety net).
+# Called after a transaction that emitted events commits: the composition root installs the queue's
+# nudge here so the dispatcher starts at once instead of at the next scheduler tick (which remains
+# the safety net).
 _committed_listeners: list[Callable[[], None]] = []
 
 
-def on_committed(listener: Callable[[], None]) -> None:
-    _committed_listeners.append(listener)
+def set_committed_listeners(*listeners: Callable[[], None]) -> None:
+    _committed_listeners[:] = listeners
 
 
 def _announce() -> None:

@@ -1,8 +1,8 @@
 """Platform events arriving at /hooks: verified, stored once per account, handed to the features.
 
-Features register handlers (`@on_inbound("message", "story_reply")`) that run in the same
-transaction that stores the event, once per new event: a duplicate delivery finds the row already
-there and runs nothing. Handlers only write rows; work that calls a platform (an automation's DM)
+Features' handlers (installed by the composition root with `register`) run in the same transaction
+that stores the event, once per new event: a duplicate delivery finds the row already there and
+runs nothing. Handlers only write rows; work that calls a platform (an automation's DM)
 is left to tasks.
 """
 
@@ -27,13 +27,13 @@ Handler = Callable[[Account, InboundEvent], None]
 _handlers: dict[str, list[Handler]] = {}
 
 
-def on_inbound(*kinds: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        for kind in kinds:
-            _handlers.setdefault(kind, []).append(fn)
-        return fn
+def register(handler: Handler, *kinds: str) -> None:
+    for kind in kinds:
+        _handlers.setdefault(kind, []).append(handler)
 
-    return register
+
+def reset() -> None:
+    _handlers.clear()
 
 
 def verify_challenge(params: Mapping[str, str]) -> str:

@@ -53,6 +53,9 @@ class Settings:
     webhook_allow_private: bool = False
     webhook_ca_bundle: str | None = None
     rate_limit_per_minute: int = 600
+    # How long a worker holds an outbound message it is sending. A message still `sending` when its
+    # lease runs out (its process died during the platform call) becomes `unknown`.
+    send_lease_seconds: float = 60.0
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
     oidc_client_secret: str | None = None
@@ -96,6 +99,7 @@ class Settings:
             webhook_allow_private=_flag(env.get("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE")),
             webhook_ca_bundle=env.get("SWITCHBOARD_WEBHOOK_CA_BUNDLE") or None,
             rate_limit_per_minute=int(env.get("SWITCHBOARD_RATE_LIMIT_PER_MINUTE") or 600),
+            send_lease_seconds=float(env.get("SWITCHBOARD_SEND_LEASE_SECONDS") or 60),
             oidc_issuer=env.get("SWITCHBOARD_OIDC_ISSUER") or None,
             oidc_client_id=env.get("SWITCHBOARD_OIDC_CLIENT_ID") or None,
             oidc_client_secret=env.get("SWITCHBOARD_OIDC_CLIENT_SECRET") or None,

@@ -29,7 +29,6 @@ import secrets
 import ssl
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -37,7 +36,7 @@ from typing import Any
 
 import httpx2
 
-from service import clock, crypto, events, ids, net, settings
+from service import clock, crypto, engine, events, ids, net, settings
 from service.auth import Actor
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import Page, paginate
@@ -316,7 +315,7 @@ def _new_delivery(*, endpoint_id: str, workspace_id: str, event_id: str, event_t
     return {
         "id": ids.new_id("whd"), "workspace": workspace_id, "endpoint": endpoint_id, "event": event_id,
         "event_type": event_type, "status": "QUEUED", "attempts": 0, "next_attempt_at": moment,
-        "nudged_at": moment if _nudger is not None else None, "created_at": moment, "updated_at": moment,
+        "nudged_at": moment if engine.has_nudger() else None, "created_at": moment, "updated_at": moment,
     }
 
 
@@ -381,22 +380,38 @@ def catalogue() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The queue side. The service never imports tasks/: the task module registers how to enqueue.
-
-Nudger = Callable[[list[str]], None]
-_nudger: Nudger | None = None
+# Deliveries are work of the engine (service/engine.py): at least once, so a delivery whose worker
+# died mid-attempt keeps its status and is simply handed out again when its lease expires.
 
 
-def set_nudger(fn: Nudger | None) -> None:
-    global _nudger
-    _nudger = fn
+def lease_seconds() -> float:
+    # An attempt can spend the timeout connecting, sending and waiting for the answer; the lease
+    # must outlast it or a second worker would take the row while the first still sends it.
+    return 3 * settings.current().webhook_timeout_seconds + 5
+
+
+def deliver(delivery_id: str) -> str | None:
+    """One attempt at one delivery, if it is due and free; returns the status it ends in (None: not ours)."""
+    with connection(), db.atomic():
+        found = claim(delivery_id)
+    if found is None:
+        return None
+    outcome = attempt(found)
+    with connection(), db.atomic():
+        status = record_outcome(found, outcome)
+    if not outcome.delivered:
+        log.info("webhook delivery %s attempt %d failed: %s", delivery_id, found.attempts, outcome.error)
+    return status
+
+
+DELIVERY_WORK = engine.Kind(
+    name="webhook_delivery", table="webhook_delivery", ready=PENDING, run=deliver, lease_seconds=lease_seconds,
+    returning=("endpoint_id", "event_id"),
+)
 
 
 def nudge_after_commit(delivery_ids: list[str]) -> None:
-    """Enqueue the rows' tasks once the transaction that wrote them commits (never for a rollback)."""
-    nudger = _nudger
-    if nudger is not None and delivery_ids:
-        db.after_commit(lambda: nudger(delivery_ids))
+    engine.nudge_after_commit(DELIVERY_WORK, delivery_ids)
 
 
 def _claim_subquery(query: Any) -> Any:
@@ -450,44 +465,13 @@ def dispatch_pending(*, limit: int = 500) -> Dispatched:
     return Dispatched(len(claimed), new_ids)
 
 
-def _due_condition(moment: Any) -> Any:
-    return (
-        WebhookDelivery.status.in_(PENDING)
-        & (WebhookDelivery.next_attempt_at <= moment)
-        & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < moment))
-    )
-
-
 def sweep_due(*, limit: int = 500) -> list[str]:
-    """Mark up to `limit` rows that are due and not in anyone's hands as nudged; return their ids.
+    """Mark up to `limit` deliveries that are due and in no one's hands as nudged; return their ids.
 
     Due: a retry whose time came, a row whose task was lost, a row whose worker died mid-attempt
     (its lease expired). Runs in the caller's transaction; the caller enqueues after commit.
     """
-    moment = clock.now()
-    # A row nudged this long ago and still unclaimed lost its task (its consumer died between taking
-    # the task and claiming the row): enqueue it again. Waiting as long as a lease makes both kinds
-    # of loss recover alike; a duplicate task finds the row claimed or done and does nothing.
-    stale = moment - timedelta(seconds=lease_seconds())
-    condition = _due_condition(moment) & (WebhookDelivery.nudged_at.is_null() | (WebhookDelivery.nudged_at < stale))
-    due = _claim_subquery(
-        WebhookDelivery.select(WebhookDelivery.id).where(condition)
-        .order_by(WebhookDelivery.next_attempt_at).limit(limit)
-    )
-    rows = (WebhookDelivery.update(nudged_at=moment).where(WebhookDelivery.id.in_(due), condition)
-            .returning(WebhookDelivery.id).tuples().execute())
-    found = [row[0] for row in rows]
-    nudge_after_commit(found)
-    return found
-
-
-@dataclass(frozen=True)
-class Claim:
-    delivery_id: str
-    token: str
-    attempts: int  # counting the one about to be made
-    endpoint_id: str
-    event_id: str
+    return engine.sweep(DELIVERY_WORK, limit=limit).nudged
 
 
 @dataclass(frozen=True)
@@ -498,59 +482,12 @@ class Outcome:
     final: bool = False  # no retry whatever the attempt count (the endpoint is disabled)
 
 
-def lease_seconds() -> float:
-    # An attempt can spend the timeout connecting, sending and waiting for the answer; the lease
-    # must outlast it or a second worker would take the row while the first still sends it.
-    return 3 * settings.current().webhook_timeout_seconds + 5
+def claim(delivery_id: str) -> engine.Claim | None:
+    """Take the row for one attempt: None when it is not due, done, or held (see `engine.claim`)."""
+    return engine.claim(DELIVERY_WORK, delivery_id)
 
 
-# The three statements below run once per attempt. They are written as SQL rather than built by
-# the query builder: building them cost more CPU than the HTTP call itself, and a worker process's
-# threads share one GIL, so that cost capped a worker's throughput.
-
-_CLAIM_SQL = """
-UPDATE webhook_delivery
-   SET claimed_until = ?, claim_token = ?, nudged_at = NULL, attempts = attempts + 1, updated_at = ?
- WHERE id = ? AND status IN ('QUEUED', 'RETRYING') AND next_attempt_at <= ?
-   AND (claimed_until IS NULL OR claimed_until < ?)
-RETURNING attempts, endpoint_id, event_id
-"""
-
-_LOAD_SQL = """
-SELECT w.url, w.enabled, w.secret, w.previous_secrets, e.type, e.data, e.created_at, e.workspace_id
-  FROM webhook_endpoint w, event e
- WHERE w.id = ? AND e.id = ?
-"""
-
-_RECORD_SQL = """
-UPDATE webhook_delivery
-   SET status = ?, response_status = ?, last_error = ?, delivered_at = ?, next_attempt_at = ?,
-       claimed_until = NULL, claim_token = NULL, nudged_at = NULL, updated_at = ?
- WHERE id = ? AND claim_token = ?
-"""
-
-
-def _sql(text: str) -> str:
-    return text if db.param == "?" else text.replace("?", db.param)
-
-
-def claim(delivery_id: str) -> Claim | None:
-    """Take the row for one attempt (one conditional UPDATE): None when it is not due, done, or held.
-
-    The attempt is counted when it starts, so a worker killed mid-attempt still used it: a row that
-    kills its workers cannot loop for ever. Its lease expires and the sweeper hands it out again.
-    """
-    moment = clock.now()
-    token = secrets.token_hex(8)
-    lease = moment + timedelta(seconds=lease_seconds())
-    row = db.execute_sql(_sql(_CLAIM_SQL), (lease, token, moment, delivery_id, moment, moment)).fetchone()
-    if row is None:
-        return None
-    attempts, endpoint_id, event_id = row
-    return Claim(delivery_id, token, int(attempts), endpoint_id, event_id)
-
-
-def record_outcome(found: Claim, outcome: Outcome) -> str | None:
+def record_outcome(found: engine.Claim, outcome: Outcome) -> str | None:
     """Write the attempt's outcome if this worker still holds the row; return the new status."""
     moment = clock.now()
     delays = settings.current().webhook_retry_delays
@@ -562,9 +499,9 @@ def record_outcome(found: Claim, outcome: Outcome) -> str | None:
     else:
         status, next_attempt_at = "RETRYING", moment + timedelta(seconds=delays[found.attempts - 1])
     error = None if outcome.delivered else outcome.error
-    cursor = db.execute_sql(_sql(_RECORD_SQL), (status, outcome.response_status, error, delivered_at,
-                                                next_attempt_at, moment, found.delivery_id, found.token))
-    return status if cursor.rowcount else None
+    held = engine.finish(found, status=status, next_attempt_at=next_attempt_at, response_status=outcome.response_status,
+                         last_error=error, delivered_at=delivered_at)
+    return status if held else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -638,45 +575,44 @@ def send(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     return Outcome(False, status, f"HTTP {status}.")
 
 
+# Read once per attempt: written as SQL rather than built by the query builder, whose per-call cost
+# showed in a worker's throughput (its threads share one GIL).
+_LOAD_SQL = """
+SELECT w.url, w.enabled, w.secret, w.previous_secrets, e.type, e.data, e.created_at, e.workspace_id
+  FROM webhook_endpoint w, event e
+ WHERE w.id = ? AND e.id = ?
+"""
+
+
+def _sql(text: str) -> str:
+    return text if db.param == "?" else text.replace("?", db.param)
+
+
 def _as_datetime(value: Any) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
-def attempt(found: Claim) -> Outcome:
+def attempt(found: engine.Claim) -> Outcome:
     """Build and send one attempt of a claimed delivery.
 
     The rows are read in a short connection block and the HTTP call made outside it, so a slow
     endpoint never holds a pooled PostgreSQL connection (or any transaction) for its 10 s.
     """
     with connection():
-        row = db.execute_sql(_sql(_LOAD_SQL), (found.endpoint_id, found.event_id)).fetchone()
+        row = db.execute_sql(_sql(_LOAD_SQL), (found.columns["endpoint_id"], found.columns["event_id"])).fetchone()
     if row is None:
         return Outcome(False, None, "The endpoint or the event no longer exists.", final=True)
     url, enabled, secret, previous, event_type, data, created_at, workspace_id = row
     if not enabled:
         return Outcome(False, None, "The endpoint is disabled.", final=True)
     endpoint = WebhookEndpoint(secret=secret, previous_secrets=previous)
-    event = Event(id=found.event_id, type=event_type, data=json.loads(data), created_at=_as_datetime(created_at),
-                  workspace=workspace_id)
+    event = Event(id=found.columns["event_id"], type=event_type, data=json.loads(data),
+                  created_at=_as_datetime(created_at), workspace=workspace_id)
     body = render_body(event)
     headers = {
         "content-type": "application/json",
         "x-service-signature": signature_header(body, signing_secrets(endpoint), int(time.time())),
         "x-service-event": event_type,
-        "x-service-delivery": found.delivery_id,
+        "x-service-delivery": found.id,
     }
     return send(url=url, body=body, headers=headers)
-
-
-def deliver(delivery_id: str) -> str | None:
-    """One attempt at one delivery, if it is due and free; returns the status it ends in (None: not ours)."""
-    with connection(), db.atomic():
-        found = claim(delivery_id)
-    if found is None:
-        return None
-    outcome = attempt(found)
-    with connection(), db.atomic():
-        status = record_outcome(found, outcome)
-    if not outcome.delivered:
-        log.info("webhook delivery %s attempt %d failed: %s", delivery_id, found.attempts, outcome.error)
-    return status

@@ -15,6 +15,7 @@ from peewee import (
     CharField,
     CompositeKey,
     DateTimeField,
+    FloatField,
     ForeignKeyField,
     IntegerField,
     Model,
@@ -117,13 +118,22 @@ class ApiKey(BaseModel):
 
 
 class IdempotencyRecord(BaseModel):
-    """A POST's first answer, replayed for the same key and body within 24 hours."""
+    """An `Idempotency-Key` of one credential: reserved before its request runs, then its first answer,
+    replayed for the same key and body within 24 hours.
+
+    While the request runs, `status` is null and `locked_until` is its lease; `resource_id` names what
+    the request created as soon as that commits, so a retry after a crash finds it instead of making
+    a second one. `body` is encrypted (an answer may carry a secret shown once).
+    """
 
     key_id = CharField(max_length=40)  # the API key (or token) that sent it
     idempotency_key = CharField(max_length=255)
     request_hash = CharField(max_length=64)
-    status = IntegerField()
-    body = TextField()
+    status = IntegerField(null=True)  # null while the first request runs
+    body = TextField(null=True)
+    owner = CharField(max_length=32, null=True)  # the running request's token
+    locked_until = DateTimeField(null=True)
+    resource_id = CharField(max_length=40, null=True)
     created_at = DateTimeField(default=now, index=True)
 
     class Meta:
@@ -279,15 +289,34 @@ class Message(BaseModel):
     text = TextField(null=True)  # null: an inbound attachment without text
     button_label = CharField(max_length=255, null=True)
     button_url = TextField(null=True)
-    status = CharField(max_length=16)  # received | pending | sent | delivered | read | failed
+    # received | pending | sending | sent | delivered | read | failed | unknown
+    status = CharField(max_length=16)
     platform_message_id = CharField(max_length=255, null=True, index=True)
     error = TextField(null=True)
     source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
+    # The work engine's columns (service/engine.py); outbound messages only.
+    attempts = IntegerField(default=0)
+    next_attempt_at = DateTimeField(null=True)
+    claimed_until = DateTimeField(null=True)
+    claim_token = CharField(max_length=32, null=True)
+    nudged_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 
     class Meta:
         indexes = ((("conversation", "created_at", "id"), False),)
+
+
+class PaceSlot(BaseModel):
+    """The shared send pace of one connected account (embedded setup; Redis holds it on scale-out).
+
+    `next_slot` is the earliest unix time the next message may go (a GCRA's theoretical arrival
+    time); `paused_until` is set from a platform's `Retry-After`.
+    """
+
+    account_id = CharField(primary_key=True, max_length=40)
+    next_slot = FloatField(default=0.0)
+    paused_until = FloatField(default=0.0)
 
 
 class ConversationCount(BaseModel):
@@ -323,10 +352,11 @@ ALL_MODELS: list[type[BaseModel]] = [
     Conversation,
     Message,
     ConversationCount,
+    PaceSlot,
 ]
 
 
-# --- OAuth authorisation server (issue 6) -------------------------------------------------------
+# --- OAuth authorisation server -------------------------------------------------------
 
 
 class OAuthClient(BaseModel):

@@ -1,7 +1,6 @@
 """Queue tasks and scheduler tick jobs.
 
-Importing the package registers every task module's Huey tasks and `@every_tick` jobs, in API
-processes (which enqueue) and workers (which run them) alike.
+Importing a task module declares its Huey tasks (Huey finds them by name in API processes, which
+enqueue, and in workers, which run them). Nothing else happens at import: the composition root
+(`mcp_server.app.wire`) installs the engine's nudger, the events listener and the tick jobs.
 """
-
-from tasks import webhooks  # noqa: F401  (registers its tasks and tick jobs)

@@ -3,7 +3,8 @@
 Huey's periodic tasks resolve to the minute, too coarse for "sendNow within a tick", so each
 consumer process runs this loop in a thread. Every tick runs the registered jobs; a job claims due
 rows from the database with one conditional UPDATE and enqueues their work, so several workers
-ticking at once never do the same work twice. Later features register jobs with `@every_tick`.
+ticking at once never do the same work twice. The composition root installs the jobs (`set_jobs`);
+each does a bounded amount of work per tick, so one busy job cannot starve the others.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ TickJob = Callable[[], None]
 _jobs: list[tuple[str, TickJob]] = []
 
 
-def every_tick(fn: TickJob) -> TickJob:
-    _jobs.append((f"{fn.__module__}.{fn.__qualname__}", fn))
-    return fn
+def set_jobs(jobs: list[TickJob]) -> None:
+    _jobs[:] = [(f"{fn.__module__}.{fn.__qualname__}", fn) for fn in jobs]
 
 
 def _record_tick() -> None:
@@ -39,7 +39,6 @@ _housekeeping_every = 60
 _ticks = 0
 
 
-@every_tick
 def housekeeping() -> None:
     """Expired idempotency records and old rate-limit windows go about once a minute."""
     global _ticks

@@ -1,6 +1,6 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service import conversations
+from service import conversations, outbound
 from service.validation import page_of
 
 
@@ -22,8 +22,14 @@ def messages(call: Call) -> dict:
 
 
 def send(call: Call) -> Reply:
-    return Reply(conversations.send_message(actor=call.actor, conversation_id=call.path["id"], **call.body),
-                 status=201)
+    sent = outbound.send_message(actor=call.actor, conversation_id=call.path["id"], **call.body)
+    return Reply(sent.record, status=sent.status)
+
+
+def resume_send(call: Call, message_id: str) -> Reply:
+    """A retry under the key of a request that died after storing its message: that message, never a second."""
+    sent = outbound.settle(message_id)
+    return Reply(sent.record, status=sent.status)
 
 
 _start = op("POST", "/inbox/conversations", start, summary="Start a conversation, or fetch the contact's one",
@@ -36,6 +42,22 @@ _start = op("POST", "/inbox/conversations", start, summary="Start a conversation
                         "concurrent calls. A disconnected account → 409.")
 _start.responses[200] = conversations.RECORD
 
+_send = op("POST", "/conversations/{id}/messages", send, summary="Send a direct message to the contact", tag="Inbox",
+           operation_id="sendMessage", ok=201, body=conversations.SEND, answer=conversations.MESSAGE, waits=True,
+           errors=(409, 502), resume=resume_send,
+           description="201 with `status: sent` and the platform's `platformMessageId`. The platform asked to slow "
+                       "down (429 or its own throttling) → 202 with `status: pending`: a worker sends it when the "
+                       "platform allows, once, and `message.sent` or `message.failed` follows. The platform refused "
+                       "→ 502 and the message stays with `status: failed` and the reason in `error`. A disconnected "
+                       "account → 409. Instagram, Facebook and WhatsApp accept free-form messages only within 24 h "
+                       "of the contact's last message: outside it → 422 `outside_messaging_window`, before any call. "
+                       "Text over the platform's own limit → 422. With an `Idempotency-Key`, one key is one message: "
+                       "a retry while the first request runs → 409 `idempotency_in_progress`; a retry after it "
+                       "finished replays its answer; a retry after it died answers with the message it stored, in "
+                       "its current status (202 while `pending` or `sending`, or `unknown` when the process died "
+                       "during the platform call: it may have arrived and is never sent again automatically).")
+_send.responses[202] = conversations.MESSAGE
+
 OPERATIONS = [
     _start,
     op("GET", "/conversations", list_, summary="List conversations, newest message first", tag="Inbox",
@@ -47,12 +69,5 @@ OPERATIONS = [
        answer=conversations.RECORD),
     op("GET", "/conversations/{id}/messages", messages, summary="A conversation's messages, oldest first",
        tag="Inbox", operation_id="listMessages", paged=True, answer=page_of(conversations.MESSAGE)),
-    op("POST", "/conversations/{id}/messages", send, summary="Send a direct message to the contact", tag="Inbox",
-       operation_id="sendMessage", ok=201, body=conversations.SEND, answer=conversations.MESSAGE, waits=True,
-       errors=(409, 502),
-       description="201 with `status: sent` and the platform's `platformMessageId`. The platform refused → 502 "
-                   "and the message stays with `status: failed` and the reason in `error`. A disconnected "
-                   "account → 409. Instagram, Facebook and WhatsApp accept free-form messages only within 24 h "
-                   "of the contact's last message: outside it → 422 `outside_messaging_window`, before any call. "
-                   "Text over the platform's own limit → 422."),
+    _send,
 ]

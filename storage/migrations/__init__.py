@@ -19,7 +19,14 @@ from peewee import Database, SqliteDatabase
 
 from service.clock import now
 from storage.db import db, is_postgres
-from storage.migrations import m0001_initial, m0002_webhooks, m0003_platforms, m0004_oauth, m0005_inbox
+from storage.migrations import (
+    m0001_initial,
+    m0002_webhooks,
+    m0003_platforms,
+    m0004_oauth,
+    m0005_inbox,
+    m0006_engine,
+)
 
 Migration = tuple[int, str, Callable[[Database], None]]
 
@@ -29,6 +36,7 @@ MIGRATIONS: list[Migration] = [
     (3, "platform connections and inbound events", m0003_platforms.apply),
     (4, "oauth", m0004_oauth.apply),
     (5, "inbox", m0005_inbox.apply),
+    (6, "work engine", m0006_engine.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

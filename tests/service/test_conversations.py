@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from service import conversations
+from service import conversations, outbound
 from service.auth import Actor
 from service.errors import ValidationFailed
 from storage.db import connection, db
@@ -69,11 +69,11 @@ def test_window_is_read_from_the_platforms_capabilities(tenant):
         row = Conversation.get_by_id(started.conversation["id"])
         account = Account.get_by_id(account_id)
         now = dt.datetime(2026, 5, 1, 12, 0)
-        assert conversations.within_window(row, at=now) is False
+        assert outbound.within_window(row, at=now) is False
         row.last_inbound_at = now - dt.timedelta(hours=23, minutes=59)
-        assert conversations.within_window(row, at=now) is True
+        assert outbound.within_window(row, at=now) is True
         row.last_inbound_at = now - dt.timedelta(hours=24)
-        assert conversations.within_window(row, at=now) is False
+        assert outbound.within_window(row, at=now) is False
         with pytest.raises(ValidationFailed) as raised:
-            conversations.queue_outbound(row, account, text="hi")
+            outbound.queue_outbound(row, account, text="hi")
         assert raised.value.code == "outside_messaging_window"

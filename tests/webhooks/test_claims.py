@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from service import clock, events, webhooks
+from service import clock, engine, events, webhooks
 from service.auth import Actor
 from storage.db import connection, db
 from storage.models import WebhookDelivery
@@ -42,7 +42,7 @@ def _in_threads(fn, threads=8):
 
 
 def test_concurrent_dispatchers_write_one_delivery_per_event_and_endpoint(service, tenant, monkeypatch):
-    monkeypatch.setattr(webhooks, "_nudger", None)  # nothing sends: this is about rows only
+    monkeypatch.setattr(engine, "_nudger", None)  # nothing sends: this is about rows only
     endpoints = _endpoints(tenant, 2)
     emitted = _emit(tenant, 300)
     monkeypatch.setattr(webhook_tasks, "BATCH", 25)  # many small batches interleave between threads
@@ -56,7 +56,7 @@ def test_concurrent_dispatchers_write_one_delivery_per_event_and_endpoint(servic
 
 
 def test_only_one_of_many_workers_claims_a_delivery(service, tenant, monkeypatch):
-    monkeypatch.setattr(webhooks, "_nudger", None)
+    monkeypatch.setattr(engine, "_nudger", None)
     _endpoints(tenant, 1)
     _emit(tenant, 1)
     with connection(), db.atomic():
@@ -72,7 +72,7 @@ def test_only_one_of_many_workers_claims_a_delivery(service, tenant, monkeypatch
 
 
 def test_the_sweeper_hands_out_expired_claims_and_leaves_live_ones(service, tenant, monkeypatch):
-    monkeypatch.setattr(webhooks, "_nudger", None)
+    monkeypatch.setattr(engine, "_nudger", None)
     _endpoints(tenant, 1)
     _emit(tenant, 2)
     with connection(), db.atomic():
@@ -91,7 +91,7 @@ def test_the_sweeper_hands_out_expired_claims_and_leaves_live_ones(service, tena
 
 
 def test_an_outcome_from_a_worker_that_lost_its_lease_is_ignored(service, tenant, monkeypatch):
-    monkeypatch.setattr(webhooks, "_nudger", None)
+    monkeypatch.setattr(engine, "_nudger", None)
     _endpoints(tenant, 1)
     _emit(tenant, 1)
     with connection(), db.atomic():

@@ -1,0 +1,254 @@
+"""Outbound direct messages: work rows of the engine, sent to a person at most once.
+
+A message is stored `pending` in the transaction of whatever wants it sent (an inbox reply; later a
+broadcast recipient, a sequence step, an automation's DM). From there:
+
+    pending ──(the account's pace gives a slot; one conditional UPDATE claims it)──> sending
+    sending ──> sent     the platform's id recorded; a row with an id is never sent again
+            ──> failed   the platform refused (its reason kept); refused credentials flag the account
+            ──> pending  the platform asked to slow down (`RetryLater`): the account's pace pauses for
+                         everyone and the row waits for its next attempt; never `failed` for that
+            ──> unknown  the request went out and no answer came, or the process died during the
+                         call (the lease expired while `sending`): it may have arrived, so it is
+                         never sent again automatically; a person decides
+
+A late answer still counts: a call that outlives its lease and then succeeds moves `unknown` to
+`sent`. Events (`message.sent`, `message.failed`) are written in the transaction of the change.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequired, RetryLater, SentMessage
+from service import adapters, clock, engine, events, idempotency, ids, pacer, settings
+from service.auth import Actor
+from service.conversations import WINDOW_MESSAGE, get_row, message_record, touch_outbound
+from service.errors import Conflict, PlatformError, ValidationFailed
+from storage.db import connection, db, reading
+from storage.models import Account, Conversation, Message
+
+log = logging.getLogger("switchboard.outbound")
+
+# A platform that keeps asking to slow down gets this many attempts before the message fails.
+MAX_ATTEMPTS = 12
+# How long a worker thread sleeps for the account's next slot before handing the row back.
+WORKER_MAX_WAIT = 1.0
+# How long an API request waits for its message: for the pace's slot, and for the send of a
+# message that another worker holds.
+API_MAX_WAIT = 2.0
+API_SETTLE_SECONDS = 5.0
+SETTLE_POLL = 0.05
+
+
+def within_window(conversation: Conversation, *, at: dt.datetime | None = None) -> bool:
+    """False when the platform has a messaging window (Meta's 24 h) and the contact's last message
+    is older than it, or the contact never wrote: free-form messages would be refused."""
+    hours = adapters.adapter(conversation.platform).capabilities.messaging_window_hours
+    if hours is None:
+        return True
+    if conversation.last_inbound_at is None:
+        return False
+    return (at or clock.now()) - conversation.last_inbound_at < dt.timedelta(hours=hours)
+
+
+def lease_seconds() -> float:
+    return settings.current().send_lease_seconds
+
+
+def _lost(message_ids: list[str]) -> None:
+    """The sweeper found these `sending` past their lease: say why they are `unknown`."""
+    Message.update(
+        error="The process sending this message stopped during the platform call; it may or may not have "
+              "arrived, so it is not sent again automatically."
+    ).where(Message.id.in_(message_ids)).execute()
+    log.warning("%d outbound message(s) left unknown by a stopped worker", len(message_ids))
+
+
+def queue_outbound(
+    conversation: Conversation,
+    account: Account,
+    *,
+    text: str,
+    button: Button | None = None,
+    source: str = "inbox",
+    nudge: bool = True,
+) -> Message:
+    """Check that the platform would take the message now and store it `pending`, in the caller's
+    transaction; the engine sends it once that commits. Disconnected account → `Conflict`; no DMs
+    on the platform, text over its limit or outside its messaging window → `ValidationFailed`.
+
+    `nudge=False` when the caller sends it itself at once (`settle`): the row is marked as in hand,
+    so the sweeper leaves it alone for a lease unless the caller dies first.
+    """
+    if account.status != "connected":
+        raise Conflict("The account is disconnected.")
+    capabilities = adapters.adapter(account.platform).capabilities
+    if not capabilities.dm:
+        raise ValidationFailed(f"{account.platform} has no direct messages.")
+    if capabilities.dm_text_limit is not None and len(text) > capabilities.dm_text_limit:
+        raise ValidationFailed.field("text", f"must be at most {capabilities.dm_text_limit} characters on "
+                                             f"{account.platform}")
+    if not within_window(conversation):
+        raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
+    moment = clock.now()
+    message = Message.create(
+        id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text,
+        button_label=button.label if button else None, button_url=button.url if button else None,
+        status="pending", source=source, attempts=0, next_attempt_at=moment,
+        nudged_at=None if nudge else moment, created_at=moment, updated_at=moment,
+    )
+    if nudge:
+        engine.nudge_after_commit(MESSAGE_WORK, [message.id])
+    return message
+
+
+# -- one attempt -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Loaded:
+    message: Message
+    conversation: Conversation
+    account: Account
+
+
+def _load(message_id: str) -> _Loaded | None:
+    with reading():
+        message = Message.get_or_none(Message.id == message_id)
+        if message is None:
+            return None
+        conversation = Conversation.get_by_id(message.conversation_id)
+        account = Account.get_by_id(conversation.account_id)
+    return _Loaded(message, conversation, account)
+
+
+def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
+    """One attempt at one message, if it is due and free. Call outside any transaction: the pace
+    may make it wait (at most `max_wait`, else the row is handed back for later) and the platform
+    call may take seconds."""
+    with connection():
+        loaded = _load(message_id)
+        if loaded is None:
+            return
+        message, account = loaded.message, loaded.account
+        if message.status != "pending" or (message.next_attempt_at and message.next_attempt_at > clock.now()):
+            return
+        per_second = adapters.adapter(account.platform).capabilities.messages_per_second
+        slot = pacer.reserve(account.id, per_second, max_wait=max_wait)
+        if not slot.granted:
+            with db.atomic():
+                engine.postpone(MESSAGE_WORK, message_id, until=clock.now() + dt.timedelta(seconds=slot.wait))
+            return
+        if slot.wait > 0:
+            time.sleep(slot.wait)
+        with db.atomic():
+            found = engine.claim(MESSAGE_WORK, message_id)
+        if found is None:
+            return
+        outcome = _call_platform(loaded)
+        with db.atomic():
+            _finish(found, loaded, outcome)
+
+
+def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
+    conversation, message = loaded.conversation, loaded.message
+    recipient = conversation.external_conversation_id or conversation.contact_handle or ""
+    button = Button(message.button_label, message.button_url) if message.button_label and message.button_url else None
+    text = message.text or ""
+    try:
+        return adapters.call(
+            loaded.account,
+            lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=text, button=button),
+        )
+    except PlatformFailure as failure:
+        return failure
+    except Conflict as conflict:  # disconnected between the pending row and the call
+        return conflict
+
+
+def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | PlatformFailure | Conflict) -> None:
+    message, conversation = loaded.message, loaded.conversation
+    moment = clock.now()
+    if isinstance(outcome, SentMessage):
+        if engine.finish(found, status="sent", platform_message_id=outcome.platform_message_id, error=None):
+            touch_outbound(conversation.id, moment)
+            _announce(message.id, conversation.workspace_id, "message.sent")
+        return
+    if isinstance(outcome, RetryLater):
+        pacer.pause(loaded.account.id, outcome.delay_seconds)
+        if found.attempts < MAX_ATTEMPTS:
+            later = moment + dt.timedelta(seconds=max(outcome.delay_seconds, 0.05))
+            engine.finish(found, status="pending", next_attempt_at=later,
+                          error=f"The platform asked to slow down; next attempt at {clock.iso(later)}.")
+            return
+        reason = f"The platform kept asking to slow down; gave up after {found.attempts} attempts."
+    elif isinstance(outcome, Indeterminate):
+        engine.finish(found, status="unknown", error=f"No answer from the platform: {outcome.message}. "
+                                                     "It may or may not have arrived, so it is not sent again.")
+        return
+    elif isinstance(outcome, ReauthRequired):
+        reason = "The platform refused the stored credentials; reconnect the account."
+    elif isinstance(outcome, Conflict):
+        reason = "The account was disconnected."
+    else:
+        reason = outcome.message
+    if engine.finish(found, status="failed", error=reason):
+        _announce(message.id, conversation.workspace_id, "message.failed")
+
+
+def _announce(message_id: str, workspace_id: str, event_type: str) -> None:
+    events.emit(workspace_id=workspace_id, type=event_type, data=message_record(Message.get_by_id(message_id)))
+
+
+MESSAGE_WORK = engine.Kind(
+    name="outbound_message", table="message", ready=("pending",), in_flight="sending", lost="unknown",
+    on_lost=_lost, run=send, lease_seconds=lease_seconds,
+)
+
+
+# -- the inbox's reply -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sent:
+    record: dict[str, Any]
+    status: int  # 201 sent, 202 pending (or in someone else's hands)
+
+
+def send_message(*, actor: Actor, conversation_id: str, text: str) -> Sent:
+    """Reply to a contact from the inbox, and wait a little for the platform's answer.
+
+    201 with the sent message and its `platformMessageId`; 202 `pending` when the platform asked to
+    slow down (the worker sends it later, `message.sent` or `message.failed` follows); the platform
+    refused → 502 and the message stays `failed`. A disconnected account → 409; outside the
+    platform's messaging window → 422 `outside_messaging_window` before any call. Runs its own
+    transactions (it waits on the platform). Under an `Idempotency-Key`, the message is tied to the
+    key in the transaction that creates it: a retry finds it (`settle`) instead of sending another.
+    """
+    with db.atomic():
+        conversation = get_row(actor=actor, conversation_id=conversation_id)
+        actor.require_write()
+        account = Account.get_by_id(conversation.account_id)
+        message = queue_outbound(conversation, account, text=text, source="inbox", nudge=False)
+        idempotency.attach(message.id)
+    return settle(message.id)
+
+
+def settle(message_id: str) -> Sent:
+    """Send the message now if it is free and due, else wait a few seconds for whoever holds it;
+    answer with where it stands."""
+    send(message_id, max_wait=API_MAX_WAIT)
+    deadline = time.monotonic() + API_SETTLE_SECONDS
+    while True:
+        with connection(), reading():
+            message = Message.get_by_id(message_id)
+        if message.status != "sending" or time.monotonic() >= deadline:
+            break
+        time.sleep(SETTLE_POLL)
+    if message.status == "failed":
+        raise PlatformError(f"The platform refused the message: {message.error}")
+    # `pending` (the pace or the platform said wait), `sending` (still in someone's hands) or
+    # `unknown`: the workers and the sweeper take it from here.
+    status = 201 if message.status in ("sent", "delivered", "read") else 202
+    return Sent(message_record(message), status)
