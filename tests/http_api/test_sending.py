@@ -1,0 +1,160 @@
+"""Durable sending through the inbox API: one key is one message, a platform's 429 is a wait and never a
+failure, and what the platform received is read back from the sandbox emulator."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import httpx2
+import pytest
+
+from service import idempotency
+from storage.db import connection
+from storage.models import Event, IdempotencyRecord, Message
+from tests.conftest import bearer
+from tests.support.sandbox import connect_account
+
+
+def _telegram_conversation(client, tenant, chat_id="5001"):
+    """A bot and a conversation its contact opened, as on Telegram: a bot cannot write first."""
+    bot = connect_account(client, tenant, "telegram")
+    wrote = client.post("/sandbox/telegram/inbound-message",
+                        json={"accountId": bot["id"], "from": {"id": chat_id, "name": "Ada"}, "text": "hello"})
+    assert wrote.status_code == 200, wrote.text
+    listed = client.get("/v1/conversations", headers=bearer(tenant["apiKey"]), params={"accountId": bot["id"]})
+    (conversation,) = listed.json()["data"]
+    return bot, conversation
+
+
+def _sent(client, platform, account):
+    answer = client.get(f"/sandbox/{platform}/sent", params={"accountId": account["id"]})
+    assert answer.status_code == 200
+    return [row for row in answer.json()["data"] if row["kind"] == "dm"]
+
+
+def _outbound(conversation_id):
+    with connection():
+        return list(Message.select().where(Message.conversation == conversation_id, Message.direction == "outbound"))
+
+
+def _until(condition, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("the condition was not met in time")
+
+
+def test_twelve_concurrent_sends_with_one_key_make_one_message(client, tenant, server_url):
+    bot, conversation = _telegram_conversation(client, tenant)
+    client.post("/sandbox/telegram/latency", json={"milliseconds": 400})
+    key = f"send-{uuid.uuid4().hex}"
+    barrier = threading.Barrier(12)
+    answers: list[httpx2.Response] = []
+
+    def send():
+        with httpx2.Client(base_url=server_url, timeout=30) as http:
+            barrier.wait()
+            answers.append(http.post(f"/v1/conversations/{conversation['id']}/messages", json={"text": "only once"},
+                                     headers={**bearer(tenant["apiKey"]), "Idempotency-Key": key}))
+
+    threads = [threading.Thread(target=send) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses.count(201) >= 1
+    assert set(statuses) <= {201, 409}
+    in_progress = [a.json()["error"]["code"] for a in answers if a.status_code == 409]
+    assert set(in_progress) <= {"idempotency_in_progress"}
+    assert len({a.json()["id"] for a in answers if a.status_code == 201}) == 1
+    assert [row["text"] for row in _sent(client, "telegram", bot)] == ["only once"]
+    assert len(_outbound(conversation["id"])) == 1
+
+
+def test_a_client_that_timed_out_and_retried_sends_once(client, tenant, server_url):
+    bot, conversation = _telegram_conversation(client, tenant)
+    client.post("/sandbox/telegram/latency", json={"milliseconds": 1500})
+    headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": "retry-me"}
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    with httpx2.Client(base_url=server_url, timeout=0.3) as impatient, pytest.raises(httpx2.TimeoutException):
+        impatient.post(path, json={"text": "patience"}, headers=headers)
+
+    retried = client.post(path, json={"text": "patience"}, headers=headers)
+    assert retried.status_code == 409
+    assert retried.json()["error"]["code"] == "idempotency_in_progress"
+    final = _until(lambda: (answer := client.post(path, json={"text": "patience"}, headers=headers)).status_code != 409
+                   and answer)
+    assert final.status_code == 201
+    assert final.headers["Idempotent-Replayed"] == "true"
+    assert final.json()["status"] == "sent"
+    assert [row["text"] for row in _sent(client, "telegram", bot)] == ["patience"]
+    assert len(_outbound(conversation["id"])) == 1
+
+
+def test_a_platform_asking_to_slow_down_is_a_wait_not_a_failure(client, tenant):
+    bot, conversation = _telegram_conversation(client, tenant)
+    client.post("/sandbox/telegram/faults", json={"accountId": bot["id"], "failNext": 2, "status": 429,
+                                                   "retryAfter": 1})
+    answer = client.post(f"/v1/conversations/{conversation['id']}/messages", json={"text": "after the wait"},
+                         headers=bearer(tenant["apiKey"]))
+    assert answer.status_code == 202, answer.text
+    accepted = answer.json()
+    assert accepted["status"] == "pending"
+    assert "slow down" in accepted["error"]
+
+    def settled():
+        rows = client.get(f"/v1/conversations/{conversation['id']}/messages", headers=bearer(tenant["apiKey"]))
+        return [m for m in rows.json()["data"] if m["id"] == accepted["id"] and m["status"] == "sent"]
+
+    sent = _until(settled, timeout=20)[0]
+    assert sent["platformMessageId"]
+    assert sent["error"] is None
+    assert [row["text"] for row in _sent(client, "telegram", bot)] == ["after the wait"]
+    with connection():
+        assert Message.get_by_id(accepted["id"]).attempts == 3
+        kinds = [e.type for e in Event.select().where(Event.type.in_(["message.sent", "message.failed"]))]
+    assert kinds == ["message.sent"]
+
+
+def test_a_refusal_and_a_slow_down_read_differently(client, tenant):
+    bot, conversation = _telegram_conversation(client, tenant)
+    client.post("/sandbox/telegram/faults", json={"accountId": bot["id"], "failNext": 1, "status": 400})
+    refused = client.post(f"/v1/conversations/{conversation['id']}/messages", json={"text": "no"},
+                          headers=bearer(tenant["apiKey"]))
+    assert refused.status_code == 502
+    assert "refused" in refused.json()["error"]["message"]
+    assert "in time" not in refused.json()["error"]["message"]
+    (failed,) = _outbound(conversation["id"])
+    assert failed.status == "failed"
+
+
+def test_replayed_answers_are_encrypted_at_rest(client, tenant):
+    answer = client.post("/v1/api-keys", json={"name": "replayed"},
+                         headers={**bearer(tenant["apiKey"]), "Idempotency-Key": "key-once"})
+    assert answer.status_code == 201
+    secret = answer.json()["key"]
+    again = client.post("/v1/api-keys", json={"name": "replayed"},
+                        headers={**bearer(tenant["apiKey"]), "Idempotency-Key": "key-once"})
+    assert again.json()["key"] == secret
+    with connection():
+        (row,) = IdempotencyRecord.select().where(IdempotencyRecord.idempotency_key == "key-once")
+    assert secret not in row.body
+    assert idempotency.stored_body(row)["key"] == secret
+
+
+def test_a_failed_request_frees_its_key(client, tenant):
+    bot, conversation = _telegram_conversation(client, tenant)
+    headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": "bad-then-good"}
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    too_long = client.post(path, json={"text": "x" * 4097}, headers=headers)
+    assert too_long.status_code == 422
+    with connection():
+        assert not IdempotencyRecord.select().where(IdempotencyRecord.idempotency_key == "bad-then-good").exists()
+    assert client.post(path, json={"text": "x" * 4097}, headers=headers).status_code == 422
