@@ -200,9 +200,10 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     moment = clock.now()
     lost: list[str] = []
     if kind.in_flight and kind.lost:
+        # The claim token stays: the call may still answer after its lease, and that answer counts.
         expired = f"status = '{kind.in_flight}' AND claimed_until < ?"
         rows = db.execute_sql(
-            _sql(f"UPDATE {kind.table} SET status = '{kind.lost}', claimed_until = NULL, claim_token = NULL, "  # noqa: S608
+            _sql(f"UPDATE {kind.table} SET status = '{kind.lost}', claimed_until = NULL, "  # noqa: S608
                  f"updated_at = ? WHERE id IN ({_limited(kind, expired, 'claimed_until', limit)}) AND {expired} "
                  "RETURNING id"),
             (moment, moment, moment),

@@ -25,14 +25,19 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from service import clock, crypto
+from service import clock, crypto, settings
 from service.errors import Conflict, ValidationFailed
 from storage.models import IdempotencyRecord
 
 TTL = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
-# Longer than any request may run (the longest ones wait on a platform); after it, a retry takes over.
-LEASE = timedelta(seconds=90)
+
+
+def _lease() -> timedelta:
+    """How long a request holds its key. Longer than a send may keep a request busy (the platform
+    call is bounded by the send lease, plus a few seconds of waiting on the pace and the answer).
+    A retry after it takes over; even too early that is safe, since the message row is claimed."""
+    return timedelta(seconds=settings.current().send_lease_seconds + 10)
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def reserve(credential_id: str, key: str, fingerprint: str) -> Reservation | Rep
     ).execute()
     IdempotencyRecord.insert(
         key_id=credential_id, idempotency_key=key, request_hash=fingerprint, owner=owner,
-        locked_until=moment + LEASE, created_at=moment,
+        locked_until=moment + _lease(), created_at=moment,
     ).on_conflict_ignore().execute()
     row = IdempotencyRecord.get(_record(credential_id, key))
     if row.owner == owner and row.status is None:
@@ -95,7 +100,7 @@ def reserve(credential_id: str, key: str, fingerprint: str) -> Reservation | Rep
                        code="idempotency_in_progress")
     # Its holder died mid-request (the lease ran out): take the key over, with what it made.
     taken = (
-        IdempotencyRecord.update(owner=owner, locked_until=moment + LEASE)
+        IdempotencyRecord.update(owner=owner, locked_until=moment + _lease())
         .where(_record(credential_id, key), IdempotencyRecord.owner == row.owner, IdempotencyRecord.status.is_null())
         .execute()
     )

@@ -29,6 +29,11 @@ def iso_z(moment: float) -> str:
     return dt.datetime.fromtimestamp(moment, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def iso_ms(moment: float) -> str:
+    """To the millisecond: the sent log is read to check a sender's pace."""
+    return dt.datetime.fromtimestamp(moment, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def graph_time(moment: float) -> str:
     return dt.datetime.fromtimestamp(moment, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S+0000")
 
@@ -393,7 +398,7 @@ class EmulatorBase:
                 "text": text,
                 "payload": call.payload() if payload is None else payload,
                 "platformId": platform_id,
-                "at": iso_z(time.time()),
+                "at": iso_ms(time.time()),
             },
         )
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 
@@ -39,11 +40,11 @@ def switchboard(*args: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def serve_process(settings: Settings, port: int, *extra_args: str) -> Iterator[str]:
+def serve_process(settings: Settings, port: int, *extra_args: str, **env: str) -> Iterator[str]:
     """`switchboard serve --port PORT` in its own process; yields its URL once healthy."""
     process = subprocess.Popen(
         switchboard("serve", "--port", str(port), *extra_args),
-        env=service_env(settings),
+        env=service_env(settings, **env),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -57,6 +58,27 @@ def serve_process(settings: Settings, port: int, *extra_args: str) -> Iterator[s
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@contextlib.contextmanager
+def worker_processes(settings: Settings, count: int, log_dir: Path, **env: str) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`count` processes of `switchboard worker`, stopped (SIGTERM) on the way out."""
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        for n in range(count):
+            with (log_dir / f"worker-{n}.log").open("ab") as log:
+                processes.append(subprocess.Popen(switchboard("worker", "--workers", "4"),
+                                                  env=service_env(settings, **env), stdout=log, stderr=subprocess.STDOUT))
+        yield processes
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
 
 
 def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:

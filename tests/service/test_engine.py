@@ -1,0 +1,110 @@
+"""The work engine on real storage: one claim per row however many workers race for it, a lost
+lease settled as `unknown`, a late answer that still counts, and a module import that wires nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+from service import conversations, engine, outbound
+from service.auth import Actor
+from storage.db import connection, db
+from storage.models import Account, Conversation, Message
+from tests.support.factories import add_account
+
+
+def _pending_message(tenant) -> str:
+    account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="telegram")
+    actor = Actor(workspace_id=tenant["workspaceId"], permission="read-write", profile_ids=None,
+                  credential_id="key_test")
+    with connection(), db.atomic():
+        started = conversations.start_conversation(actor=actor, accountId=account_id, contactHandle="@ann")
+        row = Conversation.get_by_id(started.conversation["id"])
+        message = outbound.queue_outbound(row, Account.get_by_id(account_id), text="hello", nudge=False)
+    return message.id
+
+
+def _claim(message_id: str, lease_seconds: float | None = None) -> engine.Claim | None:
+    with connection(), db.atomic():
+        return engine.claim(outbound.MESSAGE_WORK, message_id, lease_seconds=lease_seconds)
+
+
+def _message(message_id: str) -> Message:
+    with connection():
+        return Message.get_by_id(message_id)
+
+
+def test_eight_workers_racing_for_one_row_make_one_claim(tenant):
+    message_id = _pending_message(tenant)
+    barrier = threading.Barrier(8)
+    claims: list[engine.Claim | None] = []
+
+    def race() -> None:
+        barrier.wait()
+        claims.append(_claim(message_id))
+
+    threads = [threading.Thread(target=race) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    won = [found for found in claims if found is not None]
+    assert len(claims) == 8
+    assert len(won) == 1
+    assert won[0].attempts == 1
+    row = _message(message_id)
+    assert (row.status, row.attempts, row.claim_token) == ("sending", 1, won[0].token)
+
+
+def test_a_lease_that_ran_out_mid_call_leaves_the_message_unknown_and_a_late_answer_corrects_it(tenant):
+    message_id = _pending_message(tenant)
+    found = _claim(message_id, lease_seconds=-1)  # its worker died: the lease is already over
+    assert found is not None
+
+    with connection(), db.atomic():
+        swept = engine.sweep(outbound.MESSAGE_WORK)
+    assert swept.lost == [message_id]
+    row = _message(message_id)
+    assert row.status == "unknown"
+    assert "may or may not have arrived" in row.error
+    assert _claim(message_id) is None  # never sent again automatically
+    with connection(), db.atomic():
+        assert engine.sweep(outbound.MESSAGE_WORK).nudged == []
+
+    # The call outlived its lease and then succeeded: the answer still counts.
+    with connection(), db.atomic():
+        assert engine.finish(found, status="sent", platform_message_id="tg-1", error=None)
+    row = _message(message_id)
+    assert (row.status, row.platform_message_id, row.error) == ("sent", "tg-1", None)
+
+
+def test_an_answer_from_a_worker_that_lost_its_claim_is_ignored(tenant):
+    message_id = _pending_message(tenant)
+    first = _claim(message_id)
+    assert first is not None
+    with connection(), db.atomic():
+        assert engine.finish(first, status="pending", next_attempt_at=None)  # handed back
+        assert engine.sweep(outbound.MESSAGE_WORK).nudged == []  # no next attempt time: not due
+    with connection(), db.atomic():
+        Message.update(next_attempt_at=Message.created_at).where(Message.id == message_id).execute()
+    second = _claim(message_id)
+    assert second is not None
+    assert second.attempts == 2
+    with connection(), db.atomic():
+        assert not engine.finish(first, status="failed", error="stale")
+        assert engine.finish(second, status="sent", platform_message_id="tg-2")
+    assert _message(message_id).status == "sent"
+
+
+def test_importing_the_service_registers_nothing_and_hashes_nothing():
+    code = (
+        "import mcp_server.app, service.outbound, service.webhooks, tasks.engine, tasks.webhooks\n"
+        "from service import engine, inbound, users\n"
+        "assert engine.kinds() == [] and not engine.has_nudger(), 'kinds registered at import'\n"
+        "assert not inbound._handlers, 'inbound handlers registered at import'\n"
+        "assert users._dummy_hash.cache_info().currsize == 0, 'a password hashed at import'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]

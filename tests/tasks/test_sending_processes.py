@@ -1,0 +1,153 @@
+"""Durable sending across real processes: a sender killed (SIGKILL) in the middle of its calls leaves
+every message settled and none sent twice; two worker processes share one bot's pace.
+
+The API of the test process hosts the sandbox emulator; the senders are separate `switchboard`
+processes on the same database and queue, whose adapters call that emulator."""
+
+from __future__ import annotations
+
+import datetime as dt
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+
+from mcp_server.app import create_app
+from service import outbound
+from service.settings import Settings
+from storage.db import connection, db
+from storage.models import Account, Conversation, Message
+from tests.conftest import bearer
+from tests.support.live_server import free_port, live_server
+from tests.support.processes import service_env, switchboard, wait_healthy, worker_processes
+from tests.support.sandbox import connect_account
+
+LEASE = "3"  # seconds a sender holds a message; short, so the test sees a lost one settled
+
+
+@pytest.fixture
+def api_only(service: Settings) -> Iterator[httpx2.Client]:
+    """The API (and the emulator) with no worker: sending is left to the test's processes."""
+    port = int(service.base_url.rsplit(":", 1)[1])
+    with live_server(create_app(service, worker=False), port=port) as url, \
+            httpx2.Client(base_url=url, timeout=30) as http:
+        yield http
+
+
+def _telegram_conversation(http: httpx2.Client, tenant: dict[str, str]) -> tuple[dict, dict]:
+    bot = connect_account(http, tenant, "telegram")
+    wrote = http.post("/sandbox/telegram/inbound-message",
+                      json={"accountId": bot["id"], "from": {"id": "7001", "name": "Grace"}, "text": "hi"})
+    assert wrote.status_code == 200, wrote.text
+    (conversation,) = http.get("/v1/conversations", headers=bearer(tenant["apiKey"]),
+                               params={"accountId": bot["id"]}).json()["data"]
+    return bot, conversation
+
+
+def _sent_texts(http: httpx2.Client, bot: dict) -> list[str]:
+    rows = http.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
+    return [row["text"] for row in rows if row["kind"] == "dm"]
+
+
+def _statuses(conversation_id: str) -> dict[str, str]:
+    with connection():
+        rows = Message.select().where(Message.conversation == conversation_id, Message.direction == "outbound")
+        return {row.text: row.status for row in rows}
+
+
+def _until(condition, timeout: float):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("the condition was not met in time")
+
+
+def test_a_sender_killed_mid_call_leaves_every_message_settled_and_none_twice(api_only, tenant, settings, tmp_path):
+    bot, conversation = _telegram_conversation(api_only, tenant)
+    api_only.post("/sandbox/telegram/latency", json={"milliseconds": 1500})
+    port = free_port()
+    sender = subprocess.Popen(switchboard("serve", "--no-worker", "--port", str(port)),
+                              env=service_env(settings, SWITCHBOARD_SEND_LEASE_SECONDS=LEASE),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sender_url = f"http://127.0.0.1:{port}"
+    texts = [f"message {n}" for n in range(6)]
+    path = f"/v1/conversations/{conversation['id']}/messages"
+
+    def post(text: str) -> None:
+        headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": f"key-{text}"}
+        try:
+            httpx2.post(sender_url + path, json={"text": text}, headers=headers, timeout=30)
+        except httpx2.TransportError:
+            pass  # the sender dies under it
+
+    try:
+        wait_healthy(sender_url, sender)
+        threads = [threading.Thread(target=post, args=(text,)) for text in texts]
+        for thread in threads:
+            thread.start()
+        # Kill it while its calls are in the platform's hands.
+        _until(lambda: list(_statuses(conversation["id"]).values()).count("sending") >= 3, timeout=20)
+        sender.send_signal(signal.SIGKILL)
+        sender.wait(timeout=10)
+        for thread in threads:
+            thread.join()
+    finally:
+        if sender.poll() is None:
+            sender.kill()
+    killed_at = time.monotonic()
+    assert "sending" in _statuses(conversation["id"]).values()
+
+    with worker_processes(settings, 1, tmp_path, SWITCHBOARD_SEND_LEASE_SECONDS=LEASE):
+        # Within the lease and a sweep, nothing is left in flight: what was in the platform's hands
+        # is `unknown` (it may have arrived), what never left is sent by the worker.
+        settled = _until(lambda: (s := _statuses(conversation["id"])) and not {"pending", "sending"} & set(s.values())
+                         and s, timeout=float(LEASE) + 10)
+        seconds_to_settle = time.monotonic() - killed_at
+    assert seconds_to_settle < float(LEASE) + 10
+    assert set(settled.values()) <= {"sent", "unknown"}
+    assert "unknown" in settled.values()
+    on_platform = Counter(_sent_texts(api_only, bot))
+    assert all(count == 1 for count in on_platform.values()), on_platform
+    assert all(on_platform[text] == 1 for text, status in settled.items() if status == "sent")
+
+    # The clients retry with their keys: each finds its message as it stands, none is sent again.
+    retried = {}
+    for text in texts:
+        headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": f"key-{text}"}
+        answer = _until(lambda: (a := api_only.post(path, json={"text": text}, headers=headers)).status_code != 409
+                        and a, timeout=30)
+        assert answer.status_code in (201, 202), answer.text
+        retried[text] = answer.json()
+    assert Counter(_sent_texts(api_only, bot)) == on_platform | Counter(t for t in texts if t not in settled)
+    for text, status in settled.items():
+        assert retried[text]["status"] == status
+    assert len(_statuses(conversation["id"])) == len(texts)
+
+
+def test_two_workers_share_one_bots_pace_and_send_each_message_once(api_only, tenant, settings, tmp_path):
+    bot, conversation = _telegram_conversation(api_only, tenant)
+    texts = [f"queued {n}" for n in range(120)]
+    with connection(), db.atomic():
+        row = Conversation.get_by_id(conversation["id"])
+        account = Account.get_by_id(bot["id"])
+        for text in texts:
+            outbound.queue_outbound(row, account, text=text, source="inbox")
+
+    with worker_processes(settings, 2, tmp_path):
+        _until(lambda: len(_sent_texts(api_only, bot)) >= len(texts), timeout=60)
+        rows = api_only.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
+
+    assert sorted(row["text"] for row in rows) == sorted(texts)
+    moments = sorted(dt.datetime.fromisoformat(row["at"].replace("Z", "+00:00")).timestamp() for row in rows)
+    per_second = (len(moments) - 1) / (moments[-1] - moments[0])
+    # Telegram allows a bot about 30 messages a second; both workers together keep to it.
+    assert 30 * 0.95 <= per_second <= 30 * 1.05, per_second
+    assert set(_statuses(conversation["id"]).values()) == {"sent"}
