@@ -150,7 +150,7 @@ def test_replayed_answers_are_encrypted_at_rest(client, tenant):
 
 
 def test_a_failed_request_frees_its_key(client, tenant):
-    bot, conversation = _telegram_conversation(client, tenant)
+    _bot, conversation = _telegram_conversation(client, tenant)
     headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": "bad-then-good"}
     path = f"/v1/conversations/{conversation['id']}/messages"
     too_long = client.post(path, json={"text": "x" * 4097}, headers=headers)
