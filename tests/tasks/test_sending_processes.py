@@ -25,7 +25,7 @@ from storage.db import connection, db
 from storage.models import Account, Conversation, Message
 from tests.conftest import bearer
 from tests.support.live_server import free_port, live_server
-from tests.support.processes import service_env, switchboard, wait_healthy, worker_processes
+from tests.support.processes import serve_process, service_env, switchboard, wait_healthy, worker_processes
 from tests.support.sandbox import connect_account
 
 LEASE = "3"  # seconds a sender holds a message; short, so the test sees a lost one settled
@@ -71,6 +71,18 @@ def _until(condition, timeout: float):
     raise AssertionError("the condition was not met in time")
 
 
+def _retry_all(url: str, tenant: dict[str, str], path: str, texts: list[str]) -> dict[str, dict]:
+    retried = {}
+    with httpx2.Client(base_url=url, timeout=30) as http:
+        for text in texts:
+            headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": f"key-{text}"}
+            answer = _until(lambda: (a := http.post(path, json={"text": text}, headers=headers)).status_code != 409
+                            and a, timeout=30)
+            assert answer.status_code in (201, 202), answer.text
+            retried[text] = answer.json()
+    return retried
+
+
 def test_a_sender_killed_mid_call_leaves_every_message_settled_and_none_twice(api_only, tenant, settings, tmp_path):
     bot, conversation = _telegram_conversation(api_only, tenant)
     api_only.post("/sandbox/telegram/latency", json={"milliseconds": 1500})
@@ -104,27 +116,21 @@ def test_a_sender_killed_mid_call_leaves_every_message_settled_and_none_twice(ap
     killed_at = time.monotonic()
     assert "sending" in _statuses(conversation["id"]).values()
 
-    with worker_processes(settings, 1, tmp_path, SWITCHBOARD_SEND_LEASE_SECONDS=LEASE):
-        # Within the lease and a sweep, nothing is left in flight: what was in the platform's hands
-        # is `unknown` (it may have arrived), what never left is sent by the worker.
+    # Restarted: within the lease and a sweep nothing is left in flight. What was in the platform's
+    # hands is `unknown` (it may have arrived); what never left is sent now.
+    with serve_process(settings, port, SWITCHBOARD_SEND_LEASE_SECONDS=LEASE) as restarted:
         settled = _until(lambda: (s := _statuses(conversation["id"])) and not {"pending", "sending"} & set(s.values())
                          and s, timeout=float(LEASE) + 10)
         seconds_to_settle = time.monotonic() - killed_at
+        on_platform = Counter(_sent_texts(api_only, bot))
+        retried = _retry_all(restarted, tenant, path, texts)
     assert seconds_to_settle < float(LEASE) + 10
     assert set(settled.values()) <= {"sent", "unknown"}
     assert "unknown" in settled.values()
-    on_platform = Counter(_sent_texts(api_only, bot))
     assert all(count == 1 for count in on_platform.values()), on_platform
     assert all(on_platform[text] == 1 for text, status in settled.items() if status == "sent")
 
-    # The clients retry with their keys: each finds its message as it stands, none is sent again.
-    retried = {}
-    for text in texts:
-        headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": f"key-{text}"}
-        answer = _until(lambda: (a := api_only.post(path, json={"text": text}, headers=headers)).status_code != 409
-                        and a, timeout=30)
-        assert answer.status_code in (201, 202), answer.text
-        retried[text] = answer.json()
+    # The clients retried with their keys: each found its message as it stands, none was sent again.
     assert Counter(_sent_texts(api_only, bot)) == on_platform | Counter(t for t in texts if t not in settled)
     for text, status in settled.items():
         assert retried[text]["status"] == status
