@@ -31,6 +31,7 @@ from typing import Any
 
 from service import clock
 from storage.db import db, is_postgres
+from storage.db import portable as _sql
 
 Nudger = Callable[[str, list[str]], None]
 LostHook = Callable[[list[str]], None]
@@ -81,10 +82,6 @@ class Claim:
 
 _kinds: dict[str, Kind] = {}
 _nudger: Nudger | None = None
-
-
-def _sql(text: str) -> str:
-    return text if db.param == "?" else text.replace("?", db.param)
 
 
 def register(kind: Kind) -> Kind:
@@ -150,14 +147,17 @@ def claim(kind: Kind, item_id: str, *, lease_seconds: float | None = None) -> Cl
     return Claim(kind, item_id, token, int(row[0]), dict(zip(kind.returning, row[1:], strict=True)))
 
 
-def finish(found: Claim, *, status: str, next_attempt_at: datetime | None = None, **columns: Any) -> bool:
-    """Record the outcome if this worker still holds the row: True when it did.
+def finish(
+    found: Claim, *, status: str, next_attempt_at: datetime | None = None, at: datetime | None = None,
+    **columns: Any,
+) -> bool:
+    """Record the outcome (as of `at`, default now) if this worker still holds the row: True when it did.
 
     A ready `status` with a `next_attempt_at` puts the row back for a later attempt.
     """
     assignments = ["status = ?", "next_attempt_at = ?", "claimed_until = NULL", "claim_token = NULL",
                    "nudged_at = NULL", "updated_at = ?"]
-    values: list[Any] = [status, next_attempt_at, clock.now()]
+    values: list[Any] = [status, next_attempt_at, at or clock.now()]
     for name, value in columns.items():
         assignments.append(f"{name} = ?")
         values.append(value)

@@ -11,7 +11,7 @@ from typing import Any
 
 from service import clock, ids
 from service.settings import VERSION
-from storage.db import db
+from storage.db import db, insert
 from storage.models import Event
 
 # name -> description. Names are never renamed; new ones are only added.
@@ -69,7 +69,8 @@ def emit(*, workspace_id: str, type: str, data: dict[str, Any]) -> Event:
     """Record an event in the current transaction. Call it inside the change's `db.atomic()`."""
     if type not in CATALOGUE:
         raise ValueError(f"unknown event type {type!r}")
-    event = Event.create(id=ids.new_id("evt"), workspace=workspace_id, type=type, data=data)
+    event = Event(id=ids.new_id("evt"), workspace=workspace_id, type=type, data=data, created_at=clock.now())
+    insert(Event, id=event.id, workspace=workspace_id, type=type, data=data, created_at=event.created_at)
     if _committed_listeners:
         db.after_commit(_announce)
     return event

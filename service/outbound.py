@@ -29,7 +29,7 @@ from service import adapters, clock, engine, events, idempotency, ids, pacer, se
 from service.auth import Actor
 from service.conversations import WINDOW_MESSAGE, get_row, message_record, touch_outbound
 from service.errors import Conflict, PlatformError, ValidationFailed
-from storage.db import connection, db, reading
+from storage.db import by_id, connection, db, reading
 from storage.models import Account, Conversation, Message
 
 log = logging.getLogger("switchboard.outbound")
@@ -116,13 +116,20 @@ class _Loaded:
 
 
 def _load(message_id: str) -> _Loaded | None:
-    with reading():
-        message = Message.get_or_none(Message.id == message_id)
-        if message is None:
-            return None
-        conversation = Conversation.get_by_id(message.conversation_id)
-        account = Account.get_by_id(conversation.account_id)
+    # No snapshot needed: the claim that follows is what decides whether the row is still to send.
+    message = by_id(Message, message_id)
+    if message is None:
+        return None
+    conversation = by_id(Conversation, message.conversation_id)
+    account = by_id(Account, conversation.account_id) if conversation is not None else None
+    if conversation is None or account is None:
+        return None
     return _Loaded(message, conversation, account)
+
+
+class _PaceRefused(Exception):
+    def __init__(self, wait: float) -> None:
+        self.wait = wait
 
 
 def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
@@ -137,17 +144,22 @@ def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
         if message.status != "pending" or (message.next_attempt_at and message.next_attempt_at > clock.now()):
             return
         per_second = adapters.adapter(account.platform).capabilities.messages_per_second
-        slot = pacer.reserve(account.id, per_second, max_wait=max_wait)
-        if not slot.granted:
+        # The claim and the account's slot are taken together: a duplicate task that finds the row
+        # claimed takes no slot, and a slot too far off undoes the claim (the row waits, unspent).
+        try:
             with db.atomic():
-                engine.postpone(MESSAGE_WORK, message_id, until=clock.now() + dt.timedelta(seconds=slot.wait))
+                found = engine.claim(MESSAGE_WORK, message_id)
+                if found is None:
+                    return
+                slot = pacer.reserve(account.id, per_second, max_wait=max_wait)
+                if not slot.granted:
+                    raise _PaceRefused(slot.wait)
+        except _PaceRefused as refused:
+            with db.atomic():
+                engine.postpone(MESSAGE_WORK, message_id, until=clock.now() + dt.timedelta(seconds=refused.wait))
             return
         if slot.wait > 0:
             time.sleep(slot.wait)
-        with db.atomic():
-            found = engine.claim(MESSAGE_WORK, message_id)
-        if found is None:
-            return
         outcome = _call_platform(loaded)
         with db.atomic():
             _finish(found, loaded, outcome)
@@ -173,9 +185,10 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
     message, conversation = loaded.message, loaded.conversation
     moment = clock.now()
     if isinstance(outcome, SentMessage):
-        if engine.finish(found, status="sent", platform_message_id=outcome.platform_message_id, error=None):
+        if engine.finish(found, status="sent", at=moment, platform_message_id=outcome.platform_message_id, error=None):
             touch_outbound(conversation.id, moment)
-            _announce(message.id, conversation.workspace_id, "message.sent")
+            _announce(message, conversation, "message.sent", status="sent", at=moment,
+                      platform_message_id=outcome.platform_message_id, error=None)
         return
     if isinstance(outcome, RetryLater):
         pacer.pause(loaded.account.id, outcome.delay_seconds)
@@ -195,12 +208,17 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         reason = "The account was disconnected."
     else:
         reason = outcome.message
-    if engine.finish(found, status="failed", error=reason):
-        _announce(message.id, conversation.workspace_id, "message.failed")
+    if engine.finish(found, status="failed", at=moment, error=reason):
+        _announce(message, conversation, "message.failed", status="failed", at=moment, error=reason)
 
 
-def _announce(message_id: str, workspace_id: str, event_type: str) -> None:
-    events.emit(workspace_id=workspace_id, type=event_type, data=message_record(Message.get_by_id(message_id)))
+def _announce(message: Message, conversation: Conversation, event_type: str, *, at: dt.datetime,
+              **changes: Any) -> None:
+    """The event of an outcome, with the row as `finish` just wrote it (no second read)."""
+    for name, value in changes.items():
+        setattr(message, name, value)
+    message.updated_at = at
+    events.emit(workspace_id=conversation.workspace_id, type=event_type, data=message_record(message))
 
 
 MESSAGE_WORK = engine.Kind(

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from peewee import Case
 
 from service.settings import Settings
-from storage.db import db, is_postgres
+from storage.db import db, is_postgres, portable
 from storage.models import PaceSlot
 
 
@@ -37,27 +37,29 @@ class Backend(Protocol):
 
 
 class StoragePacer:
-    """The pace in the `pace_slot` table: one short write transaction per reservation."""
+    """The pace in the `pace_slot` table: one statement per reservation, in a short write transaction.
+
+    The upsert takes the slot only when it is within the caller's wait; otherwise it returns nothing
+    and changes nothing, and a read says how long the wait would be.
+    """
+
+    _RESERVE = (
+        "INSERT INTO pace_slot (account_id, next_slot, paused_until) VALUES (?, ?, 0) "
+        "ON CONFLICT (account_id) DO UPDATE SET "
+        "next_slot = {greatest}(?, pace_slot.next_slot, pace_slot.paused_until) + ? "
+        "WHERE {greatest}(?, pace_slot.next_slot, pace_slot.paused_until) - ? <= ? "
+        "RETURNING next_slot"
+    )
 
     def reserve(self, account_id: str, interval: float, max_wait: float) -> Slot:
         now = time.time()
+        sql = portable(self._RESERVE.format(greatest="GREATEST" if is_postgres() else "MAX"))
         with db.atomic():
-            row: PaceSlot | None
-            if is_postgres():
-                PaceSlot.insert(account_id=account_id).on_conflict_ignore().execute()
-                row = PaceSlot.select().where(PaceSlot.account_id == account_id).for_update().get()
-            else:  # the transaction holds SQLite's write lock already (BEGIN IMMEDIATE)
-                row = PaceSlot.get_or_none(PaceSlot.account_id == account_id)
-            next_slot = row.next_slot if row is not None else 0.0
-            paused = row.paused_until if row is not None else 0.0
-            start = max(now, next_slot, paused)
-            if start - now > max_wait:
-                return Slot(start - now, False)
-            if interval > 0:
-                PaceSlot.insert(account_id=account_id, next_slot=start + interval).on_conflict(
-                    conflict_target=[PaceSlot.account_id], update={PaceSlot.next_slot: start + interval}
-                ).execute()
-        return Slot(start - now, True)
+            row = db.execute_sql(sql, (account_id, now + interval, now, interval, now, now, max_wait)).fetchone()
+            if row is not None:
+                return Slot(max(0.0, float(row[0]) - interval - now), True)
+            held = PaceSlot.get(PaceSlot.account_id == account_id)
+        return Slot(max(now, held.next_slot, held.paused_until) - now, False)
 
     def pause(self, account_id: str, seconds: float) -> None:
         until = time.time() + seconds

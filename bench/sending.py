@@ -1,0 +1,224 @@
+"""Benchmark: outbound messages through the work engine, against the sandbox emulator.
+
+    python bench/sending.py [--messages 1000] [--bots 50] [--threads 16] [--workers 8] [--rounds 2]
+
+Storage follows SWITCHBOARD_DATABASE_URL / SWITCHBOARD_QUEUE_URL when set (PostgreSQL + Redis),
+else SQLite files in a temporary directory. A `switchboard serve --no-worker` child hosts the API and
+the emulator; this process shares its storage. In one run:
+
+1. engine vs bare loop: N Telegram `sendMessage` calls spread over the bots, made by the same number
+   of threads, first as bare `httpx2` posts, then as engine sends (load, pace, claim, adapter call,
+   finish with its event); alternated, best round of each. Goal: ratio >= 0.7.
+2. workers: N queued messages sent by one `switchboard worker` process, then by two; time from the
+   nudge until the last is `sent`. Goal: 2 workers >= 1.6x one (PostgreSQL + Redis).
+3. kill: the emulator answers in 1.5 s; a worker is SIGKILLed with messages in the platform's hands
+   and a fresh one started; time from the kill until no message is `pending` or `sending`.
+   Goal: <= lease + 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.common import embedded_env, free_port, process, temp_dir  # noqa: E402
+
+LEASE_SECONDS = 3
+
+
+def wait_until(condition: Any, timeout: float, step: float = 0.02) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if condition():
+            return time.monotonic() - started
+        time.sleep(step)
+    raise SystemExit("timed out waiting for the engine")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--bots", type=int, default=50)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=8, help="threads in each worker process")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    from mcp_server.app import prepare
+    from mcp_server.sandbox_seed import connect
+    from service import adapters, bootstrap, engine, outbound
+    from service.settings import Settings
+    from storage.db import connection, db
+    from storage.models import Account, Conversation, Message
+
+    work = Path(temp_dir())
+    port = free_port()
+    env = embedded_env(
+        str(work / "data"),
+        SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{port}",
+        SWITCHBOARD_SANDBOX="1",
+        SWITCHBOARD_SCHEDULER_TICK_SECONDS="0.5",
+        SWITCHBOARD_SEND_LEASE_SECONDS=str(LEASE_SECONDS),
+    )
+    for name in ("SWITCHBOARD_DATABASE_URL", "SWITCHBOARD_QUEUE_URL"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    settings = Settings.from_env(env)
+    env["SWITCHBOARD_DATABASE_URL"], env["SWITCHBOARD_QUEUE_URL"] = settings.database_url, settings.queue_url
+    base = settings.base_url
+    report: dict[str, Any] = {"messages": args.messages, "bots": args.bots, "threads": args.threads,
+                              "storage": settings.database_url.split(":", 1)[0] + " + " +
+                              settings.queue_url.split(":", 1)[0]}
+
+    with process([sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(port)],
+                 base + "/v1/health", env=env):
+        prepare(settings)
+        with connection(), db.atomic():
+            tenant = bootstrap.bootstrap(email=f"bench-{uuid.uuid4().hex[:8]}@example.com", password="bench bench")
+        http = httpx2.Client(base_url=base, timeout=30)
+        chats: list[tuple[str, str]] = []  # (conversation id, bot token)
+        for n in range(args.bots):
+            bot = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="telegram")
+            http.post("/sandbox/telegram/inbound-message",
+                      json={"accountId": bot["id"], "from": {"id": str(9000 + n)}, "text": "hi"}).raise_for_status()
+            with connection():
+                account = Account.get_by_id(bot["id"])
+                conversation = Conversation.get(Conversation.account == account.id)
+                chats.append((conversation.id, adapters.context(account).credentials["botToken"]))
+
+        def queue(count: int, tag: str) -> list[str]:
+            with connection(), db.atomic():
+                rows = {cid: Conversation.get_by_id(cid) for cid, _ in chats}
+                accounts = {cid: Account.get_by_id(row.account_id) for cid, row in rows.items()}
+                made = []
+                for n in range(count):
+                    cid = chats[n % len(chats)][0]
+                    made.append(outbound.queue_outbound(rows[cid], accounts[cid], text=f"{tag} {n}",
+                                                        nudge=False).id)
+            return made
+
+        def unsettled(ids: list[str]) -> int:
+            with connection():
+                return Message.select().where(Message.id.in_(ids), Message.status.in_(("pending", "sending"))).count()
+
+        def all_sent(ids: list[str]) -> bool:
+            with connection():
+                return Message.select().where(Message.id.in_(ids), Message.status == "sent").count() == len(ids)
+
+        # 1. engine vs bare loop, in this process, the same threads.
+        def bare(n: int) -> None:
+            _, token = chats[n % len(chats)]
+            chat_id = str(9000 + n % len(chats))
+            answer = client.post(f"{base}/sandbox/telegram/bot{token}/sendMessage",
+                                 json={"chat_id": chat_id, "text": f"bare {n}"})
+            answer.raise_for_status()
+
+        client = httpx2.Client(timeout=30, limits=httpx2.Limits(max_connections=args.threads))
+        best = {"bare": 0.0, "engine": 0.0}
+        for _ in range(args.rounds):
+            started = time.monotonic()
+            with ThreadPoolExecutor(args.threads) as pool:
+                list(pool.map(bare, range(args.messages)))
+            best["bare"] = max(best["bare"], args.messages / (time.monotonic() - started))
+
+            ids = queue(args.messages, "engine")
+            started = time.monotonic()
+            with ThreadPoolExecutor(args.threads) as pool:
+                list(pool.map(outbound.send, ids))
+                while unsettled(ids):  # rows the pace handed back for later
+                    list(pool.map(outbound.send, ids))
+            best["engine"] = max(best["engine"], args.messages / (time.monotonic() - started))
+            if not all_sent(ids):
+                raise SystemExit("the engine did not send every message")
+        report["engine_vs_bare"] = {"bare_per_second": round(best["bare"]), "engine_per_second": round(best["engine"]),
+                                    "ratio": round(best["engine"] / best["bare"], 2), "goal": ">= 0.7"}
+
+        # 2. one worker process against two.
+        def with_workers(count: int) -> float:
+            ids = queue(args.messages, f"workers-{count}")
+            workers = [start_worker(env, work / f"worker-{count}-{n}.log", args.workers) for n in range(count)]
+            try:
+                time.sleep(3)  # imports and consumer threads, before the clock runs
+                started = time.monotonic()
+                engine.nudge_now(outbound.MESSAGE_WORK, ids)
+                wait_until(lambda: all_sent(ids), 600, 0.05)
+                return args.messages / (time.monotonic() - started)
+            finally:
+                stop(workers)
+
+        one, two = with_workers(1), with_workers(2)
+        report["workers"] = {"one_per_second": round(one), "two_per_second": round(two),
+                             "ratio": round(two / one, 2), "goal": ">= 1.6 on PostgreSQL + Redis"}
+
+        # 3. SIGKILL with calls in the platform's hands, another worker running beside it (as in any
+        # deployment with more than one): how long the killed worker's rows stay `sending`.
+        http.post("/sandbox/telegram/latency", json={"milliseconds": 1500}).raise_for_status()
+        ids = queue(40, "kill")
+        victim = start_worker(env, work / "victim.log", args.workers)
+        time.sleep(3)
+        engine.nudge_now(outbound.MESSAGE_WORK, ids)  # the victim takes the tasks
+        survivor = start_worker(env, work / "survivor.log", args.workers)
+        try:
+            wait_until(lambda: "running" in (work / "survivor.log").read_text(), 60)
+
+            def in_flight() -> set[str]:
+                with connection():
+                    rows = Message.select(Message.id).where(Message.id.in_(ids), Message.status == "sending")
+                    return {row.id for row in rows}
+
+            wait_until(lambda: len(in_flight()) >= 4, 60)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            killed = time.monotonic()
+            orphans = in_flight()  # the survivor's own calls finish within the latency
+            wait_until(lambda: not (orphans & in_flight()), 60, 0.02)
+            orphans_settled = time.monotonic() - killed
+            wait_until(lambda: unsettled(ids) == 0, 120, 0.02)
+            all_settled = time.monotonic() - killed
+        finally:
+            stop([survivor])
+        with connection():
+            statuses = [m.status for m in Message.select(Message.status).where(Message.id.in_(ids))]
+        report["kill"] = {"lease_seconds": LEASE_SECONDS, "orphans_settled_after_seconds": round(orphans_settled, 2),
+                          "all_settled_after_seconds": round(all_settled, 2),
+                          "unknown": statuses.count("unknown"), "sent": statuses.count("sent"),
+                          "goal": f"<= {LEASE_SECONDS + 2}"}
+        sent_log = http.get("/sandbox/telegram/sent").json()["data"]
+        texts = [row["text"] for row in sent_log if row["kind"] == "dm" and row["text"].startswith("kill ")]
+        report["sent_twice"] = len(texts) - len(set(texts))
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def start_worker(env: dict[str, str], log_path: Path, threads: int) -> subprocess.Popen[bytes]:
+    with log_path.open("ab") as log:
+        return subprocess.Popen([sys.executable, "-m", "mcp_server", "worker", "--workers", str(threads)],
+                                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for worker in processes:
+        worker.terminate()
+    for worker in processes:
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
