@@ -39,8 +39,8 @@ from service.contacts import InvalidHandle, normalise_handle, normalise_inbound_
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import DEFAULT_LIMIT, Page, paginate
 from service.validation import ID, INSTANT, NULLABLE_INSTANT, Int, Obj, Str, record
-from storage import hot_inbox
-from storage.db import db, portable
+from storage import hot, hot_inbox
+from storage.db import db
 from storage.models import Account, Conversation, ConversationCount, Message
 
 log = logging.getLogger("switchboard.inbox")
@@ -425,7 +425,7 @@ _TOUCH_OUTBOUND = (
 
 def touch_outbound(conversation_id: str, at: dt.datetime) -> None:
     # A reply means someone read the conversation: its unread count starts again from zero.
-    db.execute_sql(portable(_TOUCH_OUTBOUND), (at, at, at, at, clock.now(), conversation_id))
+    hot.run(_TOUCH_OUTBOUND, (at, at, at, at, clock.now(), conversation_id))
 
 
 def contact_wrote(account: Account, event: InboundEvent) -> None:

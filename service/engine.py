@@ -31,7 +31,7 @@ from typing import Any
 
 from service import clock
 from storage.db import db, is_postgres
-from storage.db import portable as _sql
+from storage.hot import sql as _sql
 
 Nudger = Callable[[str, list[str]], None]
 LostHook = Callable[[list[str]], None]

@@ -11,7 +11,8 @@ from typing import Any
 
 from service import clock, ids
 from service.settings import VERSION
-from storage.db import db, insert
+from storage.db import db
+from storage.hot import insert
 from storage.models import Event
 
 # name -> description. Names are never renamed; new ones are only added.

@@ -29,7 +29,8 @@ from service import adapters, clock, engine, events, idempotency, ids, pacer, se
 from service.auth import Actor
 from service.conversations import WINDOW_MESSAGE, get_row, message_record, touch_outbound
 from service.errors import Conflict, PlatformError, ValidationFailed
-from storage.db import by_id, connection, db, reading
+from storage.db import connection, db, reading
+from storage.hot import by_id
 from storage.models import Account, Conversation, Message
 
 log = logging.getLogger("switchboard.outbound")

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 from peewee import Case
 
 from service.settings import Settings
-from storage.db import db, is_postgres, portable
+from storage import hot
+from storage.db import db, is_postgres
 from storage.models import PaceSlot
 
 
@@ -53,7 +54,7 @@ class StoragePacer:
 
     def reserve(self, account_id: str, interval: float, max_wait: float) -> Slot:
         now = time.time()
-        sql = portable(self._RESERVE.format(greatest="GREATEST" if is_postgres() else "MAX"))
+        sql = hot.sql(self._RESERVE.format(greatest="GREATEST" if is_postgres() else "MAX"))
         with db.atomic():
             row = db.execute_sql(sql, (account_id, now + interval, now, interval, now, now, max_wait)).fetchone()
             if row is not None:

@@ -12,14 +12,13 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from peewee import Database, DatabaseProxy, Model, SqliteDatabase
+from peewee import Database, DatabaseProxy, SqliteDatabase
 from playhouse.pool import PooledPostgresqlDatabase
 
 db = DatabaseProxy()
-M = TypeVar("M", bound=Model)
 
 SQLITE_PRAGMAS = {
     "journal_mode": "wal",
@@ -140,52 +139,3 @@ def ping() -> bool:
     except Exception:
         return False
 
-
-def portable(sql: str) -> str:
-    """Raw SQL written with `?` placeholders, in the open database's placeholder style."""
-    return sql if db.param == "?" else sql.replace("?", db.param)
-
-
-_by_id: dict[tuple[type[Model], str], tuple[str, tuple[Any, ...]]] = {}
-
-
-def by_id(model: type[M], key: str) -> M | None:
-    """`model.get_or_none(id == key)` at a fraction of its cost.
-
-    Peewee builds a query's SQL on every execution (about 0.3 ms for a wide table here) and its
-    row wrapper resolves the columns again for every query: together ten times the cost of the
-    SELECT itself. Paths that read rows by id many times a second (each outbound message) use the
-    SQL built once per model, and make the model from the row with each field's own conversion
-    (datetimes, JSON), as peewee would.
-    """
-    cache_key = (model, db.param)
-    cached = _by_id.get(cache_key)
-    if cached is None:
-        fields = tuple(model._meta.sorted_fields)
-        primary: Any = model._meta.primary_key
-        columns = ", ".join(f'"{field.column_name}"' for field in fields)
-        sql = f'SELECT {columns} FROM "{model._meta.table_name}" WHERE "{primary.column_name}" = {db.param}'  # noqa: S608
-        cached = _by_id[cache_key] = (sql, fields)
-    sql, fields = cached
-    row = db.execute_sql(sql, (key,)).fetchone()
-    if row is None:
-        return None
-    return model(**{field.name: field.python_value(value) for field, value in zip(fields, row, strict=True)})
-
-
-_insert_sql: dict[tuple[type[Model], tuple[str, ...], str], str] = {}
-
-
-def insert(model: type[Model], **values: Any) -> None:
-    """`model.insert(**values).execute()` with the SQL built once per model and set of columns (see
-    `by_id`); each value goes through its field's conversion, as peewee would."""
-    fields = model._meta.fields
-    names = tuple(values)
-    cache_key = (model, names, db.param)
-    sql = _insert_sql.get(cache_key)
-    if sql is None:
-        columns = ", ".join(f'"{fields[name].column_name}"' for name in names)
-        marks = ", ".join([db.param] * len(names))
-        sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'  # noqa: S608 - names from code
-        _insert_sql[cache_key] = sql
-    db.execute_sql(sql, tuple(fields[name].db_value(value) for name, value in values.items()))

@@ -67,7 +67,7 @@ def worker_processes(settings: Settings, count: int, log_dir: Path, **env: str) 
     try:
         for n in range(count):
             with (log_dir / f"worker-{n}.log").open("ab") as log:
-                processes.append(subprocess.Popen(switchboard("worker", "--workers", "4"),
+                processes.append(subprocess.Popen(switchboard("worker", "--workers", "8"),
                                                   env=service_env(settings, **env), stdout=log, stderr=subprocess.STDOUT))
         yield processes
     finally:
