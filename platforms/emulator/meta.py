@@ -310,6 +310,9 @@ class MetaEmulator(EmulatorBase):
         assert account is not None
         node, edge = call.request.path_params["node"], call.request.path_params["edge"]
         method = call.request.method
+        adopted = call.platform == "whatsapp" and account.extra.get("waba_id") is None
+        if adopted and node.isdigit() and node != account.id:
+            account.extra["waba_id"] = node  # a number made from a test credential joins the first WABA asked
         own = node == account.id or (call.platform == "whatsapp" and node == account.extra.get("waba_id"))
         if method == "POST" and edge == "subscribed_apps" and own:
             fields = str(call.params().get("subscribed_fields", "messages")).split(",")
