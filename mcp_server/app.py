@@ -16,7 +16,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount, Route
 
-from http_api import hooks
+from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
 from mcp_server import running
@@ -123,6 +123,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
         routes.append(Mount("/sandbox", app=sandbox_app(settings)))
     routes += endpoints.routes(settings)  # /.well-known, /oauth
     routes += dashboard.build_routes(settings)  # /dashboard
+    routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
     routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`
     # Last: the MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer
     # every unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors.
