@@ -69,6 +69,8 @@ def _serve(args: argparse.Namespace) -> int:
         overrides["base_url"] = f"http://{args.host}:{args.port}"
     if "SWITCHBOARD_SANDBOX" not in os.environ and settings.is_sqlite:
         overrides["sandbox"] = True  # the embedded setup is for trying things: sandbox on
+        if "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE" not in os.environ:
+            overrides["webhook_allow_private"] = True  # and webhooks to this machine (`webhooks listen`)
     settings = replace(settings, **overrides)  # type: ignore[arg-type]
     if not _port_free(args.host, args.port):
         return _port_in_use(args.host, args.port)
@@ -274,7 +276,6 @@ def build_parser() -> argparse.ArgumentParser:
     listen = webhooks_commands.add_parser("listen", help="receive the service's webhook events here")
     listen.add_argument("--forward-to", help="also POST each event to this local http(s) URL")
     listen.add_argument("--events", help="comma-separated event names (default: every event)")
-    listen.add_argument("--profile", help="unused; events of the whole workspace are sent")
     listen.add_argument("--workspace", help="the workspace (default: the only one, else required)")
     listen.add_argument("--url", help="the running service (default: SWITCHBOARD_BASE_URL, else the running serve's)")
     listen.add_argument("--port", type=int, default=0, help="port of the local HTTPS receiver (default: any free)")

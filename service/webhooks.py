@@ -36,7 +36,7 @@ from typing import Any
 
 import httpx2
 
-from service import clock, crypto, engine, events, ids, net, settings
+from service import clock, crypto, engine, events, ids, local_ca, net, settings
 from service.auth import Actor
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import Page, paginate
@@ -546,16 +546,30 @@ def http_client() -> httpx2.Client:
     """One guarded client per process (per settings), shared by the worker threads for keep-alive."""
     global _client
     current = settings.current()
-    config = (current.webhook_timeout_seconds, current.webhook_allow_private, current.webhook_ca_bundle)
+    local_ca = _local_ca(current)
+    config = (current.webhook_timeout_seconds, current.webhook_allow_private, current.webhook_ca_bundle, local_ca)
     with _client_lock:
         if _client is None or _client[0] != config:
             if _client is not None:
                 _client[1].close()
             _client = (config, net.guarded_client(
                 timeout=current.webhook_timeout_seconds, allow_private=current.webhook_allow_private,
-                extra_ca_bundle=current.webhook_ca_bundle, user_agent=USER_AGENT,
+                extra_ca_bundle=current.webhook_ca_bundle, local_ca_bundle=local_ca[0] if local_ca else None,
+                user_agent=USER_AGENT,
             ))
         return _client[1]
+
+
+def _local_ca(current: settings.Settings) -> tuple[str, float] | None:
+    """The data dir's local CA (made by `switchboard webhooks listen`) and its mtime, trusted only
+    where private webhook URLs are allowed: the receivers it signs for live on this machine."""
+    if not current.webhook_allow_private:
+        return None
+    path = local_ca.ca_path(current.data_dir)
+    try:
+        return str(path), path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def _describe(error: Exception) -> str:
