@@ -157,7 +157,8 @@ def _set_password(args: argparse.Namespace) -> int:
         with connection(), db.atomic():
             users.set_password(email=args.email, password=password)
     except ServiceError as error:
-        print(f"error: {error.message}", file=sys.stderr)
+        details = "; ".join(f"the {d.field} {d.message}" for d in getattr(error, "details", None) or [])
+        print(f"error: {details or error.message}", file=sys.stderr)
         return 1
     print(f"The password of {args.email} is set.")
     return 0
