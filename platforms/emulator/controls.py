@@ -189,6 +189,7 @@ class Controls(EmulatorBase):
             contact.updated = at
             if not contact.conversation_id:
                 contact.conversation_id = "aWdfZAG06" + random_token(24)
+        self.state.touch_contact(account, contact_id)
         payload = self._message_payload(platform, account, contact, body, at)
         return await self._send_hook(platform, account, payload, times)
 

@@ -480,6 +480,7 @@ class MetaEmulator(EmulatorBase):
             contact.updated = time.time()
             if not contact.conversation_id:
                 contact.conversation_id = "aWdfZAG06" + random_token(24)
+            self.state.touch_contact(account, contact_id)
 
     def _comment_reply(self, call: Call, account: Account, comment_id: str) -> Response:
         text = call.params().get("message")

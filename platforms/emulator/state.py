@@ -17,7 +17,7 @@ import string
 import threading
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from platforms.emulator.store import Batch, StateStore
@@ -98,6 +98,7 @@ class Changes:
     """What one request changed: keys into the state, serialised when the request answers."""
 
     accounts: set[tuple[str, str]] = field(default_factory=set)
+    contacts: set[tuple[str, str, str]] = field(default_factory=set)
     tokens: set[str] = field(default_factory=set)
     codes: set[str] = field(default_factory=set)
     sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -110,7 +111,7 @@ CHANGES: contextvars.ContextVar[Changes | None] = contextvars.ContextVar("sandbo
 
 def account_from(data: dict[str, Any]) -> Account:
     data = dict(data)
-    data["contacts"] = {k: Contact(**v) for k, v in data.get("contacts", {}).items()}
+    data["contacts"] = {}  # loaded from their own rows
     data["comments"] = {k: Comment(**v) for k, v in data.get("comments", {}).items()}
     return Account(**data)
 
@@ -158,6 +159,10 @@ class EmulatorState:
         for data in loaded.accounts:
             account = account_from(data)
             self.accounts[(account.platform, account.id)] = account
+        for platform, account_id, data in loaded.contacts:
+            owner = self.accounts.get((platform, account_id))
+            if owner is not None:
+                owner.contacts[data["id"]] = Contact(**data)
         for data in loaded.tokens:
             self.tokens[data["value"]] = Token(**data)
         self.codes.update(loaded.codes)  # raw dicts: `EmulatorBase` rebuilds its codes from them
@@ -182,6 +187,12 @@ class EmulatorState:
         changes = self._changes()
         if changes is not None:
             changes.accounts.add((account.platform, account.id))
+            self._noted(changes)
+
+    def touch_contact(self, account: Account, contact_id: str) -> None:
+        changes = self._changes()
+        if changes is not None:
+            changes.contacts.add((account.platform, account.id, contact_id))
             self._noted(changes)
 
     def touch_token(self, token: Token) -> None:
@@ -216,7 +227,15 @@ class EmulatorState:
             for key in changes.accounts:
                 account = self.accounts.get(key)
                 if account is not None:
-                    batch.accounts[key] = json.dumps(asdict(account))
+                    # Contacts are rows of their own, written when one changes (`touch_contact`).
+                    data = asdict(replace(account, contacts={}))
+                    del data["contacts"]
+                    batch.accounts[key] = json.dumps(data)
+            for platform, account_id, contact_id in changes.contacts:
+                owner = self.accounts.get((platform, account_id))
+                contact = owner.contacts.get(contact_id) if owner is not None else None
+                if contact is not None:
+                    batch.contacts[(platform, account_id, contact_id)] = json.dumps(asdict(contact))
             for value in changes.tokens:
                 token = self.tokens.get(value)
                 if token is not None:
