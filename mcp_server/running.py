@@ -17,6 +17,7 @@ import os
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx2
 from starlette.requests import Request
@@ -33,8 +34,23 @@ class NoService(Exception):
     """No running service of this data dir could be found or trusted; the message says why."""
 
 
-def _proof(secret_key: str, challenge: str) -> str:
-    return hmac.new(derive_key(secret_key, b"cli-proof"), challenge.encode(), hashlib.sha256).hexdigest()
+def _proof(secret_key: str, challenge: str, base_url: str) -> str:
+    # Bound to the service's own URL too: a server elsewhere that relays the challenge to the real
+    # service gets a proof naming the real URL, which the command then refuses (see `verify`).
+    message = f"{challenge}|{base_url}".encode()
+    return hmac.new(derive_key(secret_key, b"cli-proof"), message, hashlib.sha256).hexdigest()
+
+
+LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+
+
+def _same_place(a: str, b: str) -> bool:
+    """The same scheme, port and host (loopback names count as one host)."""
+    first, second = urlsplit(a), urlsplit(b)
+    if (first.scheme, first.port) != (second.scheme, second.port):
+        return False
+    hosts = {first.hostname, second.hostname}
+    return len(hosts) == 1 or hosts <= LOOPBACK
 
 
 def proof_endpoint(settings: Settings) -> Callable[[Request], Awaitable[Response]]:
@@ -45,7 +61,9 @@ def proof_endpoint(settings: Settings) -> Callable[[Request], Awaitable[Response
                 {"error": {"code": "validation_failed", "message": "challenge must be 16..128 characters"}},
                 status_code=422,
             )
-        return JSONResponse({"proof": _proof(settings.secret_key, challenge)})
+        return JSONResponse(
+            {"baseUrl": settings.base_url, "proof": _proof(settings.secret_key, challenge, settings.base_url)}
+        )
 
     return proof
 
@@ -106,10 +124,16 @@ def verify(settings: Settings, url: str) -> None:
     except httpx2.HTTPError:
         raise NoService(f"nothing answers at {url}: is `switchboard serve` running there?") from None
     try:
-        given = answer.json().get("proof") if answer.status_code == 200 else None
+        body = answer.json() if answer.status_code == 200 else {}
     except ValueError:
-        given = None
-    if not isinstance(given, str) or not hmac.compare_digest(given, _proof(settings.secret_key, challenge)):
+        body = {}
+    given, named = (body.get("proof"), body.get("baseUrl")) if isinstance(body, dict) else (None, None)
+    if (
+        not isinstance(given, str)
+        or not isinstance(named, str)
+        or not _same_place(named, url)
+        or not hmac.compare_digest(given, _proof(settings.secret_key, challenge, named))
+    ):
         raise NoService(
             f"the service at {url} is not the one using data dir {settings.data_dir} (it could not prove "
             "it holds the same secret key); pass --url, or run the command with the service's settings"

@@ -91,3 +91,34 @@ def test_seed_fails_clearly_before_any_key_is_made_or_sent(service, tenant):
     assert "is not the one using data dir" in refused.stderr
     assert _Recorder.seen and not any("Authorization" in headers for headers in _Recorder.seen)
     assert _keys() == keys_before
+
+
+def test_seed_refuses_a_server_that_relays_the_proof_from_the_real_service(server_url, service, tenant):
+    class Relay(BaseHTTPRequestHandler):
+        seen: ClassVar[list[dict[str, str]]] = []
+
+        def do_GET(self):
+            self.seen.append(dict(self.headers))
+            answer = httpx2.get(server_url + self.path)  # asks the real service for the proof
+            self.send_response(answer.status_code)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(answer.content)
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    relay = ThreadingHTTPServer(("127.0.0.1", free_port()), Relay)
+    threading.Thread(target=relay.serve_forever, daemon=True).start()
+    keys_before = _keys()
+    try:
+        env = service_env(service, SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{relay.server_port}")
+        refused = _seed(env, tenant["profileId"])
+    finally:
+        relay.shutdown()
+    assert refused.returncode == 1
+    assert "is not the one using data dir" in refused.stderr
+    assert Relay.seen and not any("Authorization" in headers for headers in Relay.seen)
+    assert _keys() == keys_before
