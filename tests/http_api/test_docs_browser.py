@@ -32,6 +32,8 @@ def test_root_redirects_and_docs_work_offline_in_a_real_browser(server_url):
             page.route("**/*", only_this_service)
             page.goto(server_url + "/")
             assert page.url.startswith(server_url + "/dashboard")
+            page.click("a[href='/docs']")  # the dashboard's door to the reference
+            page.wait_for_url(server_url + "/docs")
 
             page.goto(server_url + "/docs")
             page.wait_for_selector(".opblock", timeout=15000)
