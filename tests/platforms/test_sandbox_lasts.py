@@ -101,3 +101,22 @@ def test_any_well_formed_test_credential_connects_and_a_malformed_one_is_refused
         "profileId": tenant["profileId"], "phoneNumberId": "106540352242923", "wabaId": "102290129340398",
         "accessToken": ""})
     assert empty.status_code == 422
+
+
+def test_ids_are_never_handed_out_twice_across_restarts_crashes_and_processes(tmp_path):
+    from platforms.emulator.state import EmulatorState
+    from platforms.emulator.store import StateStore
+
+    path = tmp_path / "sandbox.db"
+    first = EmulatorState(StateStore(path))
+    before = [first.serial() for _ in range(5)] + [first.next_number()]
+    # Another process on the same file, while the first runs; then a restart after a crash (the
+    # first never wrote anything else).
+    second = EmulatorState(StateStore(path))
+    alongside = [second.serial() for _ in range(5)] + [second.next_number()]
+    restarted = EmulatorState(StateStore(path))
+    after = [restarted.serial() for _ in range(5)] + [restarted.next_number()]
+    serials = before[:5] + alongside[:5] + after[:5]
+    numbers = [before[5], alongside[5], after[5]]
+    assert len(set(serials)) == len(serials) and len(set(numbers)) == len(numbers)
+    assert min(after[:5]) > max(before[:5] + alongside[:5]) and after[5] > max(numbers[:2])
