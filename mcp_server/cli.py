@@ -213,7 +213,8 @@ def _sandbox_serve(args: argparse.Namespace) -> int:
     from mcp_server.app import prepare, sandbox_app
 
     settings = _settings(args)
-    settings = replace(settings, sandbox=True, sandbox_url=f"http://{args.host}:{args.port}")
+    # Its public URL: SWITCHBOARD_SANDBOX_URL when set (behind a proxy, say), else where it listens.
+    settings = replace(settings, sandbox=True, sandbox_url=settings.sandbox_url or f"http://{args.host}:{args.port}")
     if not _port_free(args.host, args.port):
         return _port_in_use(args.host, args.port)
     prepare(settings)  # the control endpoints look up the service's account ids in its database
