@@ -148,9 +148,9 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
                 body["events"] = [e.strip() for e in args.events.split(",") if e.strip()]
             made = httpx2.post(url + "/v1/webhooks", json=body, headers=auth, timeout=30)
             if made.status_code != 201:
-                error = made.json().get("error", {})
-                details = "; ".join(f"{d['field']} {d['message']}" for d in error.get("details", []))
-                print(f"error: the service refused the endpoint: {error.get('message')} {details}".strip(),
+                refusal = made.json().get("error", {})
+                details = "; ".join(f"{d['field']} {d['message']}" for d in refusal.get("details", []))
+                print(f"error: the service refused the endpoint: {refusal.get('message')} {details}".strip(),
                       file=sys.stderr)
                 if "private" in details or "loopback" in details:
                     print("  run the service with SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=1 (the default of "
