@@ -1,29 +1,40 @@
 # The two commands of the README: `make serve` and `make test`. Only Python 3.11+ is needed.
+# `make serve` installs only what running the service needs; `make test` adds the test tools.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Extra arguments for `switchboard serve`, e.g. `make serve ARGS="--port 8001"`.
+ARGS ?=
 
-.PHONY: serve test lint bench install
+.PHONY: serve test lint bench install install-runtime
 
-serve: $(VENV)/.installed
-	$(BIN)/switchboard serve
+serve: $(VENV)/.installed-runtime
+	$(BIN)/switchboard serve $(ARGS)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy service platforms
 	$(BIN)/python -m pytest
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy service platforms
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run_all.py
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed-test
 
-$(VENV)/.installed: pyproject.toml
+install-runtime: $(VENV)/.installed-runtime
+
+$(VENV)/.installed-runtime: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $@
+	touch $(VENV)/.installed-runtime $@

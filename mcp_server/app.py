@@ -16,9 +16,10 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount, Route
 
-from http_api import hooks
+from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
+from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
@@ -78,6 +79,15 @@ def _sandbox_account(platform: str, account_id: str) -> str | None:
         return account.platform_account_id if account is not None else None
 
 
+def sandbox_app(settings: Settings) -> Starlette:
+    """The platform emulator, keeping its state in the data dir's `sandbox.db`."""
+    return create_emulator_app(
+        config=adapters.platform_config(settings),
+        resolve_account=_sandbox_account,
+        state_path=settings.data_dir / "sandbox.db",
+    )
+
+
 def start_worker(settings: Settings, *, embedded: bool, workers: int = 4) -> Runtime:
     runtime = Runtime()
     runtime.consumer = queue.consumer(workers=workers, embedded=embedded)
@@ -109,11 +119,12 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
             stop_worker(runtime)
 
     routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES]
-    if settings.sandbox:
-        emulator = create_emulator_app(config=adapters.platform_config(settings), resolve_account=_sandbox_account)
-        routes.append(Mount("/sandbox", app=emulator))
+    if settings.sandbox and not settings.sandbox_url:  # else `switchboard sandbox serve` runs it apart
+        routes.append(Mount("/sandbox", app=sandbox_app(settings)))
     routes += endpoints.routes(settings)  # /.well-known, /oauth
     routes += dashboard.build_routes(settings)  # /dashboard
+    routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
+    routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`
     # Last: the MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer
     # every unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors.
     # Its protected-resource metadata route is served by ours above.

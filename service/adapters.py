@@ -45,7 +45,9 @@ _client: httpx2.Client | None = None
 
 def platform_config(settings: Settings) -> PlatformConfig:
     if settings.sandbox:
-        config = PlatformConfig.for_sandbox(settings.base_url, secret_key=settings.secret_key)
+        config = PlatformConfig.for_sandbox(
+            settings.sandbox_base_url, secret_key=settings.secret_key, hooks_base_url=settings.base_url
+        )
     else:
         config = PlatformConfig(
             hooks_base_url=settings.base_url,

@@ -143,11 +143,13 @@ class GuardedTransport(httpx2.HTTPTransport):
         )
 
 
-def ssl_context(extra_ca_bundle: str | None = None) -> ssl.SSLContext:
-    """The system's trust store, plus an operator's extra CA (a private CA, or the tests' own)."""
+def ssl_context(extra_ca_bundle: str | None = None, *more_ca_bundles: str) -> ssl.SSLContext:
+    """The system's trust store, plus an operator's extra CA (a private CA, or the tests' own), plus
+    any further bundles (the data dir's local CA, see `local_ca`)."""
     context = ssl.create_default_context()
-    if extra_ca_bundle:
-        context.load_verify_locations(cafile=extra_ca_bundle)
+    for bundle in (extra_ca_bundle, *more_ca_bundles):
+        if bundle:
+            context.load_verify_locations(cafile=bundle)
     return context
 
 
@@ -156,6 +158,7 @@ def guarded_client(
     timeout: float,
     allow_private: bool,
     extra_ca_bundle: str | None = None,
+    local_ca_bundle: str | None = None,
     user_agent: str,
     max_connections: int = 100,
 ) -> httpx2.Client:
@@ -163,7 +166,8 @@ def guarded_client(
     limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
                            keepalive_expiry=30)
     return httpx2.Client(
-        transport=GuardedTransport(ssl_context=ssl_context(extra_ca_bundle), allow_private=allow_private,
+        transport=GuardedTransport(ssl_context=ssl_context(extra_ca_bundle, *filter(None, [local_ca_bundle])),
+                                   allow_private=allow_private,
                                    limits=limits),
         timeout=httpx2.Timeout(timeout),
         follow_redirects=False,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +40,15 @@ def _secret_key(data_dir: Path, given: str | None) -> str:
     return key
 
 
+def default_data_dir() -> Path:
+    """Where the files live when `SWITCHBOARD_DATA_DIR` is unset: `data/` beside the virtual
+    environment that runs the command (the checkout, for `make serve`), so that every command finds
+    the same files wherever it is run from; outside a virtual environment, the user's data folder."""
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix).resolve().parent / "data"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "switchboard"
+
+
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path
@@ -47,6 +57,9 @@ class Settings:
     base_url: str
     secret_key: str
     sandbox: bool = False
+    # Where `switchboard sandbox serve` runs the emulator for several processes to share; unset,
+    # `serve` mounts it in-process at `{base_url}/sandbox`.
+    sandbox_url: str | None = None
     scheduler_tick_seconds: float = 1.0
     webhook_retry_delays: tuple[int, ...] = (30, 120, 480, 1920, 7200)
     webhook_timeout_seconds: float = 10.0
@@ -65,13 +78,18 @@ class Settings:
     meta_verify_token: str = ""
 
     @property
+    def sandbox_base_url(self) -> str:
+        """Where the emulator answers: its own process, or `/sandbox` of this service."""
+        return self.sandbox_url or self.base_url
+
+    @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         env = os.environ if env is None else env
-        data_dir = Path(env.get("SWITCHBOARD_DATA_DIR") or "./data").resolve()
+        data_dir = Path(env.get("SWITCHBOARD_DATA_DIR") or default_data_dir()).resolve()
         delays = env.get("SWITCHBOARD_WEBHOOK_RETRY_DELAYS") or "30,120,480,1920,7200"
         platform_urls = {
             key[len("SWITCHBOARD_PLATFORM_URL_") :].lower(): value
@@ -93,6 +111,7 @@ class Settings:
             base_url=(env.get("SWITCHBOARD_BASE_URL") or "http://127.0.0.1:8000").rstrip("/"),
             secret_key=_secret_key(data_dir, env.get("SWITCHBOARD_SECRET_KEY")),
             sandbox=_flag(env.get("SWITCHBOARD_SANDBOX")),
+            sandbox_url=(env.get("SWITCHBOARD_SANDBOX_URL") or "").rstrip("/") or None,
             scheduler_tick_seconds=float(env.get("SWITCHBOARD_SCHEDULER_TICK_SECONDS") or 1),
             webhook_retry_delays=tuple(int(part) for part in delays.split(",") if part.strip()),
             webhook_timeout_seconds=float(env.get("SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS") or 10),

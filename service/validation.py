@@ -226,6 +226,8 @@ class Obj(Spec):
             "type": "object",
             "properties": {key: spec.schema() for key, spec in self.fields.items()},
         }
+        if self.name:
+            out["title"] = self.name  # the OpenAPI document names it in `components/schemas`
         if self.additional is not None:
             out["additionalProperties"] = self.additional.schema()
         else:

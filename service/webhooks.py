@@ -36,7 +36,7 @@ from typing import Any
 
 import httpx2
 
-from service import clock, crypto, engine, events, ids, net, settings
+from service import clock, crypto, engine, events, ids, local_ca, net, settings
 from service.auth import Actor
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import Page, paginate
@@ -102,8 +102,10 @@ _COMMON = {
 RECORD = record("Webhook", _COMMON)
 CREATED = record(
     "WebhookCreated",
-    {**_COMMON, "secret": Str(description="`whsec_` + 32 random bytes in base64url; shown in this answer "
-                                          "only. Key the HMAC with the whole string.")},
+    {**_COMMON, "secret": Str(description="`whsec_` + 32 random bytes in standard base64; shown in this "
+                                          "answer only. `x-service-signature` is keyed with the whole "
+                                          "string (Stripe's scheme); `webhook-signature` with the "
+                                          "base64-decoded bytes after `whsec_` (Standard Webhooks).")},
 )
 DELETED = record("WebhookDeleted", {"id": ID, "deleted": Bool()})
 SECRET = record(
@@ -144,7 +146,9 @@ CATALOGUE_ANSWER = Obj(
 
 
 def new_secret() -> str:
-    return "whsec_" + base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode()
+    # The standard alphabet, padded: the Standard Webhooks libraries decode it with a
+    # non-validating b64decode that would silently drop url-safe `-` and `_`.
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 def _seal(value: Any) -> bytes:
@@ -176,6 +180,27 @@ def signature_header(body: bytes, secrets_: list[str], timestamp: int) -> str:
     parts = [f"t={timestamp}"]
     parts += ["v1=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest() for secret in secrets_]
     return ",".join(parts)
+
+
+def _standard_key(secret: str) -> bytes:
+    """The HMAC key of Standard Webhooks: the base64-decoded part after `whsec_`. Secrets made before
+    the standard alphabet (unpadded base64url) decode with the url-safe alphabet."""
+    encoded = secret.removeprefix("whsec_")
+    padded = encoded + "=" * (-len(encoded) % 4)
+    if "-" in encoded or "_" in encoded or not encoded.endswith("="):
+        return base64.urlsafe_b64decode(padded)
+    return base64.b64decode(padded)
+
+
+def standard_headers(event_id: str, body: bytes, secrets_: list[str], timestamp: int) -> dict[str, str]:
+    """`webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,<base64>` per live secret,
+    space-separated): what the `standardwebhooks` libraries verify."""
+    signed = f"{event_id}.{timestamp}.".encode() + body
+    signatures = [
+        "v1," + base64.b64encode(hmac.new(_standard_key(secret), signed, hashlib.sha256).digest()).decode()
+        for secret in secrets_
+    ]
+    return {"webhook-id": event_id, "webhook-timestamp": str(timestamp), "webhook-signature": " ".join(signatures)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,16 +546,30 @@ def http_client() -> httpx2.Client:
     """One guarded client per process (per settings), shared by the worker threads for keep-alive."""
     global _client
     current = settings.current()
-    config = (current.webhook_timeout_seconds, current.webhook_allow_private, current.webhook_ca_bundle)
+    local_ca = _local_ca(current)
+    config = (current.webhook_timeout_seconds, current.webhook_allow_private, current.webhook_ca_bundle, local_ca)
     with _client_lock:
         if _client is None or _client[0] != config:
             if _client is not None:
                 _client[1].close()
             _client = (config, net.guarded_client(
                 timeout=current.webhook_timeout_seconds, allow_private=current.webhook_allow_private,
-                extra_ca_bundle=current.webhook_ca_bundle, user_agent=USER_AGENT,
+                extra_ca_bundle=current.webhook_ca_bundle, local_ca_bundle=local_ca[0] if local_ca else None,
+                user_agent=USER_AGENT,
             ))
         return _client[1]
+
+
+def _local_ca(current: settings.Settings) -> tuple[str, float] | None:
+    """The data dir's local CA (made by `switchboard webhooks listen`) and its mtime, trusted only
+    where private webhook URLs are allowed: the receivers it signs for live on this machine."""
+    if not current.webhook_allow_private:
+        return None
+    path = local_ca.ca_path(current.data_dir)
+    try:
+        return str(path), path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def _describe(error: Exception) -> str:
@@ -609,10 +648,12 @@ def attempt(found: engine.Claim) -> Outcome:
     event = Event(id=found.columns["event_id"], type=event_type, data=json.loads(data),
                   created_at=_as_datetime(created_at), workspace=workspace_id)
     body = render_body(event)
+    live, timestamp = signing_secrets(endpoint), int(time.time())
     headers = {
         "content-type": "application/json",
-        "x-service-signature": signature_header(body, signing_secrets(endpoint), int(time.time())),
+        "x-service-signature": signature_header(body, live, timestamp),
         "x-service-event": event_type,
         "x-service-delivery": found.id,
+        **standard_headers(event.id, body, live, timestamp),
     }
     return send(url=url, body=body, headers=headers)

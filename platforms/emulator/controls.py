@@ -189,6 +189,7 @@ class Controls(EmulatorBase):
             contact.updated = at
             if not contact.conversation_id:
                 contact.conversation_id = "aWdfZAG06" + random_token(24)
+        self.state.touch_contact(account, contact_id)
         payload = self._message_payload(platform, account, contact, body, at)
         return await self._send_hook(platform, account, payload, times)
 
@@ -457,7 +458,7 @@ class Controls(EmulatorBase):
             body = _check(await self._body(request), {"milliseconds": (int, True)})
             if not 0 <= body["milliseconds"] <= 60000:
                 raise ControlInvalid([{"field": "milliseconds", "message": "must be 0..60000"}])
-            self.state.latency_ms[platform] = body["milliseconds"]
+            self.state.set_latency(platform, body["milliseconds"])
             return JSONResponse({"milliseconds": body["milliseconds"]})
 
         return await self._guard(request, run)
@@ -493,6 +494,7 @@ class Controls(EmulatorBase):
                     faults.append(
                         Fault(account_id, body["failNext"], body["status"], float(body.get("retryAfter", 5)))
                     )
+            self.state.touch_faults(platform)
             return JSONResponse(
                 {"accountId": body.get("accountId"), "failNext": body["failNext"], "status": body["status"]}
             )

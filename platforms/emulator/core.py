@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 import ipaddress
 import json
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -20,9 +21,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 
 from platforms.emulator.state import Account, EmulatorState, Fault, Token, random_token
+from platforms.emulator.store import StateStore
 from platforms.registry import PlatformConfig
 
 GRAPH = ("instagram", "facebook", "whatsapp", "meta_ads")
+TELEGRAM_TOKEN = re.compile(r"^(\d{1,19}):AA[A-Za-z0-9_-]{30,40}$")
 
 
 def iso_z(moment: float) -> str:
@@ -320,13 +323,18 @@ class EmulatorBase:
         resolve_account: Callable[[str, str], str | None],
         client: httpx2.Client,
         rate_limits: bool = True,
+        store: StateStore | None = None,
     ) -> None:
         self.config = config
         self.resolve_account = resolve_account
         self.client = client
         self.rate_limits = rate_limits
-        self.state = EmulatorState()
-        self.codes: dict[str, AuthCode] = {}
+        self.state = EmulatorState(store)
+        # Authorisation codes live in the state (so they survive a restart), as `AuthCode`s.
+        self.codes: dict[str, AuthCode] = self.state.codes
+        for value, code in list(self.codes.items()):
+            if isinstance(code, dict):
+                self.codes[value] = AuthCode(**code)
         self.started = time.time()
 
     # -- API calls ---------------------------------------------------------------------------
@@ -358,6 +366,8 @@ class EmulatorBase:
                 if value is None and "x-www-form-urlencoded" in request.headers.get("content-type", ""):
                     value = dict(parse_qsl(raw.decode(errors="replace"))).get("access_token")
             token = self.state.token(platform, value, kinds)
+            if token is None and value and value not in self.state.tokens:
+                token = self.adopt(platform, request, value)
             if token is None:
                 return auth_error(platform)
             account = self.state.account(platform, token.account_id)
@@ -371,6 +381,28 @@ class EmulatorBase:
             return await handler(call)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return self.malformed(platform)
+
+    def adopt(self, platform: str, request: Request, value: str) -> Token | None:
+        """A well-formed credential the sandbox has not seen makes its account, like a test card in
+        a payment sandbox: a `<digits>:AA...` bot token that bot, a WhatsApp token used on a numeric
+        phone number id that number. Anything else stays unknown (401, as the platform answers)."""
+        if platform == "telegram":
+            match = TELEGRAM_TOKEN.match(value)
+            if match is None or self.state.account("telegram", match[1]) is not None:
+                return None
+            bot_id = match[1]
+            account = Account("telegram", bot_id, f"sandbox_{bot_id}_bot", f"Sandbox Bot {bot_id}")
+            account.extra["bot_token"] = value
+        elif platform == "whatsapp":
+            node = str(request.path_params.get("node", ""))
+            if not node.isdigit() or self.state.account("whatsapp", node) is not None:
+                return None
+            account = Account("whatsapp", node, f"+1 555-{node[-4:]:0>4}", f"Sandbox Co {node[-4:]}")
+            account.extra["waba_id"] = None  # set by the first WABA it is asked under
+        else:
+            return None
+        self.state.add_account(account)
+        return self.state.issue(platform, account.id, "access", None, value=value)
 
     def malformed(self, platform: str) -> Response:
         if platform in GRAPH:
@@ -448,6 +480,7 @@ class EmulatorBase:
             query.get("code_challenge_method", "plain"),
             scope=query.get("scope", ""),
         )
+        self.state.touch_code(code)
         separator = "&" if urlsplit(redirect_uri).query else "?"
         params = {"code": code}
         if query.get("state") is not None:
@@ -478,6 +511,7 @@ class EmulatorBase:
             if not secrets.compare_digest(digest, entry.challenge):
                 return None
         entry.used = True
+        self.state.touch_code(code or "")
         return entry
 
     # -- control helpers ---------------------------------------------------------------------

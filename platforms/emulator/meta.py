@@ -310,6 +310,9 @@ class MetaEmulator(EmulatorBase):
         assert account is not None
         node, edge = call.request.path_params["node"], call.request.path_params["edge"]
         method = call.request.method
+        adopted = call.platform == "whatsapp" and account.extra.get("waba_id") is None
+        if adopted and node.isdigit() and node != account.id:
+            account.extra["waba_id"] = node  # a number made from a test credential joins the first WABA asked
         own = node == account.id or (call.platform == "whatsapp" and node == account.extra.get("waba_id"))
         if method == "POST" and edge == "subscribed_apps" and own:
             fields = str(call.params().get("subscribed_fields", "messages")).split(",")
@@ -477,6 +480,7 @@ class MetaEmulator(EmulatorBase):
             contact.updated = time.time()
             if not contact.conversation_id:
                 contact.conversation_id = "aWdfZAG06" + random_token(24)
+            self.state.touch_contact(account, contact_id)
 
     def _comment_reply(self, call: Call, account: Account, comment_id: str) -> Response:
         text = call.params().get("message")

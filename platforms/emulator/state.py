@@ -1,16 +1,26 @@
-"""In-memory state of the sandbox platforms: accounts, tokens, contacts, comments, posts, what was
-sent, faults, latency and rate windows. One lock guards it all (handlers are short)."""
+"""State of the sandbox platforms: accounts, tokens, contacts, comments, posts, what was sent,
+faults, latency and rate windows. One lock guards it all (handlers are short).
+
+The state lives in memory and, when the emulator has a `StateStore`, in its SQLite file too:
+every change is noted in the current request's `Changes` (a context variable set by
+`persist.Persist`), and written before that request's answer leaves. A change made outside a
+request is written at once. Rate windows are not kept: they last a second.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import itertools
+import json
 import secrets
 import string
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+from platforms.emulator.store import Batch, StateStore
 
 WINDOW_SECONDS = 24 * 3600
 PRIVATE_REPLY_SECONDS = 7 * 24 * 3600
@@ -83,40 +93,199 @@ class Fault:
     retry_after: float
 
 
+@dataclass
+class Changes:
+    """What one request changed: keys into the state, serialised when the request answers."""
+
+    accounts: set[tuple[str, str]] = field(default_factory=set)
+    contacts: set[tuple[str, str, str]] = field(default_factory=set)
+    tokens: set[str] = field(default_factory=set)
+    codes: set[str] = field(default_factory=set)
+    sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    faults: set[str] = field(default_factory=set)
+    latency: set[str] = field(default_factory=set)
+
+
+CHANGES: contextvars.ContextVar[Changes | None] = contextvars.ContextVar("sandbox_changes", default=None)
+
+
+def account_from(data: dict[str, Any]) -> Account:
+    data = dict(data)
+    data["contacts"] = {}  # loaded from their own rows
+    data["comments"] = {k: Comment(**v) for k, v in data.get("comments", {}).items()}
+    return Account(**data)
+
+
+class Counter:
+    """Increasing ids; with a store, handed out from blocks reserved in the file first, so that no
+    id is ever given twice, not even after a crash (a restart skips the rest of a block)."""
+
+    def __init__(self, name: str, start: int, store: StateStore | None, block: int = 1000) -> None:
+        self.name, self.start, self.store, self.block = name, start, store, block
+        self._lock = threading.Lock()
+        self._next = self._ceiling = start
+        self._plain = itertools.count(start)
+
+    def take(self) -> int:
+        if self.store is None:
+            return next(self._plain)
+        with self._lock:
+            if self._next >= self._ceiling:
+                self._next = self.store.reserve(self.name, self.block, self.start)
+                self._ceiling = self._next + self.block
+            value = self._next
+            self._next += 1
+            return value
+
+
 class EmulatorState:
-    def __init__(self) -> None:
+    def __init__(self, store: StateStore | None = None) -> None:
         self.lock = threading.Lock()
+        self.store = store
         self.accounts: dict[tuple[str, str], Account] = {}
         self.tokens: dict[str, Token] = {}
+        self.codes: dict[str, Any] = {}
         self.sent: dict[str, list[dict[str, Any]]] = {}
         self.faults: dict[str, list[Fault]] = {}
         self.latency_ms: dict[str, int] = {}
         self.rate_windows: dict[tuple[str, str], deque[float]] = {}
-        self._ids = itertools.count(1)
-        self._serial = itertools.count(1000)
+        self._ids = Counter("accounts", 1, store, block=100)
+        self._serial = Counter("serial", 1000, store)
+        if store is not None:
+            self._load(store)
+
+    def _load(self, store: StateStore) -> None:
+        loaded = store.load()
+        for data in loaded.accounts:
+            account = account_from(data)
+            self.accounts[(account.platform, account.id)] = account
+        for platform, account_id, data in loaded.contacts:
+            owner = self.accounts.get((platform, account_id))
+            if owner is not None:
+                owner.contacts[data["id"]] = Contact(**data)
+        for data in loaded.tokens:
+            self.tokens[data["value"]] = Token(**data)
+        self.codes.update(loaded.codes)  # raw dicts: `EmulatorBase` rebuilds its codes from them
+        for platform, entry in loaded.sent:
+            self.sent.setdefault(platform, []).append(entry)
+        for platform, faults in loaded.faults.items():
+            self.faults[platform] = [Fault(**f) for f in faults]
+        self.latency_ms.update(loaded.latency)
+
+    # -- persistence -------------------------------------------------------------------------
+    def _changes(self) -> Changes | None:
+        """The current request's changes; None when there is nothing to keep them for."""
+        if self.store is None:
+            return None
+        return CHANGES.get() or Changes()
+
+    def _noted(self, changes: Changes) -> None:
+        if CHANGES.get() is not changes:  # outside a request: write at once
+            self.write(self.batch(changes))
+
+    def touch(self, account: Account) -> None:
+        changes = self._changes()
+        if changes is not None:
+            changes.accounts.add((account.platform, account.id))
+            self._noted(changes)
+
+    def touch_contact(self, account: Account, contact_id: str) -> None:
+        changes = self._changes()
+        if changes is not None:
+            changes.contacts.add((account.platform, account.id, contact_id))
+            self._noted(changes)
+
+    def touch_token(self, token: Token) -> None:
+        changes = self._changes()
+        if changes is not None:
+            changes.tokens.add(token.value)
+            self._noted(changes)
+
+    def touch_code(self, code: str) -> None:
+        changes = self._changes()
+        if changes is not None:
+            changes.codes.add(code)
+            self._noted(changes)
+
+    def touch_faults(self, platform: str) -> None:
+        changes = self._changes()
+        if changes is not None:
+            changes.faults.add(platform)
+            self._noted(changes)
+
+    def set_latency(self, platform: str, milliseconds: int) -> None:
+        self.latency_ms[platform] = milliseconds
+        changes = self._changes()
+        if changes is not None:
+            changes.latency.add(platform)
+            self._noted(changes)
+
+    def batch(self, changes: Changes) -> Batch:
+        """Serialise what `changes` names (on the thread that mutates the state, under the lock)."""
+        batch = Batch()
+        with self.lock:
+            for key in changes.accounts:
+                account = self.accounts.get(key)
+                if account is not None:
+                    # Contacts are rows of their own, written when one changes (`touch_contact`).
+                    data = asdict(replace(account, contacts={}))
+                    del data["contacts"]
+                    batch.accounts[key] = json.dumps(data)
+            for platform, account_id, contact_id in changes.contacts:
+                owner = self.accounts.get((platform, account_id))
+                contact = owner.contacts.get(contact_id) if owner is not None else None
+                if contact is not None:
+                    batch.contacts[(platform, account_id, contact_id)] = json.dumps(asdict(contact))
+            for value in changes.tokens:
+                token = self.tokens.get(value)
+                if token is not None:
+                    batch.tokens[value] = json.dumps(asdict(token))
+            for value in changes.codes:
+                code = self.codes.get(value)
+                if code is not None:
+                    batch.codes[value] = json.dumps(code if isinstance(code, dict) else asdict(code))
+            batch.sent = [(platform, json.dumps(entry)) for platform, entry in changes.sent]
+            for platform in changes.faults:
+                batch.faults[platform] = json.dumps([asdict(f) for f in self.faults.get(platform, [])])
+            for platform in changes.latency:
+                batch.latency[platform] = self.latency_ms.get(platform, 0)
+        return batch
+
+    def write(self, batch: Batch) -> None:
+        if self.store is not None:
+            self.store.write(batch)
 
     # -- ids ---------------------------------------------------------------------------------
     def next_number(self) -> int:
-        return next(self._ids)
+        return self._ids.take()
 
     def serial(self) -> int:
-        return next(self._serial)
+        return self._serial.take()
 
     # -- accounts ----------------------------------------------------------------------------
     def add_account(self, account: Account) -> Account:
         with self.lock:
             self.accounts[(account.platform, account.id)] = account
+        self.touch(account)
         return account
 
     def account(self, platform: str, account_id: str) -> Account | None:
-        return self.accounts.get((platform, account_id))
+        """The account, noted as changed: whoever asks for it may change it."""
+        account = self.accounts.get((platform, account_id))
+        if account is not None:
+            self.touch(account)
+        return account
 
     def find_account(self, platform: str, predicate: Any) -> Account | None:
+        found = None
         with self.lock:
             for (p, _), account in self.accounts.items():
                 if p == platform and predicate(account):
-                    return account
-        return None
+                    found = account
+                    break
+        if found is not None:
+            self.touch(found)
+        return found
 
     # -- tokens ------------------------------------------------------------------------------
     def issue(
@@ -140,6 +309,7 @@ class EmulatorState:
         )
         with self.lock:
             self.tokens[token.value] = token
+        self.touch_token(token)
         return token
 
     def token(self, platform: str, value: str | None, kinds: tuple[str, ...] = ("access",)) -> Token | None:
@@ -152,18 +322,24 @@ class EmulatorState:
         return token
 
     def expire_tokens(self, platform: str, account_id: str, kinds: tuple[str, ...]) -> int:
-        count = 0
+        expired = []
         with self.lock:
             for token in self.tokens.values():
                 if token.platform == platform and token.account_id == account_id and token.kind in kinds:
                     token.expires_at = time.time() - 1
-                    count += 1
-        return count
+                    expired.append(token)
+        for token in expired:
+            self.touch_token(token)
+        return len(expired)
 
     # -- records -----------------------------------------------------------------------------
     def record(self, platform: str, entry: dict[str, Any]) -> None:
         with self.lock:
             self.sent.setdefault(platform, []).append(entry)
+        changes = self._changes()
+        if changes is not None:
+            changes.sent.append((platform, entry))
+            self._noted(changes)
 
     def records(self, platform: str, account_id: str | None) -> list[dict[str, Any]]:
         with self.lock:
@@ -172,12 +348,16 @@ class EmulatorState:
 
     # -- faults, rates -----------------------------------------------------------------------
     def take_fault(self, platform: str, account_id: str | None) -> Fault | None:
+        taken = None
         with self.lock:
             for fault in self.faults.get(platform, []):
                 if fault.remaining > 0 and (fault.account_id is None or fault.account_id == account_id):
                     fault.remaining -= 1
-                    return fault
-        return None
+                    taken = fault
+                    break
+        if taken is not None:
+            self.touch_faults(platform)
+        return taken
 
     def over_rate(self, platform: str, key: str, per_second: int) -> bool:
         now = time.monotonic()

@@ -66,6 +66,30 @@ def test_a_test_event_arrives_signed_verifiable_by_stripes_library(client, tenan
     assert row["nextAttemptAt"] is None
 
 
+def test_every_delivery_verifies_with_the_standard_webhooks_library(client, tenant, receiver):
+    from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+    made = _endpoint(client, tenant, receiver.url)
+    queued = client.post(f"/v1/webhooks/{made['id']}/test", headers=bearer(tenant["apiKey"])).json()
+    hit = wait_for(lambda: receiver.snapshot())[0]
+    assert hit.headers["webhook-id"] == queued["eventId"] == json.loads(hit.body)["id"]
+    assert Webhook(made["secret"]).verify(hit.body, hit.headers) == json.loads(hit.body)
+    assert _verify(hit, made["secret"]) is True  # the same secret verifies Stripe's scheme too
+
+    # During a rotation both secrets sign, in both schemes.
+    rotated = client.post(f"/v1/webhooks/{made['id']}/rotate-secret", headers=bearer(tenant["apiKey"])).json()
+    client.post(f"/v1/webhooks/{made['id']}/test", headers=bearer(tenant["apiKey"]))
+    second = wait_for(lambda: len(receiver.snapshot()) >= 2 and receiver.snapshot())[1]
+    for secret in (made["secret"], rotated["secret"]):
+        assert Webhook(secret).verify(second.body, second.headers)["type"] == "webhook.test"
+    raised = None
+    try:
+        Webhook("whsec_" + "A" * 43 + "=").verify(second.body, second.headers)
+    except WebhookVerificationError as error:
+        raised = error
+    assert raised is not None
+
+
 def test_a_wrong_secret_does_not_verify(client, tenant, receiver):
     made = _endpoint(client, tenant, receiver.url)
     client.post(f"/v1/webhooks/{made['id']}/test", headers=bearer(tenant["apiKey"]))

@@ -1,0 +1,50 @@
+"""The OpenAPI document names its shapes (`components/schemas`, reused by `$ref`) and shows an
+example per operation that its own schema accepts, so generated clients get real type names."""
+
+from jsonschema import Draft202012Validator
+
+
+def _refs(node):
+    if isinstance(node, dict):
+        if "$ref" in node:
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def test_records_are_named_schemas_reused_by_reference(client):
+    document = client.get("/v1/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    assert {"Account", "Conversation", "Message", "Webhook", "ApiKey", "Profile", "Workspace", "Error"} <= set(schemas)
+    assert schemas["Account"]["properties"]["platform"]["type"] == "string"
+    message = document["paths"]["/v1/conversations/{id}/messages"]
+    assert message["post"]["responses"]["201"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Message"}
+    page = message["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert schemas[page.rsplit("/", 1)[1]]["properties"]["data"]["items"] == {"$ref": "#/components/schemas/Message"}
+    used = set(_refs(document["paths"]))
+    assert "#/components/schemas/Account" in used and "#/components/schemas/Webhook" in used
+    assert all(ref.rsplit("/", 1)[1] in schemas for ref in used | set(_refs(schemas)))
+
+
+def test_every_operation_has_an_example_its_schema_accepts(client):
+    document = client.get("/v1/openapi.json").json()
+    checked = 0
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            contents = [(status, response["content"]["application/json"])
+                        for status, response in operation["responses"].items()
+                        if status.startswith("2") and "content" in response]
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            contents += [("body", body)] if body else []
+            assert contents, f"{method} {path}"
+            for where, content in contents:
+                assert "example" in content, f"{method} {path} {where}"
+                schema = {**content["schema"], "components": document["components"]}
+                errors = [e.message for e in Draft202012Validator(schema).iter_errors(content["example"])]
+                assert errors == [], f"{method} {path} {where}: {errors}"
+                checked += 1
+    assert checked > 40

@@ -1,0 +1,122 @@
+"""The sandbox behaves like a real, lasting platform: a restart of the service changes nothing, and
+any well-formed test credential connects (a malformed one is refused)."""
+
+import stat
+
+import httpx2
+
+from mcp_server.app import create_app
+from tests.conftest import bearer
+from tests.support.live_server import live_server
+from tests.support.sandbox import connect_account
+
+
+def _port(settings):
+    return int(settings.base_url.rsplit(":", 1)[1])
+
+
+def _inbound(http, platform, account_id, text, contact="42"):
+    answer = http.post(f"/sandbox/{platform}/inbound-message", json={
+        "accountId": account_id, "from": {"id": contact, "handle": "ana", "name": "Ana"}, "text": text})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["delivered"] is True
+
+
+def _conversation(http, key, account_id):
+    listed = http.get("/v1/conversations", headers=bearer(key), params={"accountId": account_id}).json()
+    assert listed["pagination"]["total"] == 1
+    return listed["data"][0]["id"]
+
+
+def test_a_restart_keeps_accounts_tokens_sent_log_faults_and_counters(service, tenant):
+    key = tenant["apiKey"]
+    with live_server(create_app(service), port=_port(service)) as url, httpx2.Client(base_url=url, timeout=30) as http:
+        tg = connect_account(http, tenant, "telegram")
+        wa = connect_account(http, tenant, "whatsapp")
+        ig = connect_account(http, tenant, "instagram")
+        _inbound(http, "telegram", tg["id"], "before the restart")
+        tg_conversation = _conversation(http, key, tg["id"])
+        before = http.post(f"/v1/conversations/{tg_conversation}/messages", headers=bearer(key),
+                           json={"text": "first reply"})
+        assert before.status_code == 201, before.text
+        faults = http.post("/sandbox/telegram/faults", json={"accountId": tg["id"], "failNext": 1, "status": 400})
+        assert faults.status_code == 200
+
+    sandbox_file = service.data_dir / "sandbox.db"
+    assert stat.S_IMODE(sandbox_file.stat().st_mode) == 0o600
+
+    with live_server(create_app(service), port=_port(service)) as url, httpx2.Client(base_url=url, timeout=30) as http:
+        accounts = http.get("/v1/accounts", headers=bearer(key)).json()["data"]
+        assert {a["status"] for a in accounts} == {"connected"}
+        # The fault set before the restart still fails the next call, and only that one.
+        refused = http.post(f"/v1/conversations/{tg_conversation}/messages", headers=bearer(key),
+                            json={"text": "meets the fault"})
+        assert refused.status_code == 502
+        after = http.post(f"/v1/conversations/{tg_conversation}/messages", headers=bearer(key),
+                          json={"text": "after the restart"})
+        assert after.status_code == 201, after.text
+        # Telegram's message ids go on increasing: no id handed out before is handed out again.
+        assert int(after.json()["platformMessageId"]) > int(before.json()["platformMessageId"])
+        sent = http.get("/sandbox/telegram/sent", params={"accountId": tg["id"]}).json()["data"]
+        assert [row["text"] for row in sent] == ["first reply", "after the restart"]
+        # Inbound messages and sends on the other seeded accounts work as before.
+        for platform, account in (("whatsapp", wa), ("instagram", ig)):
+            _inbound(http, platform, account["id"], "hello after the restart", contact="15550001111")
+            conversation = _conversation(http, key, account["id"])
+            reply = http.post(f"/v1/conversations/{conversation}/messages", headers=bearer(key),
+                              json={"text": "we kept your account"})
+            assert reply.status_code == 201, reply.text
+        assert http.get(f"/v1/accounts/{tg['id']}", headers=bearer(key)).json()["needsReauth"] is False
+
+
+def test_any_well_formed_test_credential_connects_and_a_malformed_one_is_refused(client, tenant):
+    h = bearer(tenant["apiKey"])
+    bot = client.post("/v1/connect/telegram", headers=h, json={
+        "profileId": tenant["profileId"], "botToken": "5123456789:AA" + "x7" * 17})
+    assert bot.status_code == 201, bot.text
+    assert bot.json()["platformAccountId"] == "5123456789"
+    number = client.post("/v1/connect/whatsapp", headers=h, json={
+        "profileId": tenant["profileId"], "phoneNumberId": "106540352242922", "wabaId": "102290129340398",
+        "accessToken": "any-non-empty-token"})
+    assert number.status_code == 201, number.text
+    assert number.json()["platformAccountId"] == "106540352242922"
+    # The made-up bot and number are real sandbox accounts: they receive messages and answer them.
+    for platform, account, contact in (("telegram", bot.json(), "42"), ("whatsapp", number.json(), "15550002222")):
+        _inbound(client, platform, account["id"], "hi", contact=contact)
+        conversation = _conversation(client, tenant["apiKey"], account["id"])
+        assert client.post(f"/v1/conversations/{conversation}/messages", headers=h,
+                           json={"text": "hello"}).status_code == 201
+    for body, field in (
+        ({"botToken": "5123456789:BBnot-the-shape"}, "botToken"),
+        ({"botToken": "not-a-token"}, "botToken"),
+    ):
+        refused = client.post("/v1/connect/telegram", headers=h, json={"profileId": tenant["profileId"], **body})
+        assert refused.status_code == 422
+        assert refused.json()["error"]["details"][0]["field"] == field
+    refused = client.post("/v1/connect/whatsapp", headers=h, json={
+        "profileId": tenant["profileId"], "phoneNumberId": "not-digits", "wabaId": "102290129340398",
+        "accessToken": "token"})
+    assert refused.status_code == 422
+    empty = client.post("/v1/connect/whatsapp", headers=h, json={
+        "profileId": tenant["profileId"], "phoneNumberId": "106540352242923", "wabaId": "102290129340398",
+        "accessToken": ""})
+    assert empty.status_code == 422
+
+
+def test_ids_are_never_handed_out_twice_across_restarts_crashes_and_processes(tmp_path):
+    from platforms.emulator.state import EmulatorState
+    from platforms.emulator.store import StateStore
+
+    path = tmp_path / "sandbox.db"
+    first = EmulatorState(StateStore(path))
+    before = [first.serial() for _ in range(5)] + [first.next_number()]
+    # Another process on the same file, while the first runs; then a restart after a crash (the
+    # first never wrote anything else).
+    second = EmulatorState(StateStore(path))
+    alongside = [second.serial() for _ in range(5)] + [second.next_number()]
+    restarted = EmulatorState(StateStore(path))
+    after = [restarted.serial() for _ in range(5)] + [restarted.next_number()]
+    serials = before[:5] + alongside[:5] + after[:5]
+    numbers = [before[5], alongside[5], after[5]]
+    assert len(set(serials)) == len(serials) and len(set(numbers)) == len(numbers)
+    assert min(after[:5]) > max(before[:5] + alongside[:5]) and after[5] > max(numbers[:2])
