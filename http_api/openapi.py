@@ -1,11 +1,17 @@
-"""The OpenAPI 3.1 document, generated from the same declarations that validate requests."""
+"""The OpenAPI 3.1 document, generated from the same declarations that validate requests.
+
+A pydantic shape lands in `components/schemas` under its class name (nested shapes too) and every
+use is a `$ref`; a field spec not moved to pydantic yet is named by its `title` (see `_hoist`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from http_api.routing import Operation
+from pydantic import BaseModel
+
+from http_api.routing import Operation, Shape, is_model
+from service import shapes
 from service.settings import VERSION
 
 ERROR_SCHEMA = {
@@ -70,13 +76,48 @@ Keys are kept per API key.
 """
 
 
+def _model_schema(model: type[BaseModel], components: dict[str, Any], mode: str) -> dict[str, Any]:
+    """`model` and the shapes it nests into `components`; a reference to it."""
+    schema = shapes.json_schema(model, mode=mode)
+    for name, definition in schema.pop("$defs", {}).items():
+        components[name] = definition
+    name = model.__name__
+    components[name] = schema
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _schema(shape: Shape, components: dict[str, Any], mode: str = "serialization") -> dict[str, Any]:
+    if is_model(shape):
+        return _model_schema(shape, components, mode)  # type: ignore[arg-type]
+    return shape.schema()  # type: ignore[union-attr]
+
+
+def _query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
+    schema = shapes.json_schema(model)
+    params = []
+    for name, prop in schema.get("properties", {}).items():
+        # An optional parameter is simply left out of the URL: its schema is the value's, not "or null".
+        options = [option for option in prop.get("anyOf", []) if option.get("type") != "null"]
+        value = dict(options[0]) if len(options) == 1 else {k: v for k, v in prop.items() if k != "default"}
+        param: dict[str, Any] = {"name": name, "in": "query", "required": name in schema.get("required", []),
+                                 "schema": value}
+        if prop.get("description"):
+            param["description"] = prop["description"]
+        params.append(param)
+    return params
+
+
 def _parameters(op: Operation) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for segment in op.path.split("/"):
         if segment.startswith("{") and segment.endswith("}"):
             params.append({"name": segment[1:-1], "in": "path", "required": True, "schema": {"type": "string"}})
-    for name, spec in op.query.items():
-        params.append({"name": name, "in": "query", "required": name in op.required_query, "schema": spec.schema()})
+    if is_model(op.query):
+        params += _query_parameters(op.query)  # type: ignore[arg-type]
+    else:
+        for name, spec in op.query.items():  # type: ignore[union-attr]
+            params.append({"name": name, "in": "query", "required": name in op.required_query,
+                           "schema": spec.schema()})
     if op.method == "POST" and op.auth:
         params.append({
             "name": "Idempotency-Key", "in": "header", "required": False,
@@ -86,7 +127,7 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
     return params
 
 
-def _operation(op: Operation) -> dict[str, Any]:
+def _operation(op: Operation, components: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "operationId": op.operation_id,
         "summary": op.summary,
@@ -101,13 +142,13 @@ def _operation(op: Operation) -> dict[str, Any]:
     if op.body is not None:
         out["requestBody"] = {
             "required": op.body_required,
-            "content": {"application/json": {"schema": op.body.schema()}},
+            "content": {"application/json": {"schema": _schema(op.body, components, "validation")}},
         }
     for status, spec in sorted(op.responses.items()):
         if status < 400 or (spec is not None and status == 503):
             response: dict[str, Any] = {"description": "OK" if status < 300 else STATUS_TEXT.get(status, "")}
             if spec is not None:
-                response["content"] = {"application/json": {"schema": spec.schema()}}
+                response["content"] = {"application/json": {"schema": _schema(spec, components)}}
         else:
             response = {
                 "description": STATUS_TEXT.get(status, "Error"),
@@ -237,7 +278,7 @@ def build(operations: list[Operation], *, base_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     components: dict[str, Any] = {"Error": ERROR_SCHEMA}
     for op in operations:
-        operation = _hoist(_operation(op), components)
+        operation = _hoist(_operation(op, components), components)
         _with_examples(operation, components)
         paths.setdefault("/v1" + op.path, {})[op.method.lower()] = operation
     return {

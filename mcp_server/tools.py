@@ -1,15 +1,19 @@
 """The MCP server at /mcp: every tool is a thin call into `service/`, acting in the token's workspace.
 
-Tools are data (`ToolDef`): a name, the `service.<module>.<function>` it calls, the scope it needs,
-its arguments as the same field specs that /v1 validates with (camelCase names, the same rules),
-and its annotations. Adding a tool is one entry in `TOOLS`; an entry whose service function does
-not exist in this build is skipped, so a tool appears when its feature does.
+Tools are data (`ToolDef`): a name, the service function it calls, the scope it needs, its
+arguments as the same pydantic model that /v1 validates with (`model`: camelCase names, the same
+rules; the tool's `inputSchema`), the record it answers with (`output`: its `outputSchema`), and its
+annotations. Adding a tool is one entry in `TOOLS`. Tools not moved to pydantic yet name their
+function as `"<module of service/>.<function>"` and take /v1 field specs (`args`, `rename`); such an
+entry whose function does not exist in this build is skipped.
 
 A call: the bearer token (already verified by the SDK's middleware with our verifier) must carry
-the tool's scope; the arguments pass the /v1 specs; the service function runs in a worker thread
-inside one transaction. Domain errors come back as tool errors whose text and structured content
-are the /v1 error envelope (`{"error": {"code", "message", "details"?}}`); an unexpected fault is
-logged and answered with `internal_error`, never with the exception's text.
+the tool's scope; the arguments pass the /v1 model, once (the SDK's own argument check lets them
+through, so a refusal is `validation_failed` with `details`, as on /v1, not pydantic's text); the
+service function runs in a worker thread inside one transaction. Domain errors come back as tool
+errors whose text and structured content are the /v1 error envelope (`{"error": {"code", "message",
+"details"?}}`); an unexpected fault is logged and answered with `internal_error`, never with the
+exception's text.
 """
 
 from __future__ import annotations
@@ -27,13 +31,15 @@ from typing import Annotated, Any, Literal
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import accounts, conversations
+from service import accounts, conversations, shapes
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
@@ -47,9 +53,13 @@ log = logging.getLogger("switchboard.mcp")
 @dataclass(frozen=True)
 class ToolDef:
     name: str
-    target: str  # "<module of service/>.<function>", called as function(actor=..., **arguments)
+    # The service function, called as function(actor=..., **snake_case arguments of `model`); or, for
+    # tools still on field specs, "<module of service/>.<function>" called with `args` (renamed).
+    target: Callable[..., Any] | str
     scope: Literal["read", "write"]
     description: str
+    model: type[BaseModel] | None = None  # the arguments, as /v1 validates them
+    output: type[BaseModel] | None = None  # the record the tool answers with
     args: Mapping[str, Spec] = field(default_factory=dict)  # camelCase, as /v1 names them
     required: tuple[str, ...] = ()
     rename: Mapping[str, str] = field(default_factory=dict)  # argument -> keyword of the service function
@@ -129,7 +139,9 @@ def _annotation(spec: Spec) -> Any:
     return Annotated[base, Field(description=spec.description or None, **constraints)]
 
 
-def _resolve(target: str) -> Callable[..., Any] | None:
+def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any] | None:
+    if callable(target):
+        return target
     module_name, _, function = target.rpartition(".")
     try:
         module = importlib.import_module(f"service.{module_name}")
@@ -174,16 +186,39 @@ def _transaction(definition: ToolDef) -> Any:
 
 def _execute(definition: ToolDef, function: Callable[..., Any], actor: Actor, arguments: dict[str, Any]) -> Any:
     with connection(), _transaction(definition):
-        values = Obj(fields=definition.args, required=definition.required).validate(arguments)
-        result = function(actor=actor, **{definition.rename.get(k, k): v for k, v in values.items()})
+        if definition.model is not None:
+            values = dict(shapes.parse(definition.model, arguments))  # snake_case, one level
+            result = function(actor=actor, **values)
+        else:
+            checked = Obj(fields=definition.args, required=definition.required).validate(arguments)
+            result = function(actor=actor, **{definition.rename.get(k, k): v for k, v in checked.items()})
     if definition.render is not None:
-        return definition.render(result)
+        result = definition.render(result)
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", by_alias=True)
     return result.as_dict() if isinstance(result, Page) else result
+
+
+class _Arguments(ArgModelBase):
+    """What the SDK checks of a model tool's arguments: nothing. The tool validates them with its /v1
+    model itself, once, so that a refusal is answered in the /v1 envelope."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return dict(self.__pydantic_extra__ or {})
+
+
+def _structured(result: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+                          structured_content=result)
 
 
 def make_tool(definition: ToolDef, function: Callable[..., Any]) -> Callable[..., Any]:
     async def tool(**arguments: Any) -> dict[str, Any] | CallToolResult:
-        given = {key: value for key, value in arguments.items() if value is not None}
+        # Spec tools: the SDK passes None for an argument left out. Model tools get the raw arguments.
+        given = arguments if definition.model is not None else {
+            key: value for key, value in arguments.items() if value is not None}
         try:
             actor = _actor(definition)
             if definition.waits:  # the larger pool: a slow platform must not hold the storage threads
@@ -192,7 +227,7 @@ def make_tool(definition: ToolDef, function: Callable[..., Any]) -> Callable[...
             result: dict[str, Any] = await loop.run_in_executor(
                 storage_threads(), _execute, definition, function, actor, given
             )
-            return result
+            return _structured(result) if definition.model is not None else result
         except ServiceError as error:
             return error_result(error)
         except Exception:
@@ -208,6 +243,9 @@ def make_tool(definition: ToolDef, function: Callable[..., Any]) -> Callable[...
         )
         for name, spec in definition.args.items()
     ]
+    if definition.model is not None:
+        tool.__name__ = definition.name
+        return tool
     tool.__signature__ = inspect.Signature(parameters, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": dict[str, Any]}
     tool.__name__ = definition.name
@@ -215,33 +253,43 @@ def make_tool(definition: ToolDef, function: Callable[..., Any]) -> Callable[...
     return tool
 
 
-def register_tools(mcp: MCPServer, definitions: list[ToolDef] | None = None) -> list[str]:
-    """Add every tool whose service function exists in this build; return their names."""
-    added = []
+def _self_contained(model: type[BaseModel], mode: str) -> dict[str, Any]:
+    return shapes.json_schema(model, mode=mode, ref_template="#/$defs/{model}")
+
+
+def build_tools(definitions: list[ToolDef] | None = None) -> list[Tool]:
+    """Every tool whose service function exists in this build."""
+    built = []
     for definition in definitions or TOOLS:
         function = _resolve(definition.target)
         if function is None:
             continue
         read = definition.scope == "read"
-        mcp.add_tool(
-            make_tool(definition, function),
-            name=definition.name,
-            description=definition.description + f" Needs scope `{definition.scope}`.",
-            annotations=ToolAnnotations(
-                read_only_hint=read,
-                destructive_hint=None if read else definition.destructive,
-                idempotent_hint=True if read else definition.idempotent,
-                open_world_hint=definition.waits,
-            ),
-            structured_output=True,
+        fn = make_tool(definition, function)
+        description = definition.description + f" Needs scope `{definition.scope}`."
+        annotations = ToolAnnotations(
+            read_only_hint=read,
+            destructive_hint=None if read else definition.destructive,
+            idempotent_hint=True if read else definition.idempotent,
+            open_world_hint=definition.waits,
         )
-        added.append(definition.name)
-    return added
+        if definition.model is None:
+            built.append(Tool.from_function(fn, name=definition.name, description=description,
+                                            annotations=annotations, structured_output=True))
+            continue
+        output = _self_contained(definition.output, "serialization") if definition.output else None
+        built.append(Tool(
+            fn=fn, name=definition.name, description=description, annotations=annotations, is_async=True,
+            parameters=_self_contained(definition.model, "validation"),
+            fn_metadata=FuncMetadata(arg_model=_Arguments, output_schema=output),
+        ))
+    return built
 
 
 def build_mcp(settings: Settings) -> MCPServer:
     """One MCP server for one app: its session manager can run only once."""
     mcp: MCPServer = MCPServer(
+        tools=build_tools(),
         name="switchboard",
         version=VERSION,
         instructions="Publish posts and exchange direct messages across social platforms in the workspace "
@@ -254,7 +302,6 @@ def build_mcp(settings: Settings) -> MCPServer:
             validate_token_resource=True,
         ),
     )
-    register_tools(mcp)
     return mcp
 
 
