@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from http_api.routing import Call, Handler, Operation
-from service.validation import PAGE_QUERY, Obj, Spec
+from pydantic import BaseModel
+
+from http_api.routing import Call, Handler, Operation, Shape, is_model
+from service.validation import PAGE_QUERY, Obj
 
 # Every authenticated operation can answer these; the OpenAPI document lists them once per operation.
 COMMON_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429)
@@ -21,10 +23,10 @@ def op(
     tag: str,
     operation_id: str,
     ok: int = 200,
-    answer: Spec | None = None,
-    body: Obj | None = None,
+    answer: Shape | None = None,
+    body: Obj | type[BaseModel] | None = None,
     body_required: bool = True,
-    query: dict[str, Spec] | None = None,
+    query: dict[str, Any] | type[BaseModel] | None = None,  # a model names page/limit itself (PageQuery)
     paged: bool = False,
     errors: tuple[int, ...] = (),
     auth: bool = True,
@@ -34,7 +36,7 @@ def op(
     required_query: tuple[str, ...] = (),
     resume: Callable[[Call, str], Any] | None = None,
 ) -> Operation:
-    responses: dict[int, Spec | None] = {ok: answer}
+    responses: dict[int, Shape | None] = {ok: answer}
     if auth:
         # Any POST can meet an Idempotency-Key that was used with another body: 409.
         for status in COMMON_ERRORS + errors + ((409,) if method == "POST" else ()):
@@ -42,7 +44,7 @@ def op(
     else:
         for status in errors:
             responses[status] = None
-    all_query: dict[str, Any] = {**(PAGE_QUERY if paged else {}), **(query or {})}
+    all_query: Any = query if is_model(query) else {**(PAGE_QUERY if paged else {}), **(query or {})}
     return Operation(
         method=method,
         path=path,

@@ -98,7 +98,8 @@ def _query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
     for name, prop in schema.get("properties", {}).items():
         # An optional parameter is simply left out of the URL: its schema is the value's, not "or null".
         options = [option for option in prop.get("anyOf", []) if option.get("type") != "null"]
-        value = dict(options[0]) if len(options) == 1 else {k: v for k, v in prop.items() if k != "default"}
+        value = dict(options[0]) if len(options) == 1 else {k: v for k, v in prop.items()
+                                                            if k not in {"default", "description"}}
         param: dict[str, Any] = {"name": name, "in": "query", "required": name in schema.get("required", []),
                                  "schema": value}
         if prop.get("description"):
@@ -239,6 +240,8 @@ def _example(schema: Any, components: dict[str, Any], name: str = "", owner: str
     if "$ref" in schema:
         key = schema["$ref"].rsplit("/", 1)[1]
         return _example(components[key], components, name, key.removesuffix("Page"), depth + 1)
+    if "const" in schema:  # a one-value Literal
+        return schema["const"]
     if "anyOf" in schema:
         return _example(schema["anyOf"][0], components, name, owner, depth + 1)
     kind = schema.get("type")

@@ -39,11 +39,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import accounts, conversations, shapes
+from service import accounts, conversations, outbound, shapes
+from service import inbox_shapes as inbox
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
 from service.settings import VERSION, Settings
+from service.shapes import page_of
 from service.validation import ID, PAGE_QUERY, Any_, Array, Bool, Int, Obj, Spec, Str
 from storage.db import connection, db, reading
 
@@ -70,7 +72,6 @@ class ToolDef:
 
 
 ACCOUNT_ID = {"accountId": ID}
-CONVERSATION_ID = {"conversationId": ID}
 
 TOOLS: list[ToolDef] = [
     ToolDef("list_workspaces", "workspaces.list_workspaces", "read",
@@ -82,25 +83,23 @@ TOOLS: list[ToolDef] = [
             "What the platform makes the creator choose before publishing to this account (TikTok: privacy "
             "levels, comment/duet/stitch switches, maximum video length; fetched live).",
             args=ACCOUNT_ID, required=("accountId",), rename={"accountId": "account_id"}, waits=True),
-    ToolDef("list_conversations", "conversations.list_conversations", "read",
+    ToolDef("list_conversations", conversations.list_conversations, "read",
             "The inbox: conversations newest first, filtered by platform (upper case: INSTAGRAM, WHATSAPP, "
             "TIKTOK, TELEGRAM, YOUTUBE, X), account or profile; paginated.",
-            args={**conversations.LIST_QUERY, **PAGE_QUERY}),
-    ToolDef("get_messages", "conversations.get_messages", "read",
+            model=inbox.ConversationQuery, output=page_of(inbox.Conversation)),
+    ToolDef("get_messages", conversations.get_messages, "read",
             "The messages of one conversation, oldest first; paginated.",
-            args={**CONVERSATION_ID, **PAGE_QUERY}, required=("conversationId",),
-            rename={"conversationId": "conversation_id"}),
-    ToolDef("start_conversation", "conversations.start_conversation", "write",
+            model=inbox.MessagesQuery, output=page_of(inbox.Message)),
+    ToolDef("start_conversation", conversations.start_conversation, "write",
             "Start a conversation with a contact on an account, or get the one that already exists for that "
             "contact. Give contactHandle or externalConversationId.",
-            args=conversations.START.fields, required=conversations.START.required, idempotent=True,
-            render=lambda started: {**started.conversation, "created": started.created}),
-    ToolDef("send_message", "outbound.send_message", "write",
+            model=inbox.StartConversation, output=inbox.StartedConversation, idempotent=True,
+            render=lambda started: {**started.conversation.dump(), "created": started.created}),
+    ToolDef("send_message", outbound.send_message, "write",
             "Send a direct message to the contact of a conversation. Reaches a real person: it cannot be unsent. "
             "The result's status is `sent`, or `pending` when the platform asked to slow down (it is sent "
             "later, once).",
-            args={**CONVERSATION_ID, **conversations.SEND.fields}, required=("conversationId", "text"),
-            rename={"conversationId": "conversation_id"}, destructive=True, waits=True,
+            model=inbox.SendMessageTo, output=inbox.Message, destructive=True, waits=True,
             render=lambda sent: sent.record),
 ]
 
@@ -221,12 +220,12 @@ def make_tool(definition: ToolDef, function: Callable[..., Any]) -> Callable[...
             key: value for key, value in arguments.items() if value is not None}
         try:
             actor = _actor(definition)
+            result: dict[str, Any]
             if definition.waits:  # the larger pool: a slow platform must not hold the storage threads
-                return await run_in_threadpool(_execute, definition, function, actor, given)
-            loop = asyncio.get_running_loop()
-            result: dict[str, Any] = await loop.run_in_executor(
-                storage_threads(), _execute, definition, function, actor, given
-            )
+                result = await run_in_threadpool(_execute, definition, function, actor, given)
+            else:
+                loop = asyncio.get_running_loop()
+                result = await loop.run_in_executor(storage_threads(), _execute, definition, function, actor, given)
             return _structured(result) if definition.model is not None else result
         except ServiceError as error:
             return error_result(error)

@@ -37,82 +37,18 @@ from service import accounts, adapters, clock, events, ids
 from service.auth import Actor
 from service.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from service.inbox_shapes import Conversation as ConversationRecord
+from service.inbox_shapes import Message as MessageRecord
 from service.pagination import DEFAULT_LIMIT, Page, paginate
-from service.validation import ID, INSTANT, NULLABLE_INSTANT, Int, Obj, Str, record
+from service.shapes import dump_all
 from storage import hot, hot_inbox
 from storage.db import db
 from storage.models import Account, Conversation, ConversationCount, Message
 
 log = logging.getLogger("switchboard.inbox")
 
-# The contract's filter takes these six, upper case, and nothing else (422).
-PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X")
-PLATFORMS = accounts.PLATFORMS
-DIRECTIONS = ("inbound", "outbound")
-MESSAGE_STATUSES = ("received", "pending", "sending", "sent", "delivered", "read", "failed", "unknown")
-SOURCES = ("inbox", "broadcast", "sequence", "automation")
-CONVERSATION_STATUSES = ("open",)
-MAX_TEXT = 4096
 WATERMARK_SLACK = dt.timedelta(seconds=1)
 WINDOW_MESSAGE = "The contact's last message is older than the platform's messaging window."
-
-LIST_QUERY = {
-    "platform": Str(enum=PLATFORM_FILTER, description="Upper case: INSTAGRAM, WHATSAPP, TIKTOK, TELEGRAM, "
-                    "YOUTUBE or X. Anything else (lower case included) → 422."),
-    "accountId": ID,
-    "profileId": ID,
-}
-START = Obj(
-    name="StartConversation",
-    fields={
-        "accountId": ID,
-        "contactHandle": Str(min_length=1, max_length=255, description=(
-            "Case-insensitive, a leading @ dropped; WhatsApp: a phone number, stored in E.164.")),
-        "contactName": Str(max_length=255, nullable=True),
-        "externalConversationId": Str(min_length=1, max_length=255, description=(
-            "The platform's id of the contact's thread, what DMs are addressed to: the scoped user id "
-            "(Instagram, Facebook), the chat id (Telegram), the wa_id (WhatsApp).")),
-    },
-    required=("accountId",),
-)
-SEND = Obj(name="SendMessage", fields={"text": Str(min_length=1, max_length=MAX_TEXT)}, required=("text",))
-
-RECORD = record(
-    "Conversation",
-    {
-        "id": ID,
-        "accountId": ID,
-        "platform": Str(enum=PLATFORMS),
-        "contactHandle": Str(nullable=True, description="Normalised; null when the platform names the contact "
-                             "only by a scoped id."),
-        "contactName": Str(nullable=True),
-        "externalConversationId": Str(nullable=True),
-        "lastMessageAt": NULLABLE_INSTANT,
-        "lastInboundAt": Str(format="date-time", nullable=True, description=(
-            "The contact's last message: Instagram, Facebook and WhatsApp take free-form replies for 24 h after it.")),
-        "unreadCount": Int(minimum=0, description="Inbound messages since the last reply."),
-        "status": Str(enum=CONVERSATION_STATUSES),
-        "createdAt": INSTANT,
-        "updatedAt": INSTANT,
-    },
-)
-MESSAGE = record(
-    "Message",
-    {
-        "id": ID,
-        "conversationId": ID,
-        "direction": Str(enum=DIRECTIONS),
-        "text": Str(nullable=True, description="Null for an inbound message without text (an attachment)."),
-        "buttonLabel": Str(nullable=True),
-        "buttonUrl": Str(nullable=True),
-        "status": Str(enum=MESSAGE_STATUSES),
-        "platformMessageId": Str(nullable=True),
-        "error": Str(nullable=True),
-        "source": Str(enum=SOURCES),
-        "createdAt": INSTANT,
-        "updatedAt": INSTANT,
-    },
-)
 
 
 # -- hook points for other features ------------------------------------------------------------
@@ -146,41 +82,6 @@ def _run_hooks(hooks: list[Any], *args: Any) -> None:
             log.exception("inbox hook %s failed", getattr(hook, "__qualname__", hook))
 
 
-# -- records -----------------------------------------------------------------------------------
-def to_record(conversation: Conversation) -> dict[str, Any]:
-    return {
-        "id": conversation.id,
-        "accountId": conversation.account_id,
-        "platform": conversation.platform,
-        "contactHandle": conversation.contact_handle,
-        "contactName": conversation.contact_name,
-        "externalConversationId": conversation.external_conversation_id,
-        "lastMessageAt": clock.iso(conversation.last_message_at),
-        "lastInboundAt": clock.iso(conversation.last_inbound_at),
-        "unreadCount": conversation.unread_count,
-        "status": conversation.status,
-        "createdAt": clock.iso(conversation.created_at),
-        "updatedAt": clock.iso(conversation.updated_at),
-    }
-
-
-def message_record(message: Message) -> dict[str, Any]:
-    return {
-        "id": message.id,
-        "conversationId": message.conversation_id,
-        "direction": message.direction,
-        "text": message.text,
-        "buttonLabel": message.button_label,
-        "buttonUrl": message.button_url,
-        "status": message.status,
-        "platformMessageId": message.platform_message_id,
-        "error": message.error,
-        "source": message.source,
-        "createdAt": clock.iso(message.created_at),
-        "updatedAt": clock.iso(message.updated_at),
-    }
-
-
 # -- reading -----------------------------------------------------------------------------------
 def get_row(*, actor: Actor, conversation_id: str) -> Conversation:
     conversation = Conversation.get_or_none(
@@ -192,61 +93,42 @@ def get_row(*, actor: Actor, conversation_id: str) -> Conversation:
     return conversation
 
 
-def get_conversation(*, actor: Actor, conversation_id: str) -> dict[str, Any]:
-    return to_record(get_row(actor=actor, conversation_id=conversation_id))
+def get_conversation(*, actor: Actor, conversation_id: str) -> ConversationRecord:
+    return ConversationRecord.model_validate(get_row(actor=actor, conversation_id=conversation_id))
 
 
 def list_conversations(
     *,
     actor: Actor,
     platform: str | None = None,
-    accountId: str | None = None,
-    profileId: str | None = None,
+    account_id: str | None = None,
+    profile_id: str | None = None,
     page: int | None = None,
     limit: int | None = None,
 ) -> Page:
     """The workspace's conversations, newest `lastMessageAt` first (a conversation without messages
     yet sorts by its creation). `platform` is the upper-case filter of the contract."""
     profile_ids = None if actor.profile_ids is None else tuple(sorted(actor.profile_ids))
-    if profileId is not None:
-        actor.require_profile(profileId)
-        profile_ids = (profileId,)
-    if accountId is not None and actor.profile_ids is not None:
-        account = Account.get_or_none(Account.id == accountId, Account.workspace == actor.workspace_id)
+    if profile_id is not None:
+        actor.require_profile(profile_id)
+        profile_ids = (profile_id,)
+    if account_id is not None and actor.profile_ids is not None:
+        account = Account.get_or_none(Account.id == account_id, Account.workspace == actor.workspace_id)
         if account is not None:
             actor.require_profile(account.profile_id)
     filters = hot_inbox.Filters(
         workspace_id=actor.workspace_id,
         profile_ids=profile_ids,
-        account_id=accountId,
+        account_id=account_id,
         platform=platform.lower() if platform is not None else None,
     )
     page, limit = page or 1, limit or DEFAULT_LIMIT
     total = hot_inbox.total(filters)
     offset = (page - 1) * limit
     rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
-    return Page([_row_record(row) for row in rows], page, limit, total)
-
-
-def _row_record(row: tuple[Any, ...]) -> dict[str, Any]:
-    """`to_record` of a `hot_inbox.page` row (same fields, same order)."""
-    (id_, account_id, platform, handle, name, external_id, last_message_at, last_inbound_at, unread, status,
-     created_at, updated_at) = row
-    iso = hot_inbox.iso
-    return {
-        "id": id_,
-        "accountId": account_id,
-        "platform": platform,
-        "contactHandle": handle,
-        "contactName": name,
-        "externalConversationId": external_id,
-        "lastMessageAt": iso(last_message_at),
-        "lastInboundAt": iso(last_inbound_at),
-        "unreadCount": unread,
-        "status": status,
-        "createdAt": iso(created_at),
-        "updatedAt": iso(updated_at),
-    }
+    columns = hot_inbox.COLUMNS  # the record's fields, in the order of the row
+    return Page(dump_all(ConversationRecord, [dict(zip(columns, row, strict=True)) for row in rows]),
+                page, limit, total)
 
 
 def get_messages(
@@ -259,49 +141,49 @@ def get_messages(
         .where(Message.conversation == conversation.id)
         .order_by(Message.created_at, Message.id)
     )
-    return paginate(query, page=page, limit=limit, render=message_record)
+    return paginate(query, page=page, limit=limit, record=MessageRecord)
 
 
 # -- starting ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Started:
-    conversation: dict[str, Any]
+    conversation: ConversationRecord
     created: bool  # False: the contact already had this conversation (200 rather than 201)
 
 
 def start_conversation(
     *,
     actor: Actor,
-    accountId: str,
-    contactHandle: str | None = None,
-    contactName: str | None = None,
-    externalConversationId: str | None = None,
+    account_id: str,
+    contact_handle: str | None = None,
+    contact_name: str | None = None,
+    external_conversation_id: str | None = None,
 ) -> Started:
     """Open the conversation with a contact on an account, or return the one it already has (same
     `externalConversationId`, or same normalised `contactHandle`). Safe under concurrent calls."""
-    if contactHandle is None and externalConversationId is None:
+    if contact_handle is None and external_conversation_id is None:
         message = "is required when externalConversationId is not given"
         raise ValidationFailed(
             "Give contactHandle or externalConversationId.",
             details=[FieldProblem("contactHandle", message),
                      FieldProblem("externalConversationId", "is required when contactHandle is not given")],
         )
-    account = accounts.get_row(actor=actor, account_id=accountId)
+    account = accounts.get_row(actor=actor, account_id=account_id)
     actor.require_write()
     handle = None
-    if contactHandle is not None:
+    if contact_handle is not None:
         try:
-            handle = normalise_handle(account.platform, contactHandle)
+            handle = normalise_handle(account.platform, contact_handle)
         except InvalidHandle as problem:
             raise ValidationFailed.field("contactHandle", str(problem)) from None
     if account.status != "connected":
         raise Conflict("The account is disconnected.")
     conversation, created = _find_or_create(
-        account, external_id=externalConversationId, handle=handle, name=contactName, from_contact=False
+        account, external_id=external_conversation_id, handle=handle, name=contact_name, from_contact=False
     )
     if created:
         _announce_started(conversation, "api")
-    return Started(to_record(conversation), created)
+    return Started(ConversationRecord.model_validate(conversation), created)
 
 
 def _find(account_id: str, *, external_id: str | None, handle: str | None, from_contact: bool) -> Conversation | None:
@@ -398,7 +280,8 @@ def _complete(
 
 
 def _announce_started(conversation: Conversation, how: str) -> None:
-    events.emit(workspace_id=conversation.workspace_id, type="conversation.started", data=to_record(conversation))
+    events.emit(workspace_id=conversation.workspace_id, type="conversation.started",
+                data=ConversationRecord.model_validate(conversation).dump())
     _run_hooks(_started_hooks, conversation, how)
 
 
@@ -457,7 +340,8 @@ def contact_wrote(account: Account, event: InboundEvent) -> None:
     conversation = Conversation.get_by_id(conversation.id)
     if created:
         _announce_started(conversation, "inbound")
-    events.emit(workspace_id=account.workspace_id, type="message.received", data=message_record(message))
+    events.emit(workspace_id=account.workspace_id, type="message.received",
+                data=MessageRecord.model_validate(message).dump())
     _run_hooks(_inbound_hooks, conversation, message, event)
 
 
@@ -491,7 +375,8 @@ def reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
     touch_outbound(conversation.id, at)
     if created:
         _announce_started(Conversation.get_by_id(conversation.id), "inbound")
-    events.emit(workspace_id=account.workspace_id, type="message.sent", data=message_record(message))
+    events.emit(workspace_id=account.workspace_id, type="message.sent",
+                data=MessageRecord.model_validate(message).dump())
 
 
 # A receipt moves a message forward only: from the statuses listed to the receipt's status.
@@ -531,7 +416,8 @@ def receipt(account: Account, event: InboundEvent) -> None:
             Message.id == row.id, Message.status.in_(before)
         ).execute()
         row.status, row.error, row.updated_at = "failed", reason, moment
-        events.emit(workspace_id=account.workspace_id, type="message.failed", data=message_record(row))
+        events.emit(workspace_id=account.workspace_id, type="message.failed",
+                    data=MessageRecord.model_validate(row).dump())
 
 
 # -- permanent deletion of an account ----------------------------------------------------------

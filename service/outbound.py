@@ -27,8 +27,9 @@ from typing import Any
 from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequired, RetryLater, SentMessage
 from service import adapters, clock, engine, events, idempotency, ids, pacer, settings
 from service.auth import Actor
-from service.conversations import WINDOW_MESSAGE, get_row, message_record, touch_outbound
+from service.conversations import WINDOW_MESSAGE, get_row, touch_outbound
 from service.errors import Conflict, PlatformError, ValidationFailed
+from service.inbox_shapes import Message as MessageRecord
 from storage.db import connection, db, reading
 from storage.hot import by_id
 from storage.models import Account, Conversation, Message
@@ -219,7 +220,8 @@ def _announce(message: Message, conversation: Conversation, event_type: str, *, 
     for name, value in changes.items():
         setattr(message, name, value)
     message.updated_at = at
-    events.emit(workspace_id=conversation.workspace_id, type=event_type, data=message_record(message))
+    events.emit(workspace_id=conversation.workspace_id, type=event_type,
+                data=MessageRecord.model_validate(message).dump())
 
 
 MESSAGE_WORK = engine.Kind(
@@ -231,7 +233,7 @@ MESSAGE_WORK = engine.Kind(
 # -- the inbox's reply -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Sent:
-    record: dict[str, Any]
+    record: MessageRecord
     status: int  # 201 sent, 202 pending (or in someone else's hands)
 
 
@@ -270,4 +272,4 @@ def settle(message_id: str) -> Sent:
     # `pending` (the pace or the platform said wait), `sending` (still in someone's hands) or
     # `unknown`: the workers and the sweeper take it from here.
     status = 201 if message.status in ("sent", "delivered", "read") else 202
-    return Sent(message_record(message), status)
+    return Sent(MessageRecord.model_validate(message), status)

@@ -8,6 +8,8 @@ from typing import Any
 
 from peewee import ModelSelect
 
+from service.shapes import Record, dump_all
+
 DEFAULT_LIMIT = 20
 
 
@@ -27,10 +29,15 @@ class Page:
 
 
 def paginate(
-    query: ModelSelect[Any], *, page: int | None, limit: int | None, render: Callable[[Any], dict[str, Any]]
+    query: ModelSelect[Any], *, page: int | None, limit: int | None,
+    render: Callable[[Any], dict[str, Any]] | None = None, record: type[Record] | None = None,
 ) -> Page:
+    """One page of `query`, each row as `record` (or, for shapes not moved to pydantic yet, `render`)."""
     page = page or 1
     limit = limit or DEFAULT_LIMIT
     total = query.order_by().count()
     rows = list(query.paginate(page, limit)) if (page - 1) * limit < total else []
+    if record is not None:
+        return Page(dump_all(record, rows), page, limit, total)
+    assert render is not None
     return Page([render(row) for row in rows], page, limit, total)

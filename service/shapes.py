@@ -168,6 +168,20 @@ class SchemaGenerator(GenerateJsonSchema):
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
 
+    def default_schema(self, schema: Any) -> Any:
+        # A field that may be left out but not sent as null keeps None as its Python default: the
+        # document must not show a `default: null` its own type refuses.
+        out = super().default_schema(schema)
+        if out.get("default", 0) is None and not _allows_null(out):
+            del out["default"]
+        return out
+
+
+def _allows_null(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "null" or (isinstance(kind, list) and "null" in kind) or any(
+        _allows_null(option) for option in schema.get("anyOf", []))
+
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 

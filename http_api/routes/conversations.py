@@ -1,28 +1,32 @@
+from typing import Any
+
 from http_api.declare import op
 from http_api.routing import Call, Reply
 from service import conversations, outbound
-from service.validation import page_of
+from service.inbox_shapes import Conversation, ConversationQuery, Message, SendMessage, StartConversation
+from service.shapes import PageQuery, page_of
 
 
 def start(call: Call) -> Reply:
-    started = conversations.start_conversation(actor=call.actor, **call.body)
+    started = conversations.start_conversation(actor=call.actor, **dict(call.body))
     return Reply(started.conversation, status=201 if started.created else 200)
 
 
-def list_(call: Call) -> dict:
-    return conversations.list_conversations(actor=call.actor, **call.query).as_dict()
+def list_(call: Call) -> dict[str, Any]:
+    return conversations.list_conversations(actor=call.actor, **dict(call.query)).as_dict()
 
 
-def get(call: Call) -> dict:
+def get(call: Call) -> Conversation:
     return conversations.get_conversation(actor=call.actor, conversation_id=call.path["id"])
 
 
-def messages(call: Call) -> dict:
-    return conversations.get_messages(actor=call.actor, conversation_id=call.path["id"], **call.query).as_dict()
+def messages(call: Call) -> dict[str, Any]:
+    return conversations.get_messages(actor=call.actor, conversation_id=call.path["id"],
+                                      **dict(call.query)).as_dict()
 
 
 def send(call: Call) -> Reply:
-    sent = outbound.send_message(actor=call.actor, conversation_id=call.path["id"], **call.body)
+    sent = outbound.send_message(actor=call.actor, conversation_id=call.path["id"], text=call.body.text)
     return Reply(sent.record, status=sent.status)
 
 
@@ -33,17 +37,17 @@ def resume_send(call: Call, message_id: str) -> Reply:
 
 
 _start = op("POST", "/inbox/conversations", start, summary="Start a conversation, or fetch the contact's one",
-            tag="Inbox", operation_id="startConversation", ok=201, body=conversations.START,
-            answer=conversations.RECORD,
+            tag="Inbox", operation_id="startConversation", ok=201, body=StartConversation,
+            answer=Conversation,
             description="201 with a new conversation, or 200 with the one the contact already has on the account "
                         "(same `externalConversationId`, or same normalised `contactHandle`: case-insensitive, "
                         "leading @ dropped, WhatsApp numbers in E.164). One of `contactHandle` and "
                         "`externalConversationId` is required. Never two conversations for one contact, also under "
                         "concurrent calls. A disconnected account → 409.")
-_start.responses[200] = conversations.RECORD
+_start.responses[200] = Conversation
 
 _send = op("POST", "/conversations/{id}/messages", send, summary="Send a direct message to the contact", tag="Inbox",
-           operation_id="sendMessage", ok=201, body=conversations.SEND, answer=conversations.MESSAGE, waits=True,
+           operation_id="sendMessage", ok=201, body=SendMessage, answer=Message, waits=True,
            errors=(409, 502), resume=resume_send,
            description="201 with `status: sent` and the platform's `platformMessageId`. The platform asked to slow "
                        "down (429 or its own throttling) → 202 with `status: pending`: a worker sends it when the "
@@ -56,18 +60,17 @@ _send = op("POST", "/conversations/{id}/messages", send, summary="Send a direct 
                        "finished replays its answer; a retry after it died answers with the message it stored, in "
                        "its current status (202 while `pending` or `sending`, or `unknown` when the process died "
                        "during the platform call: it may have arrived and is never sent again automatically).")
-_send.responses[202] = conversations.MESSAGE
+_send.responses[202] = Message
 
 OPERATIONS = [
     _start,
     op("GET", "/conversations", list_, summary="List conversations, newest message first", tag="Inbox",
-       operation_id="listConversations", paged=True, query=conversations.LIST_QUERY,
-       answer=page_of(conversations.RECORD),
+       operation_id="listConversations", query=ConversationQuery, answer=page_of(Conversation),
        description="Newest `lastMessageAt` first (a conversation without messages sorts by its creation). "
                    "`platform` is upper case and one of the six listed; anything else → 422."),
     op("GET", "/conversations/{id}", get, summary="Get a conversation", tag="Inbox", operation_id="getConversation",
-       answer=conversations.RECORD),
+       answer=Conversation),
     op("GET", "/conversations/{id}/messages", messages, summary="A conversation's messages, oldest first",
-       tag="Inbox", operation_id="listMessages", paged=True, answer=page_of(conversations.MESSAGE)),
+       tag="Inbox", operation_id="listMessages", query=PageQuery, answer=page_of(Message)),
     _send,
 ]

@@ -79,3 +79,39 @@ def test_a_read_token_cannot_send_and_errors_carry_the_v1_codes(browser, client,
     assert missing["structuredContent"]["error"]["code"] == "not_found"
     bad = _result(call_tool_raw(browser, tokens["access_token"], "list_conversations", {"platform": "telegram"}))
     assert bad["isError"] is True
+
+
+def test_a_tool_and_its_v1_operation_refuse_the_same_bad_input_alike(browser, client, tenant):
+    bot = connect_account(client, tenant, "telegram")
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    bad = {"accountId": bot["id"], "contactHandle": "", "contactName": 5, "nickname": "x"}
+    over_v1 = client.post("/v1/inbox/conversations", headers=bearer(tenant["apiKey"]), json=bad)
+    over_mcp = _result(call_tool_raw(browser, tokens["access_token"], "start_conversation", bad))
+    assert over_v1.status_code == 422
+    assert over_mcp["isError"] is True
+    assert over_mcp["structuredContent"] == over_v1.json()
+    assert {d["field"] for d in over_v1.json()["error"]["details"]} == {"contactHandle", "contactName", "nickname"}
+    assert "pydantic" not in over_mcp["content"][0]["text"]
+
+    listed = client.get("/v1/conversations", headers=bearer(tenant["apiKey"]), params={"limit": 101})
+    tool = _result(call_tool_raw(browser, tokens["access_token"], "list_conversations", {"limit": 101}))
+    assert tool["structuredContent"] == listed.json()
+    assert listed.json()["error"]["details"] == [{"field": "limit", "message": "must be at most 100"}]
+
+
+def test_the_inbox_tools_publish_their_records_as_output_schemas(browser, tenant):
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    listed = browser.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                          headers={"Authorization": f"Bearer {tokens['access_token']}",
+                                   "Accept": "application/json, text/event-stream",
+                                   "MCP-Protocol-Version": "2025-06-18"}).json()["result"]["tools"]
+    by_name = {tool["name"]: tool for tool in listed}
+    send = by_name["send_message"]
+    assert send["inputSchema"]["required"] == ["conversationId", "text"]
+    assert send["inputSchema"]["additionalProperties"] is False
+    assert send["outputSchema"]["properties"]["platformMessageId"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    started = by_name["start_conversation"]["outputSchema"]
+    assert {"id", "contactHandle", "unreadCount", "created"} <= set(started["required"])
+    page = by_name["list_conversations"]["outputSchema"]
+    assert page["properties"]["data"]["items"] == {"$ref": "#/$defs/Conversation"}
+    assert "lastInboundAt" in page["$defs"]["Conversation"]["properties"]

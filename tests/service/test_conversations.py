@@ -23,7 +23,7 @@ def test_a_start_that_loses_the_race_returns_the_winners_conversation(tenant, mo
     account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="telegram")
     actor = _actor(tenant)
     with connection(), db.atomic():
-        winner = conversations.start_conversation(actor=actor, accountId=account_id, contactHandle="@Ann")
+        winner = conversations.start_conversation(actor=actor, account_id=account_id, contact_handle="@Ann")
     real_find = conversations._find
     calls = []
 
@@ -33,10 +33,10 @@ def test_a_start_that_loses_the_race_returns_the_winners_conversation(tenant, mo
 
     monkeypatch.setattr(conversations, "_find", find_after_the_winner)
     with connection(), db.atomic():
-        loser = conversations.start_conversation(actor=actor, accountId=account_id, contactHandle="ann")
+        loser = conversations.start_conversation(actor=actor, account_id=account_id, contact_handle="ann")
     assert len(calls) == 2
     assert loser.created is False
-    assert loser.conversation["id"] == winner.conversation["id"]
+    assert loser.conversation.id == winner.conversation.id
     with connection():
         assert Conversation.select().count() == 1
         assert Event.select().where(Event.type == "conversation.started").count() == 1
@@ -54,9 +54,9 @@ def test_hooks_run_in_the_same_transaction_and_a_failing_hook_undoes_nothing(ten
 
     monkeypatch.setattr(conversations, "_started_hooks", [broken, enrol])
     with connection(), db.atomic():
-        started = conversations.start_conversation(actor=_actor(tenant), accountId=account_id,
-                                                   externalConversationId="901")
-    assert seen == [(started.conversation["id"], "api", 1)]
+        started = conversations.start_conversation(actor=_actor(tenant), account_id=account_id,
+                                                   external_conversation_id="901")
+    assert seen == [(started.conversation.id, "api", 1)]
     with connection():
         assert Conversation.select().count() == 1
 
@@ -64,9 +64,9 @@ def test_hooks_run_in_the_same_transaction_and_a_failing_hook_undoes_nothing(ten
 def test_window_is_read_from_the_platforms_capabilities(tenant):
     account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="whatsapp")
     with connection(), db.atomic():
-        started = conversations.start_conversation(actor=_actor(tenant), accountId=account_id,
-                                                   contactHandle="+15550009999")
-        row = Conversation.get_by_id(started.conversation["id"])
+        started = conversations.start_conversation(actor=_actor(tenant), account_id=account_id,
+                                                   contact_handle="+15550009999")
+        row = Conversation.get_by_id(started.conversation.id)
         account = Account.get_by_id(account_id)
         now = dt.datetime(2026, 5, 1, 12, 0)
         assert outbound.within_window(row, at=now) is False

@@ -19,8 +19,8 @@ def _pending_message(tenant) -> str:
     actor = Actor(workspace_id=tenant["workspaceId"], permission="read-write", profile_ids=None,
                   credential_id="key_test")
     with connection(), db.atomic():
-        started = conversations.start_conversation(actor=actor, accountId=account_id, contactHandle="@ann")
-        row = Conversation.get_by_id(started.conversation["id"])
+        started = conversations.start_conversation(actor=actor, account_id=account_id, contact_handle="@ann")
+        row = Conversation.get_by_id(started.conversation.id)
         message = outbound.queue_outbound(row, Account.get_by_id(account_id), text="hello", nudge=False)
     return message.id
 
