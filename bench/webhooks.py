@@ -259,7 +259,7 @@ def main() -> int:
         probe.close()
         for process in [*started_workers, receiver]:
             _stop(process)
-    report["endpoint"] = endpoint["id"]
+    report["endpoint"] = endpoint.id
     print(json.dumps(report, indent=2))
     return 0
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from service.accounts import PLATFORMS
-from service.shapes import Body, Id, Instant, NullableInstant, PageQuery, Record
+from service.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 
 # The contract's filter takes these six, upper case, and nothing else (422).
 PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X")
@@ -17,8 +17,6 @@ SOURCES = ("inbox", "broadcast", "sequence", "automation")
 CONVERSATION_STATUSES = ("open",)
 MAX_TEXT = 4096
 
-# An optional field that may be left out but not sent as null ("must not be null"), as /v1 always did.
-LEFT_OUT: Any = None
 Text255 = Annotated[str, Field(min_length=1, max_length=255)]
 
 

@@ -40,16 +40,15 @@ from service import clock, crypto, engine, events, ids, local_ca, net, settings
 from service.auth import Actor
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import Page, paginate
-from service.validation import (
-    ID,
-    INSTANT,
-    NULLABLE_INSTANT,
-    Array,
-    Bool,
-    Int,
-    Obj,
-    Str,
-    record,
+from service.webhook_shapes import (
+    Webhook,
+    WebhookCreated,
+    WebhookDeleted,
+    WebhookEventCatalogue,
+    WebhookSecret,
+)
+from service.webhook_shapes import (
+    WebhookDelivery as DeliveryRecord,
 )
 from storage.db import connection, db, is_postgres
 from storage.models import Event, WebhookDelivery, WebhookEndpoint
@@ -57,88 +56,11 @@ from storage.models import Event, WebhookDelivery, WebhookEndpoint
 log = logging.getLogger("switchboard.webhooks")
 
 USER_AGENT = "Switchboard-Webhooks/1.0"
-STATUSES = ("QUEUED", "RETRYING", "DELIVERED", "FAILED")
 PENDING = ("QUEUED", "RETRYING")
 ROTATION_OVERLAP = timedelta(hours=24)
 MAX_LIVE_OLD_SECRETS = 5  # rotations within 24 h beyond this drop the oldest: keeps the header short
-MAX_URL_LENGTH = 2048
 RESPONSE_READ_LIMIT = 64 * 1024  # the receiver's body is not kept; read a little so keep-alive works
 
-URL_SPEC = Str(format="https-url", max_length=MAX_URL_LENGTH,
-               description="Absolute https URL. Must resolve to public addresses (unless the operator "
-                           "allows private ones); redirects are not followed.")
-EVENTS_SPEC = Array(
-    items=Str(min_length=1, max_length=64),
-    description="Event names from `GET /v1/webhooks/events`. Omitted or `[]`: every event, also ones "
-                "added later. An unknown name is refused (422). Duplicates are dropped.",
-)
-
-CREATE = Obj(
-    name="CreateWebhook",
-    fields={"url": URL_SPEC, "events": EVENTS_SPEC, "description": Str(max_length=500, nullable=True)},
-    required=("url",),
-)
-UPDATE = Obj(
-    name="UpdateWebhook",
-    fields={
-        "url": URL_SPEC,
-        "events": EVENTS_SPEC,
-        "description": Str(max_length=500, nullable=True),
-        "enabled": Bool(description="A disabled endpoint gets no new deliveries; deliveries already "
-                                    "queued for it end `FAILED` when their turn comes (redeliver them "
-                                    "after enabling it again)."),
-    },
-)
-
-_COMMON = {
-    "id": ID,
-    "url": Str(),
-    "events": Array(items=Str(), description="`[]`: every event, also ones added later."),
-    "description": Str(nullable=True),
-    "enabled": Bool(),
-    "createdAt": INSTANT,
-    "updatedAt": INSTANT,
-}
-RECORD = record("Webhook", _COMMON)
-CREATED = record(
-    "WebhookCreated",
-    {**_COMMON, "secret": Str(description="`whsec_` + 32 random bytes in standard base64; shown in this "
-                                          "answer only. `x-service-signature` is keyed with the whole "
-                                          "string (Stripe's scheme); `webhook-signature` with the "
-                                          "base64-decoded bytes after `whsec_` (Standard Webhooks).")},
-)
-DELETED = record("WebhookDeleted", {"id": ID, "deleted": Bool()})
-SECRET = record(
-    "WebhookSecret",
-    {"secret": Str(description="The new secret, shown only here. The previous one keeps signing "
-                               "alongside (a second `v1=`) for 24 hours.")},
-)
-DELIVERY = record(
-    "WebhookDelivery",
-    {
-        "id": ID,
-        "webhookId": ID,
-        "eventId": ID,
-        "event": Str(description="The event type."),
-        "status": Str(enum=STATUSES),
-        "attempts": Int(minimum=0),
-        "responseStatus": Int(nullable=True, description="HTTP status of the last attempt's answer."),
-        "lastError": Str(nullable=True, description="Why the last attempt failed."),
-        "nextAttemptAt": NULLABLE_INSTANT,
-        "deliveredAt": NULLABLE_INSTANT,
-        "createdAt": INSTANT,
-        "updatedAt": INSTANT,
-    },
-)
-DELIVERY_QUERY = {
-    "status": Str(enum=STATUSES),
-    "event": Str(min_length=1, max_length=64, description="An event name; an unknown one is refused (422)."),
-}
-CATALOGUE_ANSWER = Obj(
-    name="WebhookEventCatalogue",
-    fields={"data": Array(items=record("WebhookEventType", {"name": Str(), "description": Str()}))},
-    required=("data",),
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,35 +129,6 @@ def standard_headers(event_id: str, body: bytes, secrets_: list[str], timestamp:
 # Endpoints
 
 
-def to_record(endpoint: WebhookEndpoint) -> dict[str, Any]:
-    return {
-        "id": endpoint.id,
-        "url": endpoint.url,
-        "events": list(endpoint.events or []),
-        "description": endpoint.description,
-        "enabled": endpoint.enabled,
-        "createdAt": clock.iso(endpoint.created_at),
-        "updatedAt": clock.iso(endpoint.updated_at),
-    }
-
-
-def delivery_record(delivery: WebhookDelivery) -> dict[str, Any]:
-    return {
-        "id": delivery.id,
-        "webhookId": delivery.endpoint_id,
-        "eventId": delivery.event_id,
-        "event": delivery.event_type,
-        "status": delivery.status,
-        "attempts": delivery.attempts,
-        "responseStatus": delivery.response_status,
-        "lastError": delivery.last_error,
-        "nextAttemptAt": clock.iso(delivery.next_attempt_at),
-        "deliveredAt": clock.iso(delivery.delivered_at),
-        "createdAt": clock.iso(delivery.created_at),
-        "updatedAt": clock.iso(delivery.updated_at),
-    }
-
-
 def _check_events(names: list[str]) -> list[str]:
     unknown = [FieldProblem(f"events[{index}]", f"{name!r} is not a known event; see GET /v1/webhooks/events")
                for index, name in enumerate(names) if name not in events.CATALOGUE]
@@ -270,7 +163,7 @@ def get_row(*, actor: Actor, webhook_id: str) -> WebhookEndpoint:
 
 
 def create(*, actor: Actor, url: str, events: list[str] | None = None,
-           description: str | None = None) -> dict[str, Any]:
+           description: str | None = None) -> WebhookCreated:
     _require_admin(actor)
     names = _check_events(events or [])
     _check_url(url)
@@ -280,20 +173,21 @@ def create(*, actor: Actor, url: str, events: list[str] | None = None,
         id=ids.new_id("wh"), workspace=actor.workspace_id, url=url, events=names, description=description,
         enabled=True, secret=_seal(secret), created_at=moment, updated_at=moment,
     )
-    return {**to_record(endpoint), "secret": secret}
+    return WebhookCreated(**dict(Webhook.model_validate(endpoint)), secret=secret)
 
 
 def list_endpoints(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
     query = (WebhookEndpoint.select().where(WebhookEndpoint.workspace == actor.workspace_id)
              .order_by(WebhookEndpoint.created_at, WebhookEndpoint.id))
-    return paginate(query, page=page, limit=limit, render=to_record)
+    return paginate(query, page=page, limit=limit, record=Webhook)
 
 
-def get(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
-    return to_record(get_row(actor=actor, webhook_id=webhook_id))
+def get(*, actor: Actor, webhook_id: str) -> Webhook:
+    return Webhook.model_validate(get_row(actor=actor, webhook_id=webhook_id))
 
 
-def update(*, actor: Actor, webhook_id: str, **changes: Any) -> dict[str, Any]:
+def update(*, actor: Actor, webhook_id: str, **changes: Any) -> Webhook:
+    """Change the fields given in `changes` (snake_case), and only those."""
     endpoint = get_row(actor=actor, webhook_id=webhook_id)
     _require_admin(actor)
     if "events" in changes:
@@ -306,19 +200,19 @@ def update(*, actor: Actor, webhook_id: str, **changes: Any) -> dict[str, Any]:
         endpoint.enabled = changes["enabled"]
     endpoint.updated_at = clock.now()
     endpoint.save()
-    return to_record(endpoint)
+    return Webhook.model_validate(endpoint)
 
 
-def delete(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
+def delete(*, actor: Actor, webhook_id: str) -> WebhookDeleted:
     """Delete the endpoint with its delivery log; deliveries not yet sent are dropped."""
     endpoint = get_row(actor=actor, webhook_id=webhook_id)
     _require_admin(actor)
     WebhookDelivery.delete().where(WebhookDelivery.endpoint == endpoint.id).execute()
     endpoint.delete_instance()
-    return {"id": endpoint.id, "deleted": True}
+    return WebhookDeleted(id=endpoint.id, deleted=True)
 
 
-def rotate_secret(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
+def rotate_secret(*, actor: Actor, webhook_id: str) -> WebhookSecret:
     endpoint = get_row(actor=actor, webhook_id=webhook_id)
     _require_admin(actor)
     moment = clock.now()
@@ -332,7 +226,7 @@ def rotate_secret(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
     endpoint.previous_secrets = _seal(live[:MAX_LIVE_OLD_SECRETS])
     endpoint.updated_at = moment
     endpoint.save()
-    return {"secret": secret}
+    return WebhookSecret(secret=secret)
 
 
 def _new_delivery(*, endpoint_id: str, workspace_id: str, event_id: str, event_type: str,
@@ -344,20 +238,21 @@ def _new_delivery(*, endpoint_id: str, workspace_id: str, event_id: str, event_t
     }
 
 
-def _queue_one(row: dict[str, Any]) -> dict[str, Any]:
+def _queue_one(row: dict[str, Any]) -> DeliveryRecord:
     WebhookDelivery.insert(**row).execute()
     nudge_after_commit([row["id"]])
-    return delivery_record(WebhookDelivery.get_by_id(row["id"]))
+    return DeliveryRecord.model_validate(WebhookDelivery.get_by_id(row["id"]))
 
 
-def send_test(*, actor: Actor, webhook_id: str) -> dict[str, Any]:
+def send_test(*, actor: Actor, webhook_id: str) -> DeliveryRecord:
     """Queue a `webhook.test` event to this endpoint only, whatever its event filter."""
     endpoint = get_row(actor=actor, webhook_id=webhook_id)
     _require_admin(actor)
     if not endpoint.enabled:
         raise Conflict("The endpoint is disabled; enable it before sending a test event.")
     moment = clock.now()
-    event = events.emit(workspace_id=actor.workspace_id, type="webhook.test", data={"webhook": to_record(endpoint)})
+    event = events.emit(workspace_id=actor.workspace_id, type="webhook.test",
+                        data={"webhook": Webhook.model_validate(endpoint).dump()})
     # Already dispatched: the dispatcher must not fan it out to the workspace's other endpoints.
     Event.update(dispatched_at=moment).where(Event.id == event.id).execute()
     return _queue_one(_new_delivery(endpoint_id=endpoint.id, workspace_id=actor.workspace_id, event_id=event.id,
@@ -375,18 +270,18 @@ def list_deliveries(*, actor: Actor, webhook_id: str, status: str | None = None,
     if event is not None:
         query = query.where(WebhookDelivery.event_type == event)
     query = query.order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
-    return paginate(query, page=page, limit=limit, render=delivery_record)
+    return paginate(query, page=page, limit=limit, record=DeliveryRecord)
 
 
-def get_delivery(*, actor: Actor, delivery_id: str) -> dict[str, Any]:
+def get_delivery(*, actor: Actor, delivery_id: str) -> DeliveryRecord:
     delivery = WebhookDelivery.get_or_none(WebhookDelivery.id == delivery_id,
                                            WebhookDelivery.workspace == actor.workspace_id)
     if delivery is None:
         raise NotFound("No webhook delivery with that id.")
-    return delivery_record(delivery)
+    return DeliveryRecord.model_validate(delivery)
 
 
-def redeliver(*, actor: Actor, delivery_id: str) -> dict[str, Any]:
+def redeliver(*, actor: Actor, delivery_id: str) -> DeliveryRecord:
     """A new delivery row of the same event to the same endpoint (same envelope id), whatever the old one's state."""
     old = WebhookDelivery.get_or_none(WebhookDelivery.id == delivery_id,
                                       WebhookDelivery.workspace == actor.workspace_id)
@@ -400,8 +295,9 @@ def redeliver(*, actor: Actor, delivery_id: str) -> dict[str, Any]:
                                     event_id=old.event_id, event_type=old.event_type, moment=clock.now()))
 
 
-def catalogue() -> dict[str, Any]:
-    return {"data": [{"name": name, "description": text} for name, text in events.CATALOGUE.items()]}
+def catalogue() -> WebhookEventCatalogue:
+    return WebhookEventCatalogue.model_validate(
+        {"data": [{"name": name, "description": text} for name, text in events.CATALOGUE.items()]})
 
 
 # ---------------------------------------------------------------------------------------------

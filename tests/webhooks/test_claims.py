@@ -52,7 +52,7 @@ def test_concurrent_dispatchers_write_one_delivery_per_event_and_endpoint(servic
     with connection():
         pairs = [(row.event_id, row.endpoint_id) for row in WebhookDelivery.select()]
     assert len(pairs) == 600
-    assert set(pairs) == {(event_id, endpoint["id"]) for event_id in emitted for endpoint in endpoints}
+    assert set(pairs) == {(event_id, endpoint.id) for event_id in emitted for endpoint in endpoints}
 
 
 def test_only_one_of_many_workers_claims_a_delivery(service, tenant, monkeypatch):
