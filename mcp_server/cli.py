@@ -191,11 +191,11 @@ def _sandbox_seed(args: argparse.Namespace) -> int:
             workspace_id=profile.workspace_id, name="sandbox seed", scope="profiles", profile_ids=[profile.id]
         )
     try:
-        accounts = seed(url, api_key=key["key"], profile_id=profile.id)
+        accounts = seed(url, api_key=key.key, profile_id=profile.id)
     finally:
         with connection(), db.atomic():
-            ApiKey.delete().where(ApiKey.id == key["id"]).execute()
-            RateLimitCounter.delete().where(RateLimitCounter.key_id == key["id"]).execute()
+            ApiKey.delete().where(ApiKey.id == key.id).execute()
+            RateLimitCounter.delete().where(RateLimitCounter.key_id == key.id).execute()
     if args.json:
         print(json.dumps({"accounts": accounts}))
     else:

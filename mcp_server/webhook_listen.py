@@ -139,7 +139,7 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
         receiver = f"https://127.0.0.1:{server.server_address[1]}/"
         with connection(), db.atomic():
             key = api_keys.create_key(workspace_id=workspace, name="webhooks listen")
-        auth = {"Authorization": f"Bearer {key['key']}"}
+        auth = {"Authorization": f"Bearer {key.key}"}
         endpoint: dict[str, Any] | None = None
         stop = threading.Event()
         try:
@@ -171,8 +171,8 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
                 with contextlib.suppress(httpx2.HTTPError):
                     httpx2.delete(f"{url}/v1/webhooks/{endpoint['id']}", headers=auth, timeout=30)
             with connection(), db.atomic():
-                ApiKey.delete().where(ApiKey.id == key["id"]).execute()
-                RateLimitCounter.delete().where(RateLimitCounter.key_id == key["id"]).execute()
+                ApiKey.delete().where(ApiKey.id == key.id).execute()
+                RateLimitCounter.delete().where(RateLimitCounter.key_id == key.id).execute()
             server.shutdown()
     print("Stopped; the temporary endpoint is removed.", flush=True)
     return 0

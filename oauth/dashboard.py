@@ -26,7 +26,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from service import api_keys, clock, oauth_tokens, users, webhooks, workspaces
+from service import api_keys, clock, oauth_tokens, shapes, users, webhooks, workspaces
+from service.api_key_shapes import ApiKeyCreated, CreateApiKey
 from service.auth import Actor
 from service.errors import ServiceError
 from service.settings import Settings
@@ -242,7 +243,7 @@ def build_routes(settings: Settings) -> list[Route]:
         user = await signed_in(request)
         if user is None:
             return login_redirect(request)
-        created: dict[str, Any] | None = None
+        created: ApiKeyCreated | None = None
         error: str | None = None
         status = 200
         wanted = request.query_params.get("workspace")
@@ -254,10 +255,10 @@ def build_routes(settings: Settings) -> list[Route]:
             permission = str(form.get("permission") or "read-write")
             name = str(form.get("name") or "")
 
-            def create() -> dict[str, Any]:
+            def create() -> ApiKeyCreated:
                 actor = member_actor(user[0], wanted or "")
-                fields = api_keys.CREATE.validate({"name": name, "permission": permission})
-                return api_keys.create(actor=actor, **fields)
+                fields = shapes.parse(CreateApiKey, {"name": name, "permission": permission})
+                return api_keys.create(actor=actor, **dict(fields))
 
             try:
                 created = await in_db(create)

@@ -3,75 +3,14 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from service import clock, ids, tokens
+from service.api_key_shapes import ApiKey as KeyRecord
+from service.api_key_shapes import ApiKeyCreated, ApiKeyRevoked
 from service.auth import Actor
 from service.errors import Forbidden, NotFound, ValidationFailed
 from service.pagination import Page, paginate
-from service.validation import (
-    ID,
-    INSTANT,
-    NULLABLE_INSTANT,
-    Array,
-    Int,
-    Obj,
-    Str,
-    record,
-)
 from storage.models import ApiKey, Profile
-
-SCOPES = ("full", "profiles")
-PERMISSIONS = ("read-write", "read")
-
-CREATE = Obj(
-    name="CreateApiKey",
-    fields={
-        "name": Str(min_length=1, max_length=200),
-        "scope": Str(enum=SCOPES, description="`full`: every profile, also later ones (default)."),
-        "profileIds": Array(items=ID, description="Required with scope `profiles`."),
-        "permission": Str(enum=PERMISSIONS, description="Default `read-write`."),
-        "expiresInDays": Int(minimum=1, maximum=3650),
-    },
-    required=("name",),
-)
-
-_COMMON = {
-    "id": ID,
-    "name": Str(),
-    "prefix": Str(description="`sk_` and the first 8 hex characters of the key."),
-    "scope": Str(enum=SCOPES),
-    "profileIds": Array(items=ID),
-    "permission": Str(enum=PERMISSIONS),
-    "expiresAt": NULLABLE_INSTANT,
-}
-CREATED = record(
-    "ApiKeyCreated",
-    {**_COMMON, "key": Str(description="The secret; shown in this answer only."), "createdAt": INSTANT,
-     "updatedAt": INSTANT},
-)
-RECORD = record(
-    "ApiKey",
-    {**_COMMON, "createdAt": INSTANT, "updatedAt": INSTANT, "lastUsedAt": NULLABLE_INSTANT,
-     "revokedAt": NULLABLE_INSTANT},
-)
-REVOKED = record("ApiKeyRevoked", {"id": ID, "revokedAt": INSTANT})
-
-
-def to_record(key: ApiKey) -> dict[str, Any]:
-    return {
-        "id": key.id,
-        "name": key.name,
-        "prefix": key.prefix,
-        "scope": key.scope,
-        "profileIds": list(key.profile_ids or []),
-        "permission": key.permission,
-        "createdAt": clock.iso(key.created_at),
-        "updatedAt": clock.iso(key.updated_at),
-        "lastUsedAt": clock.iso(key.last_used_at),
-        "expiresAt": clock.iso(key.expires_at),
-        "revokedAt": clock.iso(key.revoked_at),
-    }
 
 
 def create(
@@ -79,20 +18,20 @@ def create(
     actor: Actor,
     name: str,
     scope: str = "full",
-    profileIds: list[str] | None = None,
+    profile_ids: list[str] | None = None,
     permission: str = "read-write",
-    expiresInDays: int | None = None,
-) -> dict[str, Any]:
+    expires_in_days: int | None = None,
+) -> ApiKeyCreated:
     actor.require_write()
     if scope == "full":
         actor.require_full_scope("create a key with scope full")
-        if profileIds:
+        if profile_ids:
             raise ValidationFailed.field("profileIds", "must be omitted with scope full")
-        profile_ids: list[str] = []
+        profile_ids = []
     else:
-        if not profileIds:
+        if not profile_ids:
             raise ValidationFailed.field("profileIds", "must list at least one profile with scope profiles")
-        profile_ids = list(dict.fromkeys(profileIds))
+        profile_ids = list(dict.fromkeys(profile_ids))
         found = {
             row.id
             for row in Profile.select(Profile.id).where(
@@ -110,7 +49,7 @@ def create(
         scope=scope,
         profile_ids=profile_ids,
         permission=permission,
-        expires_in_days=expiresInDays,
+        expires_in_days=expires_in_days,
     )
 
 
@@ -122,7 +61,7 @@ def create_key(
     profile_ids: list[str] | None = None,
     permission: str = "read-write",
     expires_in_days: int | None = None,
-) -> dict[str, Any]:
+) -> ApiKeyCreated:
     """Create a key without tenancy checks (bootstrap and the dashboard have already made them)."""
     secret = tokens.new_api_key()
     moment = clock.now()
@@ -139,18 +78,16 @@ def create_key(
         updated_at=moment,
         expires_at=moment + timedelta(days=expires_in_days) if expires_in_days else None,
     )
-    out = to_record(key)
-    del out["lastUsedAt"], out["revokedAt"]
-    return {**out, "key": secret}
+    return ApiKeyCreated(**dict(KeyRecord.model_validate(key)), key=secret)
 
 
 def list_keys(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
     query = ApiKey.select().where(ApiKey.workspace == actor.workspace_id).order_by(ApiKey.created_at.desc(),
                                                                                 ApiKey.id.desc())
-    return paginate(query, page=page, limit=limit, render=to_record)
+    return paginate(query, page=page, limit=limit, record=KeyRecord)
 
 
-def revoke(*, actor: Actor, key_id: str) -> dict[str, Any]:
+def revoke(*, actor: Actor, key_id: str) -> ApiKeyRevoked:
     key = ApiKey.get_or_none(ApiKey.id == key_id, ApiKey.workspace == actor.workspace_id)
     if key is None:
         raise NotFound("No API key with that id.")
@@ -163,4 +100,4 @@ def revoke(*, actor: Actor, key_id: str) -> dict[str, Any]:
     if key.revoked_at is None:
         key.revoked_at = key.updated_at = clock.now()
         key.save()
-    return {"id": key.id, "revokedAt": clock.iso(key.revoked_at)}
+    return ApiKeyRevoked.model_validate(key)

@@ -18,7 +18,7 @@ def bootstrap(*, email: str, password: str, workspace_name: str = "My workspace"
     workspace = workspaces.create_workspace(name=workspace_name, owner_user_id=user.id)
     profile = workspaces.create_profile_row(workspace_id=workspace.id, name="Main")
     key = api_keys.create_key(workspace_id=workspace.id, name="Bootstrap key")
-    return {"userId": user.id, "workspaceId": workspace.id, "profileId": profile.id, "apiKey": key["key"]}
+    return {"userId": user.id, "workspaceId": workspace.id, "profileId": profile.id, "apiKey": key.key}
 
 
 def first_run() -> dict[str, Any] | None:

@@ -29,4 +29,4 @@ def add_account(workspace_id: str, profile_id: str, platform: str = "telegram", 
 
 def add_key(workspace_id: str, **options: Any) -> str:
     with connection(), db.atomic():
-        return api_keys.create_key(workspace_id=workspace_id, name="test key", **options)["key"]
+        return api_keys.create_key(workspace_id=workspace_id, name="test key", **options).key
