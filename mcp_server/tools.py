@@ -39,14 +39,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import accounts, conversations, outbound, shapes
+from service import account_shapes, accounts, conversations, outbound, shapes
 from service import inbox_shapes as inbox
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
 from service.settings import VERSION, Settings
 from service.shapes import page_of
-from service.validation import ID, PAGE_QUERY, Any_, Array, Bool, Int, Obj, Spec, Str
+from service.validation import Any_, Array, Bool, Int, Obj, Spec, Str
 from storage.db import connection, db, reading
 
 log = logging.getLogger("switchboard.mcp")
@@ -71,18 +71,17 @@ class ToolDef:
     render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
 
 
-ACCOUNT_ID = {"accountId": ID}
 
 TOOLS: list[ToolDef] = [
     ToolDef("list_workspaces", "workspaces.list_workspaces", "read",
             "The workspace this connection acts in, with its profiles (brands)."),
-    ToolDef("list_accounts", "accounts.list_accounts", "read",
+    ToolDef("list_accounts", accounts.list_accounts, "read",
             "Connected platform accounts of the workspace, filtered by profile, platform or status; paginated.",
-            args={**accounts.LIST_QUERY, **PAGE_QUERY}),
-    ToolDef("get_publish_options", "accounts.publish_options", "read",
+            model=account_shapes.AccountQuery, output=page_of(account_shapes.Account)),
+    ToolDef("get_publish_options", accounts.publish_options, "read",
             "What the platform makes the creator choose before publishing to this account (TikTok: privacy "
             "levels, comment/duet/stitch switches, maximum video length; fetched live).",
-            args=ACCOUNT_ID, required=("accountId",), rename={"accountId": "account_id"}, waits=True),
+            model=account_shapes.AccountRef, output=account_shapes.PublishOptions, waits=True),
     ToolDef("list_conversations", conversations.list_conversations, "read",
             "The inbox: conversations newest first, filtered by platform (upper case: INSTAGRAM, WHATSAPP, "
             "TIKTOK, TELEGRAM, YOUTUBE, X), account or profile; paginated.",

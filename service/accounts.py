@@ -6,73 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from service import adapters, clock, crypto, events, ids
+from service.account_shapes import Account as AccountRecord
+from service.account_shapes import AccountDeleted
 from service.auth import Actor
 from service.errors import Conflict, NotFound, ValidationFailed
 from service.pagination import Page, paginate
-from service.validation import ID, INSTANT, NULLABLE_INSTANT, Any_, Array, Bool, Int, Obj, Str, record
 from storage.db import db
 from storage.models import Account
-
-PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
-STATUSES = ("connected", "disconnected")
-
-LIST_QUERY = {
-    "profileId": ID,
-    "platform": Str(enum=PLATFORMS),
-    "status": Str(enum=STATUSES),
-}
-
-RECORD = record(
-    "Account",
-    {
-        "id": ID,
-        "profileId": ID,
-        "platform": Str(enum=PLATFORMS),
-        "platformAccountId": Str(),
-        "username": Str(nullable=True),
-        "displayName": Str(nullable=True),
-        "status": Str(enum=STATUSES),
-        "needsReauth": Bool(description="True when the platform rejected the stored credentials."),
-        "connectedAt": INSTANT,
-        "disconnectedAt": NULLABLE_INSTANT,
-        "capabilities": Any_(description="What the platform allows: limits, media, buttons, window, pace."),
-        "createdAt": INSTANT,
-        "updatedAt": INSTANT,
-    },
-)
-PUBLISH_OPTIONS = Obj(
-    name="PublishOptions",
-    fields={"platform": Str(enum=PLATFORMS)},
-    required=("platform",),
-    additional=Any_(),
-    description="TikTok: nickname, username, avatarUrl, privacyLevels, commentDisabled, duetDisabled, "
-    "stitchDisabled, maxVideoDurationSec (live from the platform); other platforms: their static choices.",
-)
-IG_CONVERSATIONS = Obj(
-    name="InstagramConversations",
-    fields={
-        "data": Array(
-            items=Obj(
-                fields={
-                    "id": Str(),
-                    "updatedTime": Str(nullable=True),
-                    "participants": Array(
-                        items=Obj(
-                            fields={"id": Str(), "username": Str(nullable=True)}, required=("id",), additional=Any_()
-                        )
-                    ),
-                },
-                required=("id", "participants"),
-                additional=Any_(),
-            )
-        )
-    },
-    required=("data",),
-)
-DELETED = record(
-    "AccountDeleted",
-    {"id": ID, "deleted": Bool(), "postTargets": Int(minimum=0), "conversations": Int(minimum=0)},
-)
 
 # Resources that hang off an account (post targets, conversations) each have a function that deletes
 # an account's rows and returns how many it removed; permanent deletion runs them all. The
@@ -85,24 +25,6 @@ def set_dependent(name: str, delete_for_account: Callable[[str], int]) -> None:
     DEPENDENTS[name] = delete_for_account
 
 
-def to_record(account: Account) -> dict[str, Any]:
-    return {
-        "id": account.id,
-        "profileId": account.profile_id,
-        "platform": account.platform,
-        "platformAccountId": account.platform_account_id,
-        "username": account.username,
-        "displayName": account.display_name,
-        "status": account.status,
-        "needsReauth": account.needs_reauth,
-        "connectedAt": clock.iso(account.connected_at),
-        "disconnectedAt": clock.iso(account.disconnected_at),
-        "capabilities": adapters.capabilities(account.platform),
-        "createdAt": clock.iso(account.created_at),
-        "updatedAt": clock.iso(account.updated_at),
-    }
-
-
 def get_row(*, actor: Actor, account_id: str) -> Account:
     account = Account.get_or_none(Account.id == account_id, Account.workspace == actor.workspace_id)
     if account is None:
@@ -111,14 +33,14 @@ def get_row(*, actor: Actor, account_id: str) -> Account:
     return account
 
 
-def get(*, actor: Actor, account_id: str) -> dict[str, Any]:
-    return to_record(get_row(actor=actor, account_id=account_id))
+def get(*, actor: Actor, account_id: str) -> AccountRecord:
+    return AccountRecord.model_validate(get_row(actor=actor, account_id=account_id))
 
 
 def list_accounts(
     *,
     actor: Actor,
-    profileId: str | None = None,
+    profile_id: str | None = None,
     platform: str | None = None,
     status: str | None = None,
     page: int | None = None,
@@ -127,13 +49,13 @@ def list_accounts(
     query = Account.select().where(Account.workspace == actor.workspace_id)
     if actor.profile_ids is not None:
         query = query.where(Account.profile.in_(list(actor.profile_ids)))
-    if profileId is not None:
-        query = query.where(Account.profile == profileId)
+    if profile_id is not None:
+        query = query.where(Account.profile == profile_id)
     if platform is not None:
         query = query.where(Account.platform == platform)
     if status is not None:
         query = query.where(Account.status == status)
-    return paginate(query.order_by(Account.created_at, Account.id), page=page, limit=limit, render=to_record)
+    return paginate(query.order_by(Account.created_at, Account.id), page=page, limit=limit, record=AccountRecord)
 
 
 def connect(
@@ -175,11 +97,12 @@ def connect(
     account.disconnected_at = None
     account.updated_at = moment
     account.save(force_insert=force_insert)
-    events.emit(workspace_id=workspace_id, type="account.connected", data=to_record(account))
+    events.emit(workspace_id=workspace_id, type="account.connected",
+                data=AccountRecord.model_validate(account).dump())
     return account
 
 
-def disconnect(*, actor: Actor, account_id: str) -> dict[str, Any]:
+def disconnect(*, actor: Actor, account_id: str) -> AccountRecord:
     account = get_row(actor=actor, account_id=account_id)
     actor.require_write()
     if account.status != "disconnected":
@@ -189,18 +112,19 @@ def disconnect(*, actor: Actor, account_id: str) -> dict[str, Any]:
         account.disconnected_at = moment
         account.updated_at = moment
         account.save()
-        events.emit(workspace_id=account.workspace_id, type="account.disconnected", data=to_record(account))
-    return to_record(account)
+        events.emit(workspace_id=account.workspace_id, type="account.disconnected",
+                    data=AccountRecord.model_validate(account).dump())
+    return AccountRecord.model_validate(account)
 
 
-def delete_permanently(*, actor: Actor, account_id: str) -> dict[str, Any]:
+def delete_permanently(*, actor: Actor, account_id: str) -> AccountDeleted:
     account = get_row(actor=actor, account_id=account_id)
     actor.require_write()
     if account.status == "connected":
         raise Conflict("Disconnect the account before deleting it permanently.")
     counts = {name: delete_rows(account.id) for name, delete_rows in DEPENDENTS.items()}
     account.delete_instance()
-    return {"id": account.id, "deleted": True, **counts}
+    return AccountDeleted.model_validate({"id": account.id, "deleted": True, **counts})
 
 
 def publish_options(*, actor: Actor, account_id: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, Rejected
 from service import accounts, adapters, clock, settings, workspaces
+from service.account_shapes import Account as AccountRecord
 from service.auth import Actor
 from service.errors import BadRequest, ValidationFailed
 from service.validation import ID, Array, Bool, Obj, Str, is_https_url, record
@@ -70,7 +71,7 @@ def _acceptable_redirect(url: str) -> bool:
 
 @dataclass(frozen=True)
 class Finished:
-    account: dict[str, Any]
+    account: AccountRecord
     redirect_to: str | None
 
 
@@ -103,7 +104,7 @@ def finish_oauth(*, platform: str, code: str | None, state: str | None, error: s
         raise adapters.as_service_error(failure) from None
     with db.atomic():
         account = _store(claims["w"], claims["p"], platform, identity)
-        record_ = accounts.to_record(account)
+        record_ = AccountRecord.model_validate(account)
     target = claims.get("r")
     return Finished(record_, _with_query(target, accountId=account.id) if target else None)
 
@@ -126,7 +127,7 @@ def _store(workspace_id: str, profile_id: str, platform: str, identity: Connecte
     )
 
 
-def connect_with_token(*, actor: Actor, platform: str, profileId: str, **fields: str) -> dict[str, Any]:
+def connect_with_token(*, actor: Actor, platform: str, profileId: str, **fields: str) -> AccountRecord:
     """Telegram (`botToken`: `getMe`, then `setWebhook` with a secret token) and WhatsApp
     (`phoneNumberId`, `wabaId`, `accessToken` checked against the Graph API)."""
     with db.atomic():
@@ -140,7 +141,7 @@ def connect_with_token(*, actor: Actor, platform: str, profileId: str, **fields:
     except PlatformFailure as failure:
         raise adapters.as_service_error(failure) from None
     with db.atomic():
-        return accounts.to_record(_store(actor.workspace_id, profileId, platform, identity))
+        return AccountRecord.model_validate(_store(actor.workspace_id, profileId, platform, identity))
 
 
 def subscribe_webhooks(*, actor: Actor, platform: str, account_id: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from service.accounts import PLATFORMS
+from service.account_shapes import PLATFORMS
 from service.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 
 # The contract's filter takes these six, upper case, and nothing else (422).

@@ -1,49 +1,52 @@
+from typing import Any
+
 from http_api.declare import op
 from http_api.routing import Call
 from service import accounts
-from service.validation import page_of
+from service.account_shapes import Account, AccountDeleted, AccountQuery, InstagramConversations, PublishOptions
+from service.shapes import page_of
 
 
-def list_(call: Call) -> dict:
-    return accounts.list_accounts(actor=call.actor, **call.query).as_dict()
+def list_(call: Call) -> dict[str, Any]:
+    return accounts.list_accounts(actor=call.actor, **dict(call.query)).as_dict()
 
 
-def get(call: Call) -> dict:
+def get(call: Call) -> Account:
     return accounts.get(actor=call.actor, account_id=call.path["id"])
 
 
-def disconnect(call: Call) -> dict:
+def disconnect(call: Call) -> Account:
     return accounts.disconnect(actor=call.actor, account_id=call.path["id"])
 
 
-def delete_permanently(call: Call) -> dict:
+def delete_permanently(call: Call) -> AccountDeleted:
     return accounts.delete_permanently(actor=call.actor, account_id=call.path["id"])
 
 
-def publish_options(call: Call) -> dict:
+def publish_options(call: Call) -> dict[str, Any]:
     return accounts.publish_options(actor=call.actor, account_id=call.path["id"])
 
 
-def ig_conversations(call: Call) -> dict:
+def ig_conversations(call: Call) -> dict[str, Any]:
     return accounts.instagram_conversations(actor=call.actor, account_id=call.path["id"])
 
 
 OPERATIONS = [
     op("GET", "/accounts", list_, summary="List connected accounts", tag="Accounts", operation_id="listAccounts",
-       paged=True, query=accounts.LIST_QUERY, answer=page_of(accounts.RECORD)),
+       query=AccountQuery, answer=page_of(Account)),
     op("GET", "/accounts/{id}", get, summary="Get an account", tag="Accounts", operation_id="getAccount",
-       answer=accounts.RECORD),
+       answer=Account),
     op("POST", "/accounts/{id}/disconnect", disconnect, summary="Disconnect an account (idempotent)",
-       tag="Accounts", operation_id="disconnectAccount", answer=accounts.RECORD,
+       tag="Accounts", operation_id="disconnectAccount", answer=Account,
        description="Erases the stored credentials; the account's history stays."),
     op("DELETE", "/accounts/{id}/permanent", delete_permanently, summary="Delete a disconnected account for good",
-       tag="Accounts", operation_id="deleteAccountPermanently", answer=accounts.DELETED, errors=(409,),
+       tag="Accounts", operation_id="deleteAccountPermanently", answer=AccountDeleted, errors=(409,),
        description="Deletes the account with its post targets, conversations and messages. "
                    "A connected account answers 409."),
     op("GET", "/accounts/{id}/publish-options", publish_options, summary="What the platform asks before publishing",
-       tag="Accounts", operation_id="getPublishOptions", answer=accounts.PUBLISH_OPTIONS, waits=True,
+       tag="Accounts", operation_id="getPublishOptions", answer=PublishOptions, waits=True,
        errors=(409, 502)),
     op("GET", "/accounts/{id}/ig-conversations", ig_conversations, summary="Raw Instagram conversations, live",
-       tag="Accounts", operation_id="listInstagramConversations", answer=accounts.IG_CONVERSATIONS, waits=True,
+       tag="Accounts", operation_id="listInstagramConversations", answer=InstagramConversations, waits=True,
        errors=(409, 502), description="A non-Instagram account → 422; a disconnected one → 409."),
 ]

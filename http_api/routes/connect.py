@@ -2,7 +2,8 @@ from starlette.responses import RedirectResponse
 
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service import accounts, connect
+from service import connect
+from service.account_shapes import Account
 from service.validation import ID, Str
 
 PLATFORM_PATH = "{platform}"
@@ -42,17 +43,17 @@ OPERATIONS = [
        description="For instagram, facebook, meta_ads, tiktok, youtube, x and linkedin; other platforms → 422. "
                    "`state` is signed, lives 15 minutes and can be used once."),
     op("GET", "/connect/{platform}/callback", callback, summary="The platform's redirect back after consent",
-       tag="Connect", operation_id="connectCallback", answer=accounts.RECORD, auth=False, waits=True,
+       tag="Connect", operation_id="connectCallback", answer=Account, auth=False, waits=True,
        query={"code": Str(), "state": Str(), "error": Str()}, errors=(303, 400, 422, 502),
        description="Exchanges `code`, stores the account and redirects (303) to `redirectUrl?accountId=...`, "
                    "or answers 200 with the account when no `redirectUrl` was given. A used, forged or expired "
                    "`state` → 400."),
     op("POST", "/connect/telegram", telegram, summary="Connect a Telegram bot", tag="Connect",
-       operation_id="connectTelegram", ok=201, body=connect.TELEGRAM, answer=accounts.RECORD, waits=True,
+       operation_id="connectTelegram", ok=201, body=connect.TELEGRAM, answer=Account, waits=True,
        errors=(502,), description="Checks the token with `getMe` and sets the bot's webhook with a secret token. "
                                   "A token the platform refuses → 422 naming `botToken`."),
     op("POST", "/connect/whatsapp", whatsapp, summary="Connect a WhatsApp Business phone number", tag="Connect",
-       operation_id="connectWhatsApp", ok=201, body=connect.WHATSAPP, answer=accounts.RECORD, waits=True,
+       operation_id="connectWhatsApp", ok=201, body=connect.WHATSAPP, answer=Account, waits=True,
        errors=(502,)),
     op("POST", "/connect/{platform}/{accountId}/subscribe-webhooks", subscribe,
        summary="Re-apply the platform's webhook subscription", tag="Connect", operation_id="subscribeWebhooks",
