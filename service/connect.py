@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -14,32 +13,15 @@ from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, R
 from service import accounts, adapters, clock, settings, workspaces
 from service.account_shapes import Account as AccountRecord
 from service.auth import Actor
+from service.connect_shapes import ConnectStart, TokenConnection, WebhookSubscription
 from service.errors import BadRequest, ValidationFailed
-from service.validation import ID, Array, Bool, Obj, Str, is_https_url, record
+from service.shapes import is_https_url
 from storage.db import db
 from storage.models import Account, ConnectState
 
 OAUTH_PLATFORMS = ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
 SUBSCRIBABLE = ("facebook", "instagram", "whatsapp")
 STATE_MAX_AGE = timedelta(minutes=15)
-
-AUTH_URL = record("ConnectStart", {"authUrl": Str(format="uri"), "state": Str()})
-TELEGRAM = Obj(
-    name="ConnectTelegram",
-    fields={"profileId": ID, "botToken": Str(min_length=1, max_length=200)},
-    required=("profileId", "botToken"),
-)
-WHATSAPP = Obj(
-    name="ConnectWhatsApp",
-    fields={
-        "profileId": ID,
-        "phoneNumberId": Str(min_length=1, max_length=64),
-        "wabaId": Str(min_length=1, max_length=64),
-        "accessToken": Str(min_length=1, max_length=4096),
-    },
-    required=("profileId", "phoneNumberId", "wabaId", "accessToken"),
-)
-SUBSCRIBED = record("WebhookSubscription", {"accountId": ID, "subscribed": Bool(), "fields": Array(items=Str())})
 
 
 def _serializer() -> URLSafeTimedSerializer:
@@ -50,18 +32,19 @@ def redirect_uri(platform: str) -> str:
     return f"{settings.current().base_url}/v1/connect/{platform}/callback"
 
 
-def start_oauth(*, actor: Actor, platform: str, profileId: str, redirectUrl: str | None = None) -> dict[str, Any]:
+def start_oauth(*, actor: Actor, platform: str, profile_id: str, redirect_url: str | None = None) -> ConnectStart:
     if platform not in OAUTH_PLATFORMS:
         raise ValidationFailed.field("platform", "connects with a token, not OAuth: use POST /v1/connect/" + platform)
-    workspaces.get_profile_row(actor=actor, profile_id=profileId)
+    workspaces.get_profile_row(actor=actor, profile_id=profile_id)
     actor.require_write()
-    if redirectUrl is not None and not _acceptable_redirect(redirectUrl):
+    if redirect_url is not None and not _acceptable_redirect(redirect_url):
         raise ValidationFailed.field("redirectUrl", "must be an absolute https URL (or http on localhost)")
     nonce = secrets.token_urlsafe(24)
     ConnectState.create(nonce=nonce)
-    state = _serializer().dumps({"n": nonce, "w": actor.workspace_id, "p": profileId, "f": platform, "r": redirectUrl})
+    state = _serializer().dumps({"n": nonce, "w": actor.workspace_id, "p": profile_id, "f": platform,
+                                 "r": redirect_url})
     url = adapters.adapter(platform).authorize_url(state=state, redirect_uri=redirect_uri(platform))
-    return {"authUrl": url, "state": state}
+    return ConnectStart(auth_url=url, state=state)
 
 
 def _acceptable_redirect(url: str) -> bool:
@@ -127,24 +110,24 @@ def _store(workspace_id: str, profile_id: str, platform: str, identity: Connecte
     )
 
 
-def connect_with_token(*, actor: Actor, platform: str, profileId: str, **fields: str) -> AccountRecord:
+def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnection) -> AccountRecord:
     """Telegram (`botToken`: `getMe`, then `setWebhook` with a secret token) and WhatsApp
     (`phoneNumberId`, `wabaId`, `accessToken` checked against the Graph API)."""
     with db.atomic():
-        workspaces.get_profile_row(actor=actor, profile_id=profileId)
+        workspaces.get_profile_row(actor=actor, profile_id=connection.profile_id)
         actor.require_write()
     try:
-        identity = adapters.adapter(platform).connect_with_token(**fields)
+        identity = adapters.adapter(platform).connect_with_token(**connection.credentials())
     except (ReauthRequired, Rejected):
         secret_field = "botToken" if platform == "telegram" else "accessToken"
         raise ValidationFailed.field(secret_field, "was not accepted by the platform") from None
     except PlatformFailure as failure:
         raise adapters.as_service_error(failure) from None
     with db.atomic():
-        return AccountRecord.model_validate(_store(actor.workspace_id, profileId, platform, identity))
+        return AccountRecord.model_validate(_store(actor.workspace_id, connection.profile_id, platform, identity))
 
 
-def subscribe_webhooks(*, actor: Actor, platform: str, account_id: str) -> dict[str, Any]:
+def subscribe_webhooks(*, actor: Actor, platform: str, account_id: str) -> WebhookSubscription:
     with db.atomic():
         account = accounts.get_row(actor=actor, account_id=account_id)
         actor.require_write()
@@ -153,4 +136,4 @@ def subscribe_webhooks(*, actor: Actor, platform: str, account_id: str) -> dict[
     if account.platform != platform:
         raise ValidationFailed.field("accountId", f"is a {account.platform} account, not {platform}")
     fields = adapters.call_for_api(account, lambda adapter, ctx: adapter.subscribe_webhooks(ctx))
-    return {"accountId": account.id, "subscribed": True, "fields": list(fields)}
+    return WebhookSubscription(account_id=account.id, subscribed=True, fields=list(fields))
