@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import account_shapes, accounts, conversations, outbound, shapes
+from service import account_shapes, accounts, conversations, outbound, shapes, workspace_shapes, workspaces
 from service import inbox_shapes as inbox
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
@@ -73,8 +73,9 @@ class ToolDef:
 
 
 TOOLS: list[ToolDef] = [
-    ToolDef("list_workspaces", "workspaces.list_workspaces", "read",
-            "The workspace this connection acts in, with its profiles (brands)."),
+    ToolDef("list_workspaces", workspaces.list_workspaces, "read",
+            "The workspace this connection acts in, with its profiles (brands).",
+            model=workspace_shapes.NoArguments, output=workspace_shapes.WorkspaceList),
     ToolDef("list_accounts", accounts.list_accounts, "read",
             "Connected platform accounts of the workspace, filtered by profile, platform or status; paginated.",
             model=account_shapes.AccountQuery, output=page_of(account_shapes.Account)),

@@ -8,40 +8,11 @@ from service import clock, ids
 from service.auth import Actor
 from service.errors import Conflict, NotFound
 from service.pagination import Page, paginate
-from service.validation import ID, INSTANT, Array, Obj, Str, record
+from service.workspace_shapes import Profile as ProfileRecord
+from service.workspace_shapes import ProfileDeleted, WorkspaceList
+from service.workspace_shapes import Workspace as WorkspaceRecord
 from storage.hot import Prepared
 from storage.models import Account, Membership, Profile, Workspace
-
-NAME = Str(min_length=1, max_length=200)
-CREATE_PROFILE = Obj(name="CreateProfile", fields={"name": NAME}, required=("name",))
-UPDATE_PROFILE = Obj(name="UpdateProfile", fields={"name": NAME})
-
-PROFILE = record("Profile", {"id": ID, "workspaceId": ID, "name": Str(), "createdAt": INSTANT,
-                             "updatedAt": INSTANT})
-WORKSPACE = record(
-    "Workspace",
-    {
-        "id": ID,
-        "name": Str(),
-        "role": Str(enum=("owner", "member"), description=(
-            "The caller's role. An API key acts as `owner` when it has scope `full` and permission "
-            "`read-write`, else as `member`.")),
-        "profiles": Array(items=record("ProfileRef", {"id": ID, "name": Str()})),
-        "createdAt": INSTANT,
-        "updatedAt": INSTANT,
-    },
-)
-WORKSPACE_LIST = Obj(fields={"data": Array(items=WORKSPACE)}, required=("data",))
-
-
-def profile_record(profile: Profile) -> dict[str, Any]:
-    return {
-        "id": profile.id,
-        "workspaceId": profile.workspace_id,
-        "name": profile.name,
-        "createdAt": clock.iso(profile.created_at),
-        "updatedAt": clock.iso(profile.updated_at),
-    }
 
 
 def create_workspace(*, name: str, owner_user_id: str | None = None) -> Workspace:
@@ -51,15 +22,8 @@ def create_workspace(*, name: str, owner_user_id: str | None = None) -> Workspac
     return workspace
 
 
-def _workspace_record(workspace: Workspace, role: str, profiles: list[dict[str, str]]) -> dict[str, Any]:
-    return {
-        "id": workspace.id,
-        "name": workspace.name,
-        "role": role,
-        "profiles": profiles,
-        "createdAt": clock.iso(workspace.created_at),
-        "updatedAt": clock.iso(workspace.updated_at),
-    }
+def _workspace_record(workspace: Workspace, role: str, profiles: list[dict[str, str]]) -> WorkspaceRecord:
+    return WorkspaceRecord.model_validate({**workspace.__data__, "role": role, "profiles": profiles})
 
 
 _workspace_by_id = Prepared(lambda id: Workspace.select().where(Workspace.id == id), "id")
@@ -72,7 +36,7 @@ _profiles_of = Prepared(
 )
 
 
-def list_workspaces(*, actor: Actor) -> dict[str, Any]:
+def list_workspaces(*, actor: Actor) -> WorkspaceList:
     """The workspaces the caller can act in: a key or token acts in exactly one."""
     workspace = _workspace_by_id.first(id=actor.workspace_id)
     profiles = [
@@ -83,7 +47,7 @@ def list_workspaces(*, actor: Actor) -> dict[str, Any]:
         role = membership.role if membership else "member"
     else:
         role = "owner" if actor.profile_ids is None and actor.can_write else "member"
-    return {"data": [_workspace_record(workspace, role, profiles)]}
+    return WorkspaceList(data=[_workspace_record(workspace, role, profiles)])
 
 
 def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:
@@ -100,7 +64,7 @@ def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:
             {"id": p.id, "name": p.name}
             for p in Profile.select().where(Profile.workspace == membership.workspace_id).order_by(Profile.created_at)
         ]
-        out.append(_workspace_record(membership.workspace, membership.role, profiles))
+        out.append(_workspace_record(membership.workspace, membership.role, profiles).dump())
     return out
 
 
@@ -121,31 +85,31 @@ def list_profiles(*, actor: Actor, page: int | None = None, limit: int | None = 
     if actor.profile_ids is not None:
         query = query.where(Profile.id.in_(list(actor.profile_ids)))
     return paginate(query.order_by(Profile.created_at, Profile.id), page=page, limit=limit,
-                    render=profile_record)
+                    record=ProfileRecord)
 
 
-def get_profile(*, actor: Actor, profile_id: str) -> dict[str, Any]:
-    return profile_record(get_profile_row(actor=actor, profile_id=profile_id))
+def get_profile(*, actor: Actor, profile_id: str) -> ProfileRecord:
+    return ProfileRecord.model_validate(get_profile_row(actor=actor, profile_id=profile_id))
 
 
-def create_profile(*, actor: Actor, name: str) -> dict[str, Any]:
+def create_profile(*, actor: Actor, name: str) -> ProfileRecord:
     actor.require_write()
     # A new profile lies outside any fixed list, so only a workspace-wide key may make one.
     actor.require_full_scope("create profiles")
-    return profile_record(create_profile_row(workspace_id=actor.workspace_id, name=name))
+    return ProfileRecord.model_validate(create_profile_row(workspace_id=actor.workspace_id, name=name))
 
 
-def update_profile(*, actor: Actor, profile_id: str, name: str | None = None) -> dict[str, Any]:
+def update_profile(*, actor: Actor, profile_id: str, name: str | None = None) -> ProfileRecord:
     profile = get_profile_row(actor=actor, profile_id=profile_id)
     actor.require_write()
     if name is not None:
         profile.name = name
         profile.updated_at = clock.now()
         profile.save()
-    return profile_record(profile)
+    return ProfileRecord.model_validate(profile)
 
 
-def delete_profile(*, actor: Actor, profile_id: str) -> dict[str, Any]:
+def delete_profile(*, actor: Actor, profile_id: str) -> ProfileDeleted:
     profile = get_profile_row(actor=actor, profile_id=profile_id)
     actor.require_write()
     if Account.select().where(Account.profile == profile.id).exists():
@@ -153,4 +117,4 @@ def delete_profile(*, actor: Actor, profile_id: str) -> dict[str, Any]:
             "The profile still has accounts: disconnect them and delete them permanently first."
         )
     profile.delete_instance()
-    return {"id": profile.id, "deleted": True}
+    return ProfileDeleted(id=profile.id, deleted=True)

@@ -12,7 +12,7 @@ import pytest
 from mcp_server import tools as mcp_tools
 from mcp_server.app import create_app
 from service import bootstrap as bootstrap_module
-from service import workspaces
+from service import workspace_shapes, workspaces
 from storage.db import connection, db
 from storage.models import Profile, User
 from tests.support.factories import add_account
@@ -102,8 +102,8 @@ def test_a_revoked_connected_app_is_refused_at_once(browser, tenant):
 # --- scopes, with a write tool added to the registry for this test --------------------------------
 
 CREATE_PROFILE = mcp_tools.ToolDef(
-    "create_profile", "workspaces.create_profile", "write", "Create a profile.",
-    args=dict(workspaces.CREATE_PROFILE.fields), required=("name",))
+    "create_profile", workspaces.create_profile, "write", "Create a profile.",
+    model=workspace_shapes.CreateProfile, output=workspace_shapes.Profile)
 
 
 @pytest.fixture
