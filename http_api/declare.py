@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
-from http_api.routing import Call, Handler, Operation, Shape, is_model
-from service.validation import PAGE_QUERY, Obj
+from http_api.routing import Call, Handler, Operation, Shape
 
 # Every authenticated operation can answer these; the OpenAPI document lists them once per operation.
 COMMON_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429)
@@ -24,16 +21,14 @@ def op(
     operation_id: str,
     ok: int = 200,
     answer: Shape | None = None,
-    body: Obj | type[BaseModel] | None = None,
+    body: Shape | None = None,
     body_required: bool = True,
-    query: dict[str, Any] | type[BaseModel] | None = None,  # a model names page/limit itself (PageQuery)
-    paged: bool = False,
+    query: Shape | None = None,  # a list's query names page and limit itself (`PageQuery`)
     errors: tuple[int, ...] = (),
     auth: bool = True,
     description: str = "",
     waits: bool = False,
     transaction: str = "",
-    required_query: tuple[str, ...] = (),
     resume: Callable[[Call, str], Any] | None = None,
 ) -> Operation:
     responses: dict[int, Shape | None] = {ok: answer}
@@ -44,7 +39,6 @@ def op(
     else:
         for status in errors:
             responses[status] = None
-    all_query: Any = query if is_model(query) else {**(PAGE_QUERY if paged else {}), **(query or {})}
     return Operation(
         method=method,
         path=path,
@@ -55,11 +49,10 @@ def op(
         responses=responses,
         body=body,
         body_required=body_required,
-        query=all_query,
+        query=query,
         auth=auth,
         description=description,
         waits=waits,
         transaction=transaction,
-        required_query=required_query,
         resume=resume,
     )

@@ -1,7 +1,6 @@
-"""The OpenAPI 3.1 document, generated from the same declarations that validate requests.
-
-A pydantic shape lands in `components/schemas` under its class name (nested shapes too) and every
-use is a `$ref`; a field spec not moved to pydantic yet is named by its `title` (see `_hoist`)."""
+"""The OpenAPI 3.1 document, generated from the same pydantic models that validate requests and
+build answers: each model lands in `components/schemas` under its class name (nested ones too) and
+every use is a `$ref`, so generated clients get real type names."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from http_api.routing import Operation, Shape, is_model
+from http_api.routing import Operation
 from service import shapes
 from service.settings import VERSION
 
@@ -76,20 +75,19 @@ Keys are kept per API key.
 """
 
 
-def _model_schema(model: type[BaseModel], components: dict[str, Any], mode: str) -> dict[str, Any]:
-    """`model` and the shapes it nests into `components`; a reference to it."""
+def _add(components: dict[str, Any], name: str, schema: dict[str, Any]) -> None:
+    if components.setdefault(name, schema) != schema:
+        raise ValueError(f"two different shapes are named {name}: rename one")
+
+
+def _schema(model: type[BaseModel], components: dict[str, Any], mode: str = "serialization") -> dict[str, Any]:
+    """`model` and the models it nests, into `components`; a reference to it. Bodies are described as
+    they are read (`validation`), answers as they are written (`serialization`)."""
     schema = shapes.json_schema(model, mode=mode)
     for name, definition in schema.pop("$defs", {}).items():
-        components[name] = definition
-    name = model.__name__
-    components[name] = schema
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _schema(shape: Shape, components: dict[str, Any], mode: str = "serialization") -> dict[str, Any]:
-    if is_model(shape):
-        return _model_schema(shape, components, mode)  # type: ignore[arg-type]
-    return shape.schema()  # type: ignore[union-attr]
+        _add(components, name, definition)
+    _add(components, model.__name__, schema)
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
 def _query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
@@ -113,12 +111,8 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
     for segment in op.path.split("/"):
         if segment.startswith("{") and segment.endswith("}"):
             params.append({"name": segment[1:-1], "in": "path", "required": True, "schema": {"type": "string"}})
-    if is_model(op.query):
-        params += _query_parameters(op.query)  # type: ignore[arg-type]
-    else:
-        for name, spec in op.query.items():  # type: ignore[union-attr]
-            params.append({"name": name, "in": "query", "required": name in op.required_query,
-                           "schema": spec.schema()})
+    if op.query is not None:
+        params += _query_parameters(op.query)
     if op.method == "POST" and op.auth:
         params.append({
             "name": "Idempotency-Key", "in": "header", "required": False,
@@ -159,37 +153,6 @@ def _operation(op: Operation, components: dict[str, Any]) -> dict[str, Any]:
             response["headers"] = RATE_HEADERS
         out["responses"][str(status)] = response
     return out
-
-
-# -- named schemas -----------------------------------------------------------------------------
-# A shape declared with a name (`record("Account", ...)`, `Obj(name=...)`) carries it as its JSON
-# Schema `title`; here each one moves to `components/schemas` and every use becomes a `$ref`, so
-# generated clients get real type names. Two different shapes under one name get `Name2`, ...
-
-
-def _hoist(schema: Any, components: dict[str, Any]) -> Any:
-    if isinstance(schema, list):
-        return [_hoist(item, components) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {key: _hoist(value, components) for key, value in schema.items()}
-    name = out.get("title")
-    if not isinstance(name, str) or "properties" not in out:
-        return out
-    nullable = isinstance(out.get("type"), list) and "null" in out["type"]
-    description = out.pop("description", None)
-    component = {**out, "type": "object"}
-    key, number = name, 1
-    while key in components and components[key] != component:
-        number += 1
-        key = f"{name}{number}"
-    components[key] = component
-    ref: dict[str, Any] = {"$ref": f"#/components/schemas/{key}"}
-    if nullable:
-        ref = {"anyOf": [ref, {"type": "null"}]}
-    if description:
-        ref["description"] = description
-    return ref
 
 
 # -- examples ----------------------------------------------------------------------------------
@@ -281,7 +244,7 @@ def build(operations: list[Operation], *, base_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     components: dict[str, Any] = {"Error": ERROR_SCHEMA}
     for op in operations:
-        operation = _hoist(_operation(op, components), components)
+        operation = _operation(op, components)
         _with_examples(operation, components)
         paths.setdefault("/v1" + op.path, {})[op.method.lower()] = operation
     return {

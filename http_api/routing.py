@@ -1,9 +1,8 @@
 """How a /v1 operation is declared and run.
 
-An `Operation` names its method, path, body and query shapes and its answers; the same
-declaration validates requests and writes the OpenAPI document. A shape is a pydantic model of
-`service.shapes` (the body or query reaches the handler as the model) or, for the operations not
-moved yet, a field spec of `service.validation` (the handler gets a dict). Handlers are plain synchronous
+An `Operation` names its method, path, body and query shapes and its answers, each a pydantic
+model (`service.shapes`); the same declaration validates requests (the body and query reach the
+handler as their models) and writes the OpenAPI document. Handlers are plain synchronous
 functions: `run()` does the whole request in one hop to the thread pool (authentication, rate
 limit, idempotency, the handler in one transaction) so the event loop never waits on the database.
 """
@@ -26,7 +25,6 @@ from http_api.storage_threads import BatchingThreads
 from service import idempotency, ratelimit, settings, shapes
 from service.auth import Actor, authenticate_api_key
 from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
-from service.validation import Obj, Spec
 from storage.db import connection, db, reading
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -34,12 +32,12 @@ MAX_BODY_BYTES = 1024 * 1024
 
 @dataclass
 class Call:
-    """What a handler receives: the actor and the validated inputs (models, or dicts for specs)."""
+    """What a handler receives: the actor and the validated inputs (the operation's models)."""
 
     actor: Actor
     path: dict[str, str]
-    query: Any
-    body: Any
+    query: Any  # the query model, or None when the operation takes no query
+    body: Any  # the body model, or None when the operation takes no body
 
 
 @dataclass
@@ -50,11 +48,7 @@ class Reply:
 
 
 Handler = Callable[[Call], Any]
-Shape = Spec | type[BaseModel]
-
-
-def is_model(shape: Any) -> bool:
-    return isinstance(shape, type) and issubclass(shape, BaseModel)
+Shape = type[BaseModel]
 
 
 @dataclass
@@ -66,10 +60,9 @@ class Operation:
     tag: str
     operation_id: str
     responses: dict[int, Shape | None]
-    body: Obj | type[BaseModel] | None = None
+    body: Shape | None = None
     body_required: bool = True
-    query: dict[str, Spec] | type[BaseModel] = field(default_factory=dict)
-    required_query: tuple[str, ...] = ()
+    query: Shape | None = None
     auth: bool = True
     description: str = ""
     waits: bool = False  # calls a platform: may wait seconds on the network
@@ -119,11 +112,11 @@ async def read_body(request: Request) -> bytes:
 
 def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
     if op.body is None:
-        return {}
+        return None
     if not raw.strip():
         if op.body_required:
             raise BadRequest("This operation needs a JSON object body.")
-        return shapes.parse(op.body, {}) if is_model(op.body) else {}
+        return shapes.parse(op.body, {})
     media_type = (content_type or "").split(";")[0].strip().lower()
     if media_type != "application/json":
         raise UnsupportedMediaType()
@@ -133,9 +126,7 @@ def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
         raise BadRequest("The request body is not valid JSON.") from None
     if not isinstance(decoded, dict):
         raise BadRequest("The request body must be a JSON object.")
-    if is_model(op.body):
-        return shapes.parse(op.body, decoded)  # type: ignore[arg-type]
-    return op.body.validate(decoded)  # type: ignore[union-attr]
+    return shapes.parse(op.body, decoded)
 
 
 def _execute(op: Operation, request: Request, raw: bytes) -> Response:
@@ -144,7 +135,7 @@ def _execute(op: Operation, request: Request, raw: bytes) -> Response:
     try:
         if not op.auth:
             query = _query(op, request)
-            call = Call(actor=None, path=dict(request.path_params), query=query, body={})  # type: ignore[arg-type]
+            call = Call(actor=None, path=dict(request.path_params), query=query, body=None)  # type: ignore[arg-type]
             if op.transaction == "none":  # health: it checks storage itself and must answer when it is down
                 return _to_response(op, op.handler(call), headers)
             with connection(), _transaction(op.transaction):
@@ -206,11 +197,11 @@ def _idempotent(op: Operation, call: Call, request: Request, raw: bytes, key: st
 
 
 def _query(op: Operation, request: Request) -> Any:
-    if is_model(op.query):  # the contract ignores unknown query parameters; the model forbids them
-        names = shapes.aliases(op.query)  # type: ignore[arg-type]
-        return shapes.parse(op.query, {k: v for k, v in request.query_params.items() if k in names})  # type: ignore[type-var]
-    known = {k: v for k, v in request.query_params.items() if k in op.query}
-    return Obj(fields=op.query, required=op.required_query).validate(known, from_query=True)  # type: ignore[arg-type]
+    if op.query is None:
+        return None
+    # The contract ignores unknown query parameters; the model forbids them (for MCP tools' arguments).
+    names = shapes.aliases(op.query)
+    return shapes.parse(op.query, {k: v for k, v in request.query_params.items() if k in names})
 
 
 def _transaction(kind: str) -> Any:

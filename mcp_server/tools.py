@@ -3,9 +3,8 @@
 Tools are data (`ToolDef`): a name, the service function it calls, the scope it needs, its
 arguments as the same pydantic model that /v1 validates with (`model`: camelCase names, the same
 rules; the tool's `inputSchema`), the record it answers with (`output`: its `outputSchema`), and its
-annotations. Adding a tool is one entry in `TOOLS`. Tools not moved to pydantic yet name their
-function as `"<module of service/>.<function>"` and take /v1 field specs (`args`, `rename`); such an
-entry whose function does not exist in this build is skipped.
+annotations. Adding a tool is one entry in `TOOLS`; the function is called with the model's
+attributes as snake_case keywords, as the /v1 route calls it.
 
 A call: the bearer token (already verified by the SDK's middleware with our verifier) must carry
 the tool's scope; the arguments pass the /v1 model, once (the SDK's own argument check lets them
@@ -20,13 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
@@ -35,7 +32,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
@@ -46,7 +43,6 @@ from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
 from service.settings import VERSION, Settings
 from service.shapes import page_of
-from service.validation import Any_, Array, Bool, Int, Obj, Spec, Str
 from storage.db import connection, db, reading
 
 log = logging.getLogger("switchboard.mcp")
@@ -55,21 +51,15 @@ log = logging.getLogger("switchboard.mcp")
 @dataclass(frozen=True)
 class ToolDef:
     name: str
-    # The service function, called as function(actor=..., **snake_case arguments of `model`); or, for
-    # tools still on field specs, "<module of service/>.<function>" called with `args` (renamed).
-    target: Callable[..., Any] | str
+    function: Callable[..., Any]  # of service/, called as function(actor=..., **snake_case arguments)
     scope: Literal["read", "write"]
     description: str
-    model: type[BaseModel] | None = None  # the arguments, as /v1 validates them
-    output: type[BaseModel] | None = None  # the record the tool answers with
-    args: Mapping[str, Spec] = field(default_factory=dict)  # camelCase, as /v1 names them
-    required: tuple[str, ...] = ()
-    rename: Mapping[str, str] = field(default_factory=dict)  # argument -> keyword of the service function
+    model: type[BaseModel]  # the arguments, as /v1 validates them: the tool's inputSchema
+    output: type[BaseModel]  # what the tool answers with: its outputSchema
     destructive: bool = False  # deletes or cancels something, or reaches people (a sent message)
     idempotent: bool = False
     waits: bool = False  # calls a platform: may wait seconds on the network
     render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
-
 
 
 TOOLS: list[ToolDef] = [
@@ -107,49 +97,6 @@ TOOLS: list[ToolDef] = [
 # --- building the tools ---------------------------------------------------------------------------
 
 
-def _annotation(spec: Spec) -> Any:
-    """A pydantic annotation for a /v1 field spec, so the tool's input schema says what /v1 does."""
-    base: Any
-    constraints: dict[str, Any] = {}
-    if isinstance(spec, Str):
-        base = Literal[tuple(spec.enum)] if spec.enum else str  # type: ignore[valid-type]
-        if spec.min_length is not None:
-            constraints["min_length"] = spec.min_length
-        if spec.max_length is not None:
-            constraints["max_length"] = spec.max_length
-    elif isinstance(spec, Bool):
-        base = bool
-    elif isinstance(spec, Int):
-        base = int
-        if spec.minimum is not None:
-            constraints["ge"] = spec.minimum
-        if spec.maximum is not None:
-            constraints["le"] = spec.maximum
-    elif isinstance(spec, Array):
-        base = list[_annotation(spec.items)]  # type: ignore[misc]
-    elif isinstance(spec, Obj):
-        base = dict[str, Any]
-    elif isinstance(spec, Any_):
-        base = Any
-    else:
-        base = Any
-    if spec.nullable:
-        base = base | None
-    return Annotated[base, Field(description=spec.description or None, **constraints)]
-
-
-def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any] | None:
-    if callable(target):
-        return target
-    module_name, _, function = target.rpartition(".")
-    try:
-        module = importlib.import_module(f"service.{module_name}")
-    except ImportError:
-        return None
-    found = getattr(module, function, None)
-    return found if callable(found) else None
-
-
 def error_result(error: ServiceError) -> CallToolResult:
     body = error.body()
     return CallToolResult(
@@ -183,24 +130,20 @@ def _transaction(definition: ToolDef) -> Any:
     return reading() if definition.scope == "read" else db.atomic()
 
 
-def _execute(definition: ToolDef, function: Callable[..., Any], actor: Actor, arguments: dict[str, Any]) -> Any:
+def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
     with connection(), _transaction(definition):
-        if definition.model is not None:
-            values = dict(shapes.parse(definition.model, arguments))  # snake_case, one level
-            result = function(actor=actor, **values)
-        else:
-            checked = Obj(fields=definition.args, required=definition.required).validate(arguments)
-            result = function(actor=actor, **{definition.rename.get(k, k): v for k, v in checked.items()})
+        values = dict(shapes.parse(definition.model, arguments))  # snake_case, one level
+        result = definition.function(actor=actor, **values)
     if definition.render is not None:
         result = definition.render(result)
     if isinstance(result, BaseModel):
         return result.model_dump(mode="json", by_alias=True)
-    return result.as_dict() if isinstance(result, Page) else result
+    return result.as_dict() if isinstance(result, Page) else dict(result)
 
 
 class _Arguments(ArgModelBase):
-    """What the SDK checks of a model tool's arguments: nothing. The tool validates them with its /v1
-    model itself, once, so that a refusal is answered in the /v1 envelope."""
+    """What the SDK checks of a tool's arguments: nothing. The tool validates them with its /v1 model
+    itself, once, so that a refusal is answered in the /v1 envelope rather than pydantic's text."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -213,42 +156,23 @@ def _structured(result: dict[str, Any]) -> CallToolResult:
                           structured_content=result)
 
 
-def make_tool(definition: ToolDef, function: Callable[..., Any]) -> Callable[..., Any]:
-    async def tool(**arguments: Any) -> dict[str, Any] | CallToolResult:
-        # Spec tools: the SDK passes None for an argument left out. Model tools get the raw arguments.
-        given = arguments if definition.model is not None else {
-            key: value for key, value in arguments.items() if value is not None}
+def make_tool(definition: ToolDef) -> Callable[..., Any]:
+    async def tool(**arguments: Any) -> CallToolResult:
         try:
             actor = _actor(definition)
-            result: dict[str, Any]
             if definition.waits:  # the larger pool: a slow platform must not hold the storage threads
-                result = await run_in_threadpool(_execute, definition, function, actor, given)
+                result = await run_in_threadpool(_execute, definition, actor, arguments)
             else:
                 loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(storage_threads(), _execute, definition, function, actor, given)
-            return _structured(result) if definition.model is not None else result
+                result = await loop.run_in_executor(storage_threads(), _execute, definition, actor, arguments)
+            return _structured(result)
         except ServiceError as error:
             return error_result(error)
         except Exception:
             log.exception("tool %s failed", definition.name)
             return error_result(ServiceError())
 
-    parameters = [
-        inspect.Parameter(
-            name,
-            inspect.Parameter.KEYWORD_ONLY,
-            annotation=_annotation(spec) if name in definition.required else _annotation(spec) | None,
-            default=inspect.Parameter.empty if name in definition.required else None,
-        )
-        for name, spec in definition.args.items()
-    ]
-    if definition.model is not None:
-        tool.__name__ = definition.name
-        return tool
-    tool.__signature__ = inspect.Signature(parameters, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
-    tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": dict[str, Any]}
     tool.__name__ = definition.name
-    tool.__doc__ = definition.description
     return tool
 
 
@@ -257,30 +181,21 @@ def _self_contained(model: type[BaseModel], mode: str) -> dict[str, Any]:
 
 
 def build_tools(definitions: list[ToolDef] | None = None) -> list[Tool]:
-    """Every tool whose service function exists in this build."""
     built = []
     for definition in definitions or TOOLS:
-        function = _resolve(definition.target)
-        if function is None:
-            continue
         read = definition.scope == "read"
-        fn = make_tool(definition, function)
-        description = definition.description + f" Needs scope `{definition.scope}`."
-        annotations = ToolAnnotations(
-            read_only_hint=read,
-            destructive_hint=None if read else definition.destructive,
-            idempotent_hint=True if read else definition.idempotent,
-            open_world_hint=definition.waits,
-        )
-        if definition.model is None:
-            built.append(Tool.from_function(fn, name=definition.name, description=description,
-                                            annotations=annotations, structured_output=True))
-            continue
-        output = _self_contained(definition.output, "serialization") if definition.output else None
         built.append(Tool(
-            fn=fn, name=definition.name, description=description, annotations=annotations, is_async=True,
+            fn=make_tool(definition), name=definition.name, is_async=True,
+            description=definition.description + f" Needs scope `{definition.scope}`.",
+            annotations=ToolAnnotations(
+                read_only_hint=read,
+                destructive_hint=None if read else definition.destructive,
+                idempotent_hint=True if read else definition.idempotent,
+                open_world_hint=definition.waits,
+            ),
             parameters=_self_contained(definition.model, "validation"),
-            fn_metadata=FuncMetadata(arg_model=_Arguments, output_schema=output),
+            fn_metadata=FuncMetadata(arg_model=_Arguments,
+                                     output_schema=_self_contained(definition.output, "serialization")),
         ))
     return built
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,16 +27,10 @@ class Page:
         }
 
 
-def paginate(
-    query: ModelSelect[Any], *, page: int | None, limit: int | None,
-    render: Callable[[Any], dict[str, Any]] | None = None, record: type[Record] | None = None,
-) -> Page:
-    """One page of `query`, each row as `record` (or, for shapes not moved to pydantic yet, `render`)."""
+def paginate(query: ModelSelect[Any], *, page: int | None, limit: int | None, record: type[Record]) -> Page:
+    """One page of `query`, each row as `record` (dumped: the page's data is the answer's JSON)."""
     page = page or 1
     limit = limit or DEFAULT_LIMIT
     total = query.order_by().count()
     rows = list(query.paginate(page, limit)) if (page - 1) * limit < total else []
-    if record is not None:
-        return Page(dump_all(record, rows), page, limit, total)
-    assert render is not None
-    return Page([render(row) for row in rows], page, limit, total)
+    return Page(dump_all(record, rows), page, limit, total)

@@ -2,13 +2,13 @@
 
 Through the models a page of 20 conversations cost ~5 ms of Python on 100k rows: Peewee builds
 its SQL on every call and parses every timestamp with `strptime`, five per row. Here the SQL is a
-few string joins and rows stay tuples; timestamps are rendered from the stored text directly.
+few string joins and rows stay tuples; the record (`service/inbox_shapes.py`) renders timestamps
+from the stored text directly.
 Measured in bench/conversations.py.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,13 +72,3 @@ def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:
         " ORDER BY activity_at DESC, id DESC"
     )
     return list(_run(sql, [*params, limit, offset]).fetchall())
-
-
-def iso(value: Any) -> str | None:
-    """A stored naive-UTC timestamp as `YYYY-MM-DDTHH:MM:SSZ`: SQLite hands back the text Peewee
-    wrote (`YYYY-MM-DD HH:MM:SS[.ffffff]`), PostgreSQL a datetime."""
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"{value[:10]}T{value[11:19]}Z"
