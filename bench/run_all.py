@@ -5,7 +5,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["workspaces.py", "adapter_dm.py", "conversations.py", "webhooks.py", "sending.py", "mcp_tools.py"]
+BENCHMARKS = ["shapes.py", "workspaces.py", "adapter_dm.py", "conversations.py", "webhooks.py", "sending.py",
+              "mcp_tools.py"]
 
 if __name__ == "__main__":
     failed = []

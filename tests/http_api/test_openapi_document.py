@@ -2,6 +2,7 @@
 example per operation that its own schema accepts, so generated clients get real type names."""
 
 from jsonschema import Draft202012Validator
+from openapi_spec_validator import OpenAPIV31SpecValidator
 
 
 def _refs(node):
@@ -48,3 +49,26 @@ def test_every_operation_has_an_example_its_schema_accepts(client):
                 assert errors == [], f"{method} {path} {where}: {errors}"
                 checked += 1
     assert checked > 40
+
+
+def test_the_document_is_valid_openapi_3_1(client):
+    document = client.get("/v1/openapi.json").json()
+    assert document["openapi"] == "3.1.0"
+    errors = [error.message for error in OpenAPIV31SpecValidator(document).iter_errors()]
+    assert errors == []
+
+
+def test_bodies_queries_and_records_are_the_pydantic_models(client):
+    document = client.get("/v1/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    start = document["paths"]["/v1/inbox/conversations"]["post"]["requestBody"]["content"]["application/json"]
+    assert start["schema"] == {"$ref": "#/components/schemas/StartConversation"}
+    assert schemas["StartConversation"]["additionalProperties"] is False
+    assert schemas["StartConversation"]["required"] == ["accountId"]
+    # A field that may be left out but not sent as null shows no `default: null` its type refuses.
+    assert "default" not in schemas["StartConversation"]["properties"]["contactHandle"]
+    params = {p["name"]: p for p in document["paths"]["/v1/conversations"]["get"]["parameters"]}
+    assert params["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 100}
+    assert params["platform"]["schema"]["enum"] == ["INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X"]
+    assert schemas["Conversation"]["properties"]["lastMessageAt"]["format"] == "date-time"
+    assert not any("title" in prop for schema in schemas.values() for prop in schema.get("properties", {}).values())
