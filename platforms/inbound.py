@@ -81,13 +81,20 @@ def verify_signature(
     app_secret: str,
     telegram_secret_for: Callable[[str], str | None],
     query: Mapping[str, str] | None = None,
+    instagram_app_secret: str = "",
 ) -> bool:
-    """True only for a webhook that provably comes from the platform (constant-time compares)."""
+    """True only for a webhook that provably comes from the platform (constant-time compares).
+
+    Instagram webhooks of an Instagram Login app are signed with that app's own secret, those of a
+    Facebook Login app with the Meta app's: either is accepted for Instagram."""
     if platform in META_PLATFORMS:
         given = _header(headers, "X-Hub-Signature-256")
-        if not given or not app_secret or not given.startswith("sha256="):
+        if not given or not given.startswith("sha256="):
             return False
-        return hmac.compare_digest(given.encode(), meta_signature(app_secret, raw_body).encode())
+        candidates = [app_secret, instagram_app_secret] if platform == "instagram" else [app_secret]
+        matches = [hmac.compare_digest(given.encode(), meta_signature(secret, raw_body).encode())
+                   for secret in candidates if secret]
+        return any(matches)
     if platform == "telegram":
         bot = (query or {}).get("bot")
         given = _header(headers, "X-Telegram-Bot-Api-Secret-Token")

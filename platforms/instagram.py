@@ -57,6 +57,10 @@ class InstagramAdapter(MessengerStyle):
     container_poll_seconds = 1.0
     container_poll_attempts = 60
 
+    def _app_secret(self) -> str:
+        # Instagram Login tokens are proven with the Instagram app's own secret.
+        return self.config.instagram_app_secret or self.config.meta_app_secret
+
     # -- connection ------------------------------------------------------------------------
     def authorize_url(self, *, state: str, redirect_uri: str) -> str:
         client = self.config.oauth_client(self.platform)

@@ -70,6 +70,9 @@ class PlatformConfig:
     oauth_clients: dict[str, OAuthClient] = field(default_factory=dict)
     meta_app_secret: str = ""
     """Signs Meta webhooks (Instagram, Facebook, WhatsApp) in `X-Hub-Signature-256`."""
+    instagram_app_secret: str = ""
+    """An Instagram Login app's own secret: it may sign Instagram webhooks instead of the Meta app's,
+    and it makes the `appsecret_proof` of Instagram Login tokens."""
     meta_verify_token: str = ""
     """Echoed by Meta's GET `hub.verify_token` subscription check."""
     graph_version: str = "v23.0"
@@ -130,6 +133,7 @@ class PlatformConfig:
             endpoints=endpoints,
             oauth_clients=clients,
             meta_app_secret=derive("meta-app-secret"),
+            instagram_app_secret=derive("instagram-app-secret"),
             meta_verify_token=derive("meta-verify-token"),
             telegram_secret_seed=derive("telegram-seed").encode(),
             sandbox=True,

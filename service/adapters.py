@@ -53,6 +53,7 @@ def platform_config(settings: Settings) -> PlatformConfig:
             hooks_base_url=settings.base_url,
             oauth_clients={p: OAuthClient(cid, secret) for p, (cid, secret) in settings.platform_oauth_clients.items()},
             meta_app_secret=settings.meta_app_secret,
+            instagram_app_secret=settings.instagram_app_secret,
             meta_verify_token=settings.meta_verify_token,
             telegram_secret_seed=crypto.derive_key(settings.secret_key, b"telegram-webhook-secret"),
         )

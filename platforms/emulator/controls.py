@@ -133,7 +133,10 @@ class Controls(EmulatorBase):
                 return control_error(
                     409, "not_subscribed", f"The account is not subscribed to {field} webhooks."
                 )
-            headers = {"X-Hub-Signature-256": meta_signature(self.config.meta_app_secret, body)}
+            # An Instagram Login app's webhooks are signed with its own secret, as Instagram does.
+            own = self.config.instagram_app_secret if platform == "instagram" else ""
+            secret = own or self.config.meta_app_secret
+            headers = {"X-Hub-Signature-256": meta_signature(secret, body)}
             url = f"{self.config.hooks_base_url.rstrip('/')}/hooks/{platform}"
         status, error = await self.deliver(url, body, headers, times)
         if error is not None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
+import hmac
 import ipaddress
 import json
+import math
 import re
 import secrets
 import time
@@ -25,6 +28,9 @@ from platforms.emulator.store import StateStore
 from platforms.registry import PlatformConfig
 
 GRAPH = ("instagram", "facebook", "whatsapp", "meta_ads")
+# The throttling code and usage type of each Graph platform's business use case.
+BUSINESS_USE_CASE = {"instagram": (80002, "instagram"), "facebook": (80006, "messenger"),
+                     "meta_ads": (80004, "ads_management")}
 TELEGRAM_TOKEN = re.compile(r"^(\d{1,19}):AA[A-Za-z0-9_-]{30,40}$")
 
 
@@ -169,8 +175,14 @@ def rate_error(platform: str, retry_after: float) -> JSONResponse:
             headers=header,
         )
     if platform in GRAPH:
+        # Business-use-case throttling, as Graph does it: no Retry-After, the wait in minutes in
+        # `X-Business-Use-Case-Usage`.
+        code, kind = BUSINESS_USE_CASE[platform]
+        usage = {"sandbox": [{"type": kind, "call_count": 100, "total_cputime": 100, "total_time": 100,
+                              "estimated_time_to_regain_access": math.ceil(retry_after / 60)}]}
         return graph_error(
-            429, 4, "(#4) Application request limit reached", error_type="OAuthException", headers=header
+            400, code, f"(#{code}) There have been too many calls from this account. Wait a bit and try again.",
+            error_type="OAuthException", headers={"X-Business-Use-Case-Usage": json.dumps(usage)},
         )
     if platform == "telegram":
         return telegram_error(429, f"Too Many Requests: retry after {seconds}", seconds)
@@ -373,6 +385,9 @@ class EmulatorBase:
             account = self.state.account(platform, token.account_id)
             if account is None:
                 return auth_error(platform)
+            if platform in GRAPH and value and not self.proof_ok(platform, request, value):
+                return graph_error(400, 100, "Invalid appsecret_proof provided in the API argument",
+                                   error_type="GraphMethodException")
         fault = self.state.take_fault(platform, account.id if account else None)
         if fault is not None:
             return fault_response(platform, fault)
@@ -381,6 +396,15 @@ class EmulatorBase:
             return await handler(call)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return self.malformed(platform)
+
+    def proof_ok(self, platform: str, request: Request, token: str) -> bool:
+        """An `appsecret_proof`, when sent, must be the token's HMAC with the app's secret."""
+        proof = request.query_params.get("appsecret_proof")
+        if proof is None:
+            return True
+        secret = (self.config.instagram_app_secret if platform == "instagram" else "") or self.config.meta_app_secret
+        expected = hmac.new(secret.encode(), token.encode(), hashlib.sha256).hexdigest()
+        return bool(secret) and hmac.compare_digest(proof, expected)
 
     def adopt(self, platform: str, request: Request, value: str) -> Token | None:
         """A well-formed credential the sandbox has not seen makes its account, like a test card in

@@ -109,7 +109,8 @@ def test_whatsapp_rate_limit_is_130429(sandbox):
 
 @pytest.mark.parametrize(
     ("platform", "delay"),
-    [("telegram", 7.0), ("tiktok", 7.0), ("youtube", 7.0), ("linkedin", 7.0), ("instagram", 7.0)],
+    # Graph throttles by business use case and gives the wait in whole minutes.
+    [("telegram", 7.0), ("tiktok", 7.0), ("youtube", 7.0), ("linkedin", 7.0), ("instagram", 60.0)],
 )
 def test_fault_429_is_retry_later_with_the_platform_delay(sandbox, platform, delay):
     acc = sandbox.connected(platform)
@@ -193,3 +194,27 @@ def test_tokens_never_reach_logs_or_errors(sandbox, caplog):
         assert all(secret not in text for text in errors)
     assert len(errors) == 6
     assert "access_token=[REDACTED]" in logs
+
+
+@pytest.mark.parametrize(("platform", "code"), [("instagram", "80002"), ("facebook", "80006")])
+def test_graph_business_use_case_throttling_waits_as_the_usage_header_says(sandbox, platform, code):
+    acc = sandbox.connected(platform)
+    sandbox.control(platform, "faults",
+                    {"accountId": acc.platform_account_id, "failNext": 1, "status": 429, "retryAfter": 150})
+    with pytest.raises(RetryLater) as caught:
+        sandbox.adapters[platform].follower_count(acc)
+    assert caught.value.delay_seconds == 180.0  # 3 minutes in X-Business-Use-Case-Usage, no Retry-After
+    assert f"#{code}" in caught.value.message
+
+
+def test_graph_calls_carry_the_appsecret_proof_the_platform_checks(sandbox):
+    from dataclasses import replace
+
+    from platforms.registry import build_adapters
+
+    acc = sandbox.connected("facebook")
+    assert sandbox.adapters["facebook"].follower_count(acc) >= 0
+    forged = build_adapters(replace(sandbox.config, meta_app_secret="not-the-app-secret"), sandbox.client)
+    with pytest.raises(Rejected) as caught:
+        forged["facebook"].follower_count(acc)
+    assert "appsecret_proof" in caught.value.message
