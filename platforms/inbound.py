@@ -337,6 +337,18 @@ def _whatsapp_message(account: str, message: dict[str, Any], names: dict[str, An
     )
 
 
+def _whatsapp_error_text(errors: Any) -> str | None:
+    """`Re-engagement message (131047): Message failed to send because more than 24 hours...`."""
+    first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else None
+    if first is None:
+        return None
+    title = str(first.get("title") or first.get("message") or "The message was not delivered")
+    code = first.get("code")
+    details = (first.get("error_data") or {}).get("details") if isinstance(first.get("error_data"), dict) else None
+    text = f"{title} ({code})" if code else title
+    return f"{text}: {details}" if details else text
+
+
 def _whatsapp_status(account: str, status: dict[str, Any]) -> InboundEvent | None:
     state = status.get("status")
     kinds: dict[str, EventKind] = {"delivered": "delivery", "read": "read", "failed": "failed"}
@@ -355,7 +367,7 @@ def _whatsapp_status(account: str, status: dict[str, Any]) -> InboundEvent | Non
         contact_handle=f"+{recipient}" if recipient else None,
         platform_message_id=mid,
         message_ids=(mid,),
-        text=(errors[0].get("title") if errors and isinstance(errors[0], dict) else None),
+        text=_whatsapp_error_text(errors),
     )
 
 

@@ -348,6 +348,9 @@ class EmulatorBase:
             if isinstance(code, dict):
                 self.codes[value] = AuthCode(**code)
         self.started = time.time()
+        # Webhooks the platform sends a moment after answering (a delivery's failed status), kept
+        # referenced until they ran.
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- API calls ---------------------------------------------------------------------------
     def bearer(self, request: Request) -> str | None:
