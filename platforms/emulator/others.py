@@ -205,8 +205,10 @@ class OtherEmulators(EmulatorBase):
         text = params.get("text") if method == "sendMessage" else params.get("caption")
         if method == "sendMessage" and (not isinstance(text, str) or not text.strip()):
             return telegram_error(400, "Bad Request: message text is empty")
-        if isinstance(text, str) and len(text) > (4096 if method == "sendMessage" else 1024):
+        if method == "sendMessage" and isinstance(text, str) and len(text) > 4096:
             return telegram_error(400, "Bad Request: message is too long")
+        if method != "sendMessage" and isinstance(text, str) and len(text) > 1024:
+            return telegram_error(400, "Bad Request: message caption is too long")
         if method != "sendMessage" and not params.get("photo" if method == "sendPhoto" else "video"):
             return telegram_error(400, "Bad Request: there is no photo in the request")
         markup = params.get("reply_markup")

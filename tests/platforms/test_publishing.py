@@ -159,6 +159,25 @@ def test_linkedin_post_shape_and_delete(sandbox):
     assert with_image.platform_post_id != post.platform_post_id
 
 
+def test_telegram_captions_are_1024_characters_with_media_and_4096_without(sandbox):
+    acc = sandbox.connected("telegram")
+    adapter = sandbox.adapters["telegram"]
+    photo = [MediaItem("https://cdn.example.com/p.jpg", "image/jpeg", 1000)]
+    assert adapter.publish_post(acc, text="c" * 1024, media=photo, options={"chatId": "@sandboxnews"})
+    assert adapter.publish_post(acc, text="t" * 4096, media=[], options={"chatId": "@sandboxnews"})
+    with pytest.raises(Rejected) as caught:
+        adapter.publish_post(acc, text="c" * 1025, media=photo, options={"chatId": "@sandboxnews"})
+    assert caught.value.code == "caption_too_long"
+    assert len(sandbox.sent("telegram", acc)) == 2  # refused before the call
+    assert adapter.capabilities.as_dict()["postCaptionLimit"] == 1024
+    # The emulator refuses a longer caption as Telegram does, whoever sends it.
+    token = acc.credentials["botToken"]
+    answer = sandbox.client.post(f"{sandbox.base}/sandbox/telegram/bot{token}/sendPhoto",
+                                 json={"chat_id": "@sandboxnews", "photo": photo[0].url, "caption": "c" * 1025})
+    assert answer.status_code == 400
+    assert answer.json()["description"] == "Bad Request: message caption is too long"
+
+
 def test_telegram_channel_post_and_delete(sandbox):
     acc = sandbox.connected("telegram")
     adapter = sandbox.adapters["telegram"]
