@@ -197,7 +197,13 @@ def rate_error(platform: str, retry_after: float) -> JSONResponse:
             headers=header,
         )
     if platform == "x":
-        reset = {"x-rate-limit-reset": str(int(time.time()) + seconds), "x-rate-limit-remaining": "0"}
+        now = int(time.time())
+        reset = {"x-rate-limit-reset": str(now + seconds), "x-rate-limit-remaining": "0"}
+        if seconds > 15 * 60:
+            # Past a 15-minute window: the 24-hour post limit is spent, and only its reset says when.
+            reset = {"x-rate-limit-reset": str(now + 15 * 60), "x-rate-limit-remaining": "1",
+                     "x-user-limit-24hour-limit": "100", "x-user-limit-24hour-remaining": "0",
+                     "x-user-limit-24hour-reset": str(now + seconds)}
         return x_error(429, "Too Many Requests", "Too Many Requests", headers=reset)
     return linkedin_error(429, "Resource level throttle limit exceeded", "TOO_MANY_REQUESTS", headers=header)
 

@@ -24,6 +24,9 @@ from platforms.emulator.core import (
     x_error,
 )
 from platforms.emulator.state import Account, random_token
+from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
+
+REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
 
 SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
@@ -639,7 +642,14 @@ class OtherEmulators(EmulatorBase):
                     "One or more parameters to your request was invalid.",
                     kind="https://api.twitter.com/2/problems/invalid-request",
                 )
-            if isinstance(text, str) and len(text) > 280:
+            if body.get("reply_settings") is not None and body["reply_settings"] not in REPLY_SETTINGS:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "One or more parameters to your request was invalid.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            if isinstance(text, str) and weighted_length(text) > MAX_WEIGHTED_LENGTH:
                 return x_error(
                     403,
                     "Forbidden",

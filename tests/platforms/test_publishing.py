@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from platforms.base import MediaItem, Rejected, Unsupported
+from platforms.base import MediaItem, Rejected, RetryLater, Unsupported
 
 
 def _media(sandbox, name: str, kind: str, size: int = 2048) -> MediaItem:
@@ -132,6 +132,36 @@ def test_x_tweet_with_image_reply_and_delete(sandbox):
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     with pytest.raises(Rejected):
         adapter.publish_post(acc, text="x" * 281, media=[], options={})
+
+
+def test_x_counts_text_its_own_way_and_never_sends_reply_settings_everyone(sandbox):
+    acc = sandbox.account("x")
+    adapter = sandbox.adapters["x"]
+    link = "https://example.com/" + "a" * 200  # weighs 23
+    assert adapter.publish_post(acc, text=f"{'w' * 250} {link}", media=[], options={"replySettings": "everyone"})
+    assert sandbox.sent("x", acc)[-1]["payload"] == {"text": f"{'w' * 250} {link}"}  # no reply_settings
+    assert adapter.publish_post(acc, text="中" * 140, media=[], options={"replySettings": "following"})
+    assert sandbox.sent("x", acc)[-1]["payload"]["reply_settings"] == "following"
+    with pytest.raises(Rejected) as caught:
+        adapter.publish_post(acc, text="中" * 141, media=[], options={})
+    assert caught.value.code == "text_too_long"
+    assert len(sandbox.sent("x", acc)) == 2
+    # The emulator holds X's rules whoever calls it.
+    post = sandbox.client.post(f"{sandbox.base}/sandbox/x/2/tweets", headers={"Authorization": f"Bearer {acc.credentials['accessToken']}"},
+                               json={"text": "hi", "reply_settings": "everyone"})
+    assert post.status_code == 400
+    too_long = sandbox.client.post(f"{sandbox.base}/sandbox/x/2/tweets", headers={"Authorization": f"Bearer {acc.credentials['accessToken']}"},
+                                   json={"text": "👍" * 141})
+    assert too_long.status_code == 403
+
+
+def test_x_waits_for_the_24_hour_limit_not_the_15_minute_window(sandbox):
+    acc = sandbox.account("x")
+    sandbox.control("x", "faults", {"accountId": acc.platform_account_id, "failNext": 1, "status": 429,
+                                    "retryAfter": 7200})
+    with pytest.raises(RetryLater) as caught:
+        sandbox.adapters["x"].publish_post(acc, text="one too many", media=[], options={})
+    assert caught.value.delay_seconds == pytest.approx(7200, abs=5)
 
 
 def test_linkedin_post_shape_and_delete(sandbox):
