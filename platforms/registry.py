@@ -76,7 +76,8 @@ class PlatformConfig:
     meta_verify_token: str = ""
     """Echoed by Meta's GET `hub.verify_token` subscription check."""
     graph_version: str = "v23.0"
-    linkedin_version: str = "202506"
+    linkedin_version: str = "202610"
+    """LinkedIn's API version (YYYYMM): LinkedIn retires each about a year after its release."""
     telegram_secret_seed: bytes = b""
     """Derives each bot's webhook `secret_token` (see `telegram_secret`)."""
     timeout_seconds: float = 15.0

@@ -57,6 +57,8 @@ def platform_config(settings: Settings) -> PlatformConfig:
             meta_verify_token=settings.meta_verify_token,
             telegram_secret_seed=crypto.derive_key(settings.secret_key, b"telegram-webhook-secret"),
         )
+    if settings.linkedin_version:
+        config.linkedin_version = settings.linkedin_version
     for platform, url in settings.platform_base_urls.items():
         config.endpoints[platform] = Endpoints(url, url, url)
     return config

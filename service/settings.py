@@ -76,6 +76,7 @@ class Settings:
     platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     meta_app_secret: str = ""
     instagram_app_secret: str = ""
+    linkedin_version: str = ""
     meta_verify_token: str = ""
 
     @property
@@ -127,6 +128,7 @@ class Settings:
             platform_oauth_clients=oauth_clients,
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
+            linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
         )
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]

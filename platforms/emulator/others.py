@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 import uuid
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from platforms.emulator.core import (
@@ -27,6 +28,18 @@ from platforms.emulator.state import Account, random_token
 from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
 
 REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
+# The sandbox LinkedIn app has "Share on LinkedIn", "Sign In with LinkedIn using OpenID Connect" and
+# member analytics (so both sides of the follower count can be tried).
+LINKEDIN_APP_SCOPES = ("openid", "profile", "email", "w_member_social", "r_member_profileAnalytics")
+# LinkedIn keeps a version active for about a year after its release.
+LINKEDIN_VERSION_LIFETIME_MONTHS = 12
+
+
+def linkedin_version_active(version: str, today: dt.date | None = None) -> bool:
+    today = today or dt.datetime.now(dt.UTC).date()
+    year, month = int(version[:4]), int(version[4:])
+    age = (today.year - year) * 12 + (today.month - month)
+    return 1 <= month <= 12 and 0 <= age <= LINKEDIN_VERSION_LIFETIME_MONTHS
 
 SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
@@ -107,14 +120,19 @@ class OtherEmulators(EmulatorBase):
                 account.extra["bot_token"] = token
             return {"botToken": token}
         ttl = {"tiktok": 86400, "youtube": 3599, "x": 7200, "linkedin": 5184000}[platform]
+        # A test account is granted everything the sandbox app has.
+        scope = {"extra": {"scope": " ".join(LINKEDIN_APP_SCOPES)}} if platform == "linkedin" else {}
         access = self.state.issue(
             platform,
             account.id,
             "access",
             ttl,
             prefix={"youtube": "ya29.", "tiktok": "act."}.get(platform, ""),
+            **scope.get("extra", {}),
         )
         credentials: dict[str, Any] = {"accessToken": access.value, "expiresAt": None}
+        if platform == "linkedin":
+            credentials["scope"] = " ".join(LINKEDIN_APP_SCOPES)
         refresh = self.state.issue(
             platform,
             account.id,
@@ -754,6 +772,14 @@ class OtherEmulators(EmulatorBase):
 
     # -- LinkedIn ----------------------------------------------------------------------------
     async def li_authorize(self, request: Request) -> Response:
+        refused = [s for s in request.query_params.get("scope", "").split() if s not in LINKEDIN_APP_SCOPES]
+        redirect_uri = request.query_params.get("redirect_uri")
+        if refused and redirect_uri and self.client_ok("linkedin", request.query_params.get("client_id")):
+            # As LinkedIn does: the whole consent fails on a scope the app's products do not grant.
+            params = {"error": "unauthorized_scope_error",
+                      "error_description": f'Scope "{refused[0]}" is not authorized for your application',
+                      "state": request.query_params.get("state", "")}
+            return RedirectResponse(f"{redirect_uri}?{urlencode(params)}", status_code=302)
         return self.authorize(
             "linkedin", request, new_account=lambda hint: self.new_other_account("linkedin", hint)
         )
@@ -780,7 +806,7 @@ class OtherEmulators(EmulatorBase):
             refresh, account_id, scope = found, found.account_id, found.extra.get("scope", "")
         else:
             return oauth_error("unsupported_grant_type", "Invalid grant_type.")
-        access = self.state.issue("linkedin", account_id, "access", 5184000)
+        access = self.state.issue("linkedin", account_id, "access", 5184000, scope=scope)
         remaining = int((refresh.expires_at or time.time()) - time.time())
         return JSONResponse(
             {
@@ -813,12 +839,15 @@ class OtherEmulators(EmulatorBase):
         return await self.api("linkedin", request, handle)
 
     def _li_version(self, call: Call) -> Response | None:
-        if not re.fullmatch(r"\d{6}", call.request.headers.get("linkedin-version", "")):
+        version = call.request.headers.get("linkedin-version", "")
+        if not re.fullmatch(r"\d{6}", version):
             return linkedin_error(
                 400,
                 "A version must be present. Please specify a version by adding the LinkedIn-Version header.",
                 "VERSION_MISSING",
             )
+        if not linkedin_version_active(version):
+            return linkedin_error(426, f"Requested version {version} is not active", "NONEXISTENT_VERSION")
         return None
 
     async def li_post(self, request: Request) -> Response:
@@ -902,6 +931,10 @@ class OtherEmulators(EmulatorBase):
             refused = self._li_version(call)
             if refused is not None:
                 return refused
+            assert call.token is not None
+            if "r_member_profileAnalytics" not in str(call.token.extra.get("scope", "")).split():
+                return linkedin_error(403, "Not enough permissions to access: memberFollowersCount.GET.20240101",
+                                      "ACCESS_DENIED")
             return JSONResponse(
                 {
                     "paging": {"start": 0, "count": 10, "links": []},
