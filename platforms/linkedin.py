@@ -25,6 +25,15 @@ from platforms.base import (
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 
+# LinkedIn reads `commentary` as "little text": these characters are markup (mentions, hashtags,
+# templates), and an unescaped one cuts the post there while the API still answers 201.
+LITTLE_TEXT_RESERVED = frozenset("\\|{}@[]()<>#*_~")
+
+
+def escape_little_text(text: str) -> str:
+    return "".join(f"\\{char}" if char in LITTLE_TEXT_RESERVED else char for char in text)
+
+
 # The "Share on LinkedIn" product with OpenID Connect sign-in: what an ordinary app is granted.
 # (`r_member_social` is closed to new apps; asking for it fails the whole consent.)
 SCOPES = ("openid", "profile", "w_member_social")
@@ -186,7 +195,7 @@ class LinkedInAdapter(BaseAdapter):
             )
         body: dict[str, Any] = {
             "author": self._author(account),
-            "commentary": text,
+            "commentary": escape_little_text(text),
             "visibility": options.get("visibility", "PUBLIC"),
             "distribution": {
                 "feedDistribution": "MAIN_FEED",

@@ -35,6 +35,24 @@ LINKEDIN_APP_SCOPES = ("openid", "profile", "email", "w_member_social", "r_membe
 LINKEDIN_VERSION_LIFETIME_MONTHS = 12
 
 
+def little_text_as_shown(commentary: str) -> str:
+    """What LinkedIn shows of a post's commentary: escapes undone, and the text cut at the first
+    unescaped reserved character (LinkedIn answers 201 all the same)."""
+    shown: list[str] = []
+    escaped = False
+    for char in commentary:
+        if escaped:
+            shown.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in "|{}@[]()<>#*_~":
+            break
+        else:
+            shown.append(char)
+    return "".join(shown)
+
+
 def linkedin_version_active(version: str, today: dt.date | None = None) -> bool:
     today = today or dt.datetime.now(dt.UTC).date()
     year, month = int(version[:4]), int(version[4:])
@@ -872,6 +890,7 @@ class OtherEmulators(EmulatorBase):
             media = ((body.get("content") or {}).get("media") or {}).get("id")
             if media and media not in account.uploads:
                 return linkedin_error(422, f"Image {media} is not uploaded", "UNPROCESSABLE_ENTITY")
+            text = little_text_as_shown(text)
             urn = f"urn:li:share:{7100000000000000000 + self.state.serial()}"
             account.posts[urn] = {"text": text}
             self.record(call, "post", urn, text, urn)

@@ -164,6 +164,24 @@ def test_x_waits_for_the_24_hour_limit_not_the_15_minute_window(sandbox):
     assert caught.value.delay_seconds == pytest.approx(7200, abs=5)
 
 
+def test_linkedin_commentary_is_escaped_little_text_so_nothing_is_cut(sandbox):
+    acc = sandbox.account("linkedin")
+    adapter = sandbox.adapters["linkedin"]
+    text = "Launch (beta) #1 with @team: a_b ~ {x} [y] <z> * | \\ done"
+    adapter.publish_post(acc, text=text, media=[], options={})
+    (record,) = sandbox.sent("linkedin", acc)
+    assert record["text"] == text  # what LinkedIn shows: all of it
+    assert record["payload"]["commentary"].startswith("Launch \\(beta\\) \\#1 with \\@team")
+    # Unescaped, LinkedIn answers 201 and keeps only what precedes the first reserved character.
+    raw = sandbox.client.post(
+        f"{sandbox.base}/sandbox/linkedin/rest/posts",
+        headers={"Authorization": f"Bearer {acc.credentials['accessToken']}", "LinkedIn-Version": sandbox.config.linkedin_version},
+        json={**record["payload"], "commentary": text},
+    )
+    assert raw.status_code == 201
+    assert sandbox.sent("linkedin", acc)[-1]["text"] == "Launch "
+
+
 def test_linkedin_post_shape_and_delete(sandbox):
     acc = sandbox.account("linkedin")
     adapter = sandbox.adapters["linkedin"]
