@@ -137,6 +137,24 @@ class GraphAdapter(BaseAdapter):
         )
         return json_body(response) or {}
 
+    def _graph_all(
+        self, path: str, token: str, *, secrets: list[str] | None = None, params: dict[str, Any] | None = None,
+        max_items: int = 1000,
+    ) -> list[dict[str, Any]]:
+        """Every item of a Graph list, page after page (by the `after` cursor, so the token stays in
+        the header rather than in the `next` URL), up to `max_items`."""
+        items: list[dict[str, Any]] = []
+        query = dict(params or {})
+        while len(items) < max_items:
+            answer = self._graph("GET", path, token, secrets=secrets, params=query)
+            items += [item for item in answer.get("data") or [] if isinstance(item, dict)]
+            paging = answer.get("paging") or {}
+            after = (paging.get("cursors") or {}).get("after")
+            if not paging.get("next") or not after:
+                break
+            query = {**query, "after": after}
+        return items[:max_items]
+
     @staticmethod
     def _token(account: AccountContext) -> str:
         token = account.credentials.get("accessToken")

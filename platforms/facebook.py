@@ -50,12 +50,10 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
 
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
         user_token, user_expires = self._user_token(code=code, redirect_uri=redirect_uri)
-        pages = self._graph(
-            "GET", "me/accounts", user_token, params={"fields": "id,name,username,access_token"}
-        )
-        if not pages.get("data"):
+        pages = self._graph_all("me/accounts", user_token, params={"fields": "id,name,username,access_token"})
+        if not pages:
             raise Rejected("this Facebook user manages no Page", "no_page")
-        page = pages["data"][0]
+        page = pages[0]
         credentials = {
             "accessToken": str(page["access_token"]),
             "userAccessToken": user_token,

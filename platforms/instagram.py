@@ -151,8 +151,7 @@ class InstagramAdapter(MessengerStyle):
         return {"id": contact_id, "username": answer.get("username"), "name": answer.get("name")}
 
     def list_conversations(self, account: AccountContext) -> list[dict[str, Any]]:
-        answer = self._graph(
-            "GET",
+        conversations = self._graph_all(
             f"{account.platform_account_id}/conversations",
             self._token(account),
             secrets=account.secrets(),
@@ -167,7 +166,7 @@ class InstagramAdapter(MessengerStyle):
                     for p in (item.get("participants") or {}).get("data", [])
                 ],
             }
-            for item in answer.get("data", [])
+            for item in conversations
         ]
 
     # -- publishing ------------------------------------------------------------------------

@@ -4,6 +4,7 @@ check, injected faults), OAuth authorisation codes, and request parsing."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as dt
 import hashlib
 import hmac
@@ -72,6 +73,34 @@ def graph_error(
         error["error_user_msg"] = details
     error["fbtrace_id"] = trace_id()
     return JSONResponse({"error": error}, status_code=status, headers=headers)
+
+
+def graph_page(request: Request, items: list[Any], default_limit: int = 25) -> JSONResponse:
+    """One page of a Graph list, as Graph pages: `limit`, `after`/`before` cursors, and `paging.next`
+    (with the cursor) while more remain."""
+    try:
+        limit = max(1, min(int(request.query_params.get("limit", default_limit)), 100))
+    except ValueError:
+        limit = default_limit
+    after = request.query_params.get("after")
+    try:
+        start = int(base64.b64decode(after).decode()) + 1 if after else 0
+    except ValueError:
+        return graph_error(400, 100, "(#100) Invalid after cursor")
+    page = items[start : start + limit]
+
+    def cursor(index: int) -> str:
+        return base64.b64encode(str(index).encode()).decode()
+
+    paging: dict[str, Any] = {}
+    if page:
+        paging["cursors"] = {"before": cursor(start), "after": cursor(start + len(page) - 1)}
+    if start + limit < len(items):
+        query = dict(request.query_params)
+        query.pop("access_token", None)
+        query.update(limit=str(limit), after=cursor(start + len(page) - 1))
+        paging["next"] = f"{str(request.url).split('?')[0]}?{urlencode(query)}"
+    return JSONResponse({"data": page, "paging": paging})
 
 
 def telegram_error(code: int, description: str, retry_after: int | None = None) -> JSONResponse:

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from platforms.emulator.core import Call, EmulatorBase, bad_button_url, graph_error, graph_time
+from platforms.emulator.core import Call, EmulatorBase, bad_button_url, graph_error, graph_page, graph_time
 from platforms.emulator.state import PRIVATE_REPLY_SECONDS, WINDOW_SECONDS, Account, Contact, random_token
 from platforms.inbound import meta_signature
 
@@ -331,7 +331,7 @@ class MetaEmulator(EmulatorBase):
                 return self._comment_reply(call, account, node)
         if call.platform == "instagram" and node == account.id:
             if method == "GET" and edge == "conversations":
-                return self._ig_conversations(account)
+                return self._ig_conversations(call.request, account)
             if method == "POST" and edge == "media":
                 return self._ig_container(call, account)
             if method == "POST" and edge == "media_publish":
@@ -361,18 +361,12 @@ class MetaEmulator(EmulatorBase):
             if method == "POST" and edge == "messages" and node == account.id:
                 return self._wa_send(call, account)
             if method == "GET" and edge == "phone_numbers" and node == account.extra.get("waba_id"):
-                return JSONResponse(
-                    {
-                        "data": [
-                            {
-                                "id": account.id,
-                                "display_phone_number": account.username,
-                                "verified_name": account.display_name,
-                                "quality_rating": "GREEN",
-                            }
-                        ]
-                    }
-                )
+                numbers = self.state.accounts_where("whatsapp", lambda a: a.extra.get("waba_id") == node)
+                return graph_page(call.request, [
+                    {"id": number.id, "display_phone_number": number.username,
+                     "verified_name": number.display_name, "quality_rating": "GREEN"}
+                    for number in sorted(numbers, key=lambda a: a.id)
+                ])
         if call.platform == "meta_ads":
             if method == "GET" and node == "me" and edge == "adaccounts":
                 return JSONResponse(
@@ -496,7 +490,7 @@ class MetaEmulator(EmulatorBase):
         self.record(call, "public_reply", comment_id, text, reply_id)
         return JSONResponse({"id": reply_id})
 
-    def _ig_conversations(self, account: Account) -> Response:
+    def _ig_conversations(self, request: Request, account: Account) -> Response:
         contacts = sorted(
             (c for c in account.contacts.values() if c.conversation_id), key=lambda c: c.updated, reverse=True
         )
@@ -513,7 +507,7 @@ class MetaEmulator(EmulatorBase):
             }
             for c in contacts
         ]
-        return JSONResponse({"data": data, "paging": {}})
+        return graph_page(request, data)
 
     # -- Instagram publishing ----------------------------------------------------------------
     def _ig_container(self, call: Call, account: Account) -> Response:

@@ -276,6 +276,11 @@ class EmulatorState:
             self.touch(account)
         return account
 
+    def accounts_where(self, platform: str, predicate: Any) -> list[Account]:
+        """Read-only listing (nothing is noted as changed)."""
+        with self.lock:
+            return [a for (p, _), a in self.accounts.items() if p == platform and predicate(a)]
+
     def find_account(self, platform: str, predicate: Any) -> Account | None:
         found = None
         with self.lock:

@@ -302,3 +302,17 @@ def test_instagram_conversations_and_contact_profile(sandbox):
     }
     with pytest.raises(Unsupported):
         sandbox.adapters["facebook"].list_conversations(acc)
+
+
+def test_lists_follow_graph_paging(sandbox):
+    acc = sandbox.connected("instagram")
+    for n in range(30):  # Graph answers 25 a page
+        sandbox.inbound("instagram", acc, {"id": str(9200 + n), "handle": f"c{n}"}, "hi")
+    conversations = sandbox.adapters["instagram"].list_conversations(acc)
+    assert sorted(c["participants"][1]["id"] for c in conversations) == [str(9200 + n) for n in range(30)]
+    # A WhatsApp Business Account with more numbers than a page: the last one still connects.
+    whatsapp = sandbox.adapters["whatsapp"]
+    for n in range(30):
+        identity = whatsapp.connect_with_token(phoneNumberId=str(106540352242900 + n), wabaId="102290129340777",
+                                               accessToken=f"sandbox-token-{n}")
+    assert identity.platform_account_id == "106540352242929"
