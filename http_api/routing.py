@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from http_api.storage_threads import BatchingThreads
-from service import idempotency, ratelimit, settings
+from service import idempotency, json_input, ratelimit, settings
 from service.auth import Actor, authenticate_api_key
 from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from service.validation import Obj, Spec
@@ -117,10 +117,7 @@ def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> dict
     media_type = (content_type or "").split(";")[0].strip().lower()
     if media_type != "application/json":
         raise UnsupportedMediaType()
-    try:
-        decoded = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise BadRequest("The request body is not valid JSON.") from None
+    decoded = json_input.decode(raw)
     if not isinstance(decoded, dict):
         raise BadRequest("The request body must be a JSON object.")
     return op.body.validate(decoded)

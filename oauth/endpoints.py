@@ -18,7 +18,8 @@ from starlette.routing import Route
 
 from oauth import dashboard
 from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, server_for
-from service import oauth_tokens, workspaces
+from service import json_input, oauth_clients, oauth_tokens, workspaces
+from service.errors import ServiceError
 from service.settings import Settings
 
 MAX_FORM_BYTES = 64 * 1024
@@ -51,6 +52,21 @@ async def _pairs(request: Request) -> list[tuple[str, str]]:
     return [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
 
 
+async def _capped_body(request: Request, limit: int) -> bytes | None:
+    """The body, or None once it passes `limit` bytes (read no further: registration is open)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _form_request(server: Server, request: Request, form: list[tuple[str, str]]) -> FormRequest:
     # The URI Authlib sees is our public one (behind a proxy the socket's is not).
     uri = server.base_url + request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -80,13 +96,19 @@ def routes(settings: Settings) -> list[Route]:
         )
 
     async def register(request: Request) -> Response:
+        def refused(description: str) -> Response:
+            return JSONResponse({"error": "invalid_client_metadata", "error_description": description},
+                                status_code=400)
+
+        raw = await _capped_body(request, oauth_clients.REGISTRATION_MAX_BYTES)
+        if raw is None:
+            return refused(f"The body may be at most {oauth_clients.REGISTRATION_MAX_BYTES // 1024} KiB.")
         try:
-            data = json.loads(await request.body())
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            data = None
+            data = json_input.decode(raw)
+        except ServiceError as problem:
+            return refused(problem.message)
         if not isinstance(data, dict):
-            return JSONResponse({"error": "invalid_client_metadata",
-                                 "error_description": "The body must be a JSON object."}, status_code=400)
+            return refused("The body must be a JSON object.")
         uri = server.base_url + request.url.path
         answer = await dashboard.in_db(
             server.create_endpoint_response, "client_registration", JSONRequest("POST", uri, request.headers, data)

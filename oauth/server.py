@@ -328,6 +328,10 @@ class Registration(ClientRegistrationEndpoint):
         return self.server.metadata
 
     def extract_client_metadata(self, request: Any) -> dict[str, Any]:
+        try:
+            oauth_clients.check_registration(request.payload.data or {})
+        except oauth_clients.InvalidClientMetadata as problem:
+            raise InvalidClientMetadata(str(problem)) from None
         metadata: dict[str, Any] = super().extract_client_metadata(request)
         # Store and echo the method we will expect: a client that omitted it must learn that
         # it is to send its secret (RFC 7591 §2 default client_secret_basic).
