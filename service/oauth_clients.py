@@ -115,8 +115,8 @@ def check_registration(data: dict[str, Any]) -> None:
             raise InvalidClientMetadata(f"{name} may list at most {MAX_REDIRECT_URIS} values.")
     if "jwks" in data and data["jwks"] is not None and not isinstance(data["jwks"], dict):
         raise InvalidClientMetadata("jwks must be an object.")
-    name = data.get("client_name")
-    if isinstance(name, str) and len(name) > MAX_CLIENT_NAME:
+    client_name = data.get("client_name")
+    if isinstance(client_name, str) and len(client_name) > MAX_CLIENT_NAME:
         raise InvalidClientMetadata(f"client_name may be at most {MAX_CLIENT_NAME} characters long.")
     for field_name in _STRING_FIELDS:
         value = data.get(field_name)
