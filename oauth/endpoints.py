@@ -181,10 +181,7 @@ def routes(settings: Settings) -> list[Route]:
         return _to_response(answer)
 
     async def _signed_in(request: Request) -> tuple[str, str] | None:
-        user = dashboard.session_user(request)
-        if user is None or not await dashboard.in_db(dashboard._user_exists, user[0]):
-            return None
-        return user
+        return await dashboard.current_user(request)
 
     return [
         Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"]),
