@@ -240,7 +240,9 @@ def is_https_url(value: str) -> bool:
         parts = urlsplit(value)
     except ValueError:
         return False
-    return parts.scheme == "https" and bool(parts.hostname) and " " not in value
+    # A control character (a tab, a newline) is no part of a URL: urlsplit strips some of them, so
+    # the URL stored would not be the URL used.
+    return parts.scheme == "https" and bool(parts.hostname) and " " not in value and value.isprintable()
 
 
 # Shapes used by many records.
