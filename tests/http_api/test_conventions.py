@@ -167,3 +167,20 @@ def test_health_and_openapi_need_no_key(client):
     assert document["info"]["version"] == "1.0.0"
     assert "/v1/api-keys" in document["paths"]
     assert "delete" in document["paths"]["/v1/accounts/{id}/permanent"]
+
+
+def test_concurrent_requests_on_a_fresh_key_admit_exactly_the_limit(service, tenant):
+    limited = replace(service, rate_limit_per_minute=300)
+    with live_server(create_app(limited, worker=False)) as url:
+        h = bearer(tenant["apiKey"])
+        start_of_fresh_minute(margin=30)
+
+        def burst(_: int) -> list[int]:
+            with httpx2.Client(base_url=url, timeout=30) as http:
+                return [http.get("/v1/workspaces", headers=h).status_code for _ in range(20)]
+
+        with ThreadPoolExecutor(16) as pool:
+            codes = [code for codes in pool.map(burst, range(16)) for code in codes]
+    assert len(codes) == 320
+    assert codes.count(200) == 300
+    assert codes.count(429) == 20
