@@ -95,7 +95,7 @@ def error_response(error: ServiceError, headers: dict[str, str] | None = None) -
 
 async def read_body(request: Request) -> bytes:
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise PayloadTooLarge()
     chunks: list[bytes] = []
     size = 0
@@ -105,6 +105,11 @@ async def read_body(request: Request) -> bytes:
             raise PayloadTooLarge()
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _carries_body(request: Request) -> bool:
+    headers = request.headers
+    return "transfer-encoding" in headers or headers.get("content-length", "0") not in ("", "0")
 
 
 def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> dict[str, Any]:
@@ -229,9 +234,13 @@ def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
     async def handle(request: Request) -> Response:
         op = operations[request.method if request.method != "HEAD" else "GET"]
         try:
-            raw = await read_body(request) if op.body is not None else b""
+            # Read (up to the limit) whenever a body came, also where the operation takes none: an
+            # oversized body is a 413 before any key is checked or any rate counted.
+            raw = await read_body(request) if op.body is not None or _carries_body(request) else b""
         except ServiceError as error:
             return error_response(error)
+        if op.body is None:
+            raw = b""
         if op.waits:
             return await run_in_threadpool(_execute, op, request, raw)
         return await _storage_threads().run(_execute, op, request, raw)
