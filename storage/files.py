@@ -8,6 +8,7 @@ before SQLite opens it keeps its companions private too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -30,7 +31,10 @@ def private_dir(path: Path, *, tighten: bool) -> None:
 def private_file(path: Path) -> None:
     """Make `path` exist, 0600, before anything writes to it; tighten it and its SQLite companions."""
     private_dir(path.parent, tighten=False)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    # Only a missing file is opened: closing any descriptor of a SQLite file drops every POSIX lock
+    # this process holds on it through its connections (SQLite's "posix advisory locks" caveat).
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
     for candidate in (path, *(Path(str(path) + suffix) for suffix in SQLITE_COMPANIONS)):
         _restrict(candidate, FILE_MODE)
 
