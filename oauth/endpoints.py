@@ -150,12 +150,15 @@ def routes(settings: Settings) -> list[Route]:
         client = grant.request.client
         action = "/oauth/authorize?" + request.url.query
 
-        def consent_page(status: int = 200, error: str | None = None, selected: str | None = None) -> Response:
+        requested = oauth_tokens.scope_list(grant.request.scope)
+
+        def consent_page(status: int = 200, error: str | None = None, selected: str | None = None,
+                         checked: list[str] | None = None) -> Response:
             return dashboard.render(
                 request, "consent.html", status=status, title="Allow access", action=action,
                 client_name=client.name or client.client_id, unverified=not client.info.metadata_document,
                 redirect_host=urlsplit(grant.redirect_uri).netloc,
-                scopes=oauth_tokens.scope_list(grant.request.scope), workspaces=spaces,
+                scopes=requested, checked=requested if checked is None else checked, workspaces=spaces,
                 selected=selected or (spaces[0]["id"] if spaces else None), error=error,
             )
 
@@ -172,7 +175,14 @@ def routes(settings: Settings) -> list[Route]:
         if decision == "allow":
             if workspace_id not in {ws["id"] for ws in spaces}:
                 return consent_page(400, "Choose one of your workspaces.")
-            consent: Consent | None = Consent(user_id=user_id, workspace_id=str(workspace_id))
+            granted: str | None = None
+            if "scope_choice" in values:  # the page's checkboxes: only what was left checked
+                kept = [scope for scope in requested if ("grant_scope", scope) in form]
+                if requested and not kept:
+                    return consent_page(400, "Leave at least one permission checked, or choose Deny.",
+                                        selected=str(workspace_id), checked=[])
+                granted = oauth_tokens.normalise_scope(" ".join(kept))
+            consent: Consent | None = Consent(user_id=user_id, workspace_id=str(workspace_id), scope=granted)
         elif decision == "deny":
             consent = None
         else:

@@ -181,6 +181,7 @@ class Consent:
 
     user_id: str
     workspace_id: str
+    scope: str | None = None  # what the person left checked on the consent page; None: all requested
 
 
 class InvalidTargetError(OAuth2Error):
@@ -237,7 +238,7 @@ class CodeGrant(AuthorizationCodeGrant):
             user_id=consent.user_id,
             workspace_id=consent.workspace_id,
             redirect_uri=request.payload.redirect_uri or request.client.get_default_redirect_uri(),
-            scope=request.scope,
+            scope=consent.scope if consent.scope is not None else request.scope,
             resource=request.resource,
             code_challenge=data["code_challenge"],
             code_challenge_method=data["code_challenge_method"],
