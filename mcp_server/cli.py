@@ -87,6 +87,27 @@ def _bootstrap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _set_password(args: argparse.Namespace) -> int:
+    """A new dashboard password; every session of that person ends, in every process."""
+    import getpass
+
+    from mcp_server.app import prepare
+    from service import users
+    from service.errors import ServiceError
+    from storage.db import connection, db
+
+    password = args.password if args.password is not None else getpass.getpass("New password: ")
+    prepare(Settings.from_env())
+    try:
+        with connection(), db.atomic():
+            user = users.set_password(email=args.email, password=password)
+    except ServiceError as error:
+        print(f"error: {users.explain(error)}", file=sys.stderr)
+        return 1
+    print(f"Password set for {user.email}; every dashboard session of theirs has ended.")
+    return 0
+
+
 def _sandbox_seed(args: argparse.Namespace) -> int:
     """Connect one sandbox account per platform to a profile of the running service."""
     from mcp_server.app import prepare
@@ -141,6 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
     boot.add_argument("--password", required=True)
     boot.add_argument("--json", action="store_true")
     boot.set_defaults(run=_bootstrap)
+
+    people = commands.add_parser("users", help="dashboard users")
+    people_commands = people.add_subparsers(dest="users_command", required=True)
+    set_password = people_commands.add_parser("set-password", help="set a user's password (ends their sessions)")
+    set_password.add_argument("--email", required=True)
+    set_password.add_argument("--password", help="the new password (prompted when omitted)")
+    set_password.set_defaults(run=_set_password)
 
     sandbox = commands.add_parser("sandbox", help="the platform emulator")
     sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)

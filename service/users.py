@@ -8,7 +8,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from service import clock, ids, sessions
-from service.errors import Conflict, NotFound, ValidationFailed
+from service.errors import Conflict, NotFound, ServiceError, ValidationFailed
 from storage.models import User
 
 _hasher = PasswordHasher()
@@ -75,3 +75,10 @@ def set_password(*, email: str, password: str) -> User:
     user.save()
     sessions.end_all(user_id=user.id)
     return user
+
+
+def explain(error: ServiceError) -> str:
+    """One line for a person (the CLI): the message, with each field's problem."""
+    if error.details:
+        return "; ".join(f"{d.field} {d.message}" for d in error.details)
+    return error.message

@@ -103,3 +103,25 @@ def test_a_session_ended_in_one_process_is_refused_by_another(service, tenant):
             page = browser.get("/dashboard/logout")
             browser.post("/dashboard/logout", data={"csrf_token": hidden(page.text, "csrf_token")})
             assert not _signed_in(elsewhere)
+
+
+def test_the_set_password_command_ends_the_persons_sessions(server_url, service, tenant):
+    import subprocess
+
+    from tests.support.processes import service_env, switchboard
+
+    email = _email(tenant["userId"])
+    env = service_env(service)
+    with httpx2.Client(base_url=server_url, timeout=30) as browser:
+        browser_sign_in(browser, email, PASSWORD)
+        short = subprocess.run(switchboard("users", "set-password", "--email", email, "--password", "short"),
+                               env=env, capture_output=True, text=True, timeout=60)
+        assert short.returncode == 1
+        assert "password must be at least 8 characters long" in short.stderr
+        assert _signed_in(browser)
+        done = subprocess.run(switchboard("users", "set-password", "--email", email, "--password", "another passphrase"),
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert not _signed_in(browser)
+        browser_sign_in(browser, email, "another passphrase")
+        assert _signed_in(browser)
