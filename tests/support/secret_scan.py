@@ -8,14 +8,18 @@ from pathlib import Path
 
 from storage.db import connection, db
 
-# What a secret of each kind looks like, so that any one (not only those a test knows) is found.
+# What a secret of each kind looks like, so that any one (not only those a test knows) is found. Each
+# must start and end on a boundary: encrypted values are base64url text, where a short prefix such as
+# `cs_` followed by forty letters turns up by chance.
+_B = rb"(?<![A-Za-z0-9_-])"
+_E = rb"(?![A-Za-z0-9_-])"
 PATTERNS = {
-    "API key": re.compile(rb"sk_[0-9a-f]{64}"),
-    "webhook secret": re.compile(rb"whsec_[A-Za-z0-9+/_-]{40,}"),
-    "OAuth access token": re.compile(rb"sbat_[A-Za-z0-9_-]{40,}"),
-    "OAuth refresh token": re.compile(rb"sbrt_[A-Za-z0-9_-]{40,}"),
-    "OAuth client secret": re.compile(rb"cs_[A-Za-z0-9_-]{40,}"),
-    "platform token": re.compile(rb"(?:IGAA|IGQ|EAA[AUPWLS])[A-Za-z0-9]{40}"),
+    "API key": re.compile(_B + rb"sk_[0-9a-f]{64}" + _E),
+    "webhook secret": re.compile(_B + rb"whsec_[A-Za-z0-9+/_-]{43}"),
+    "OAuth access token": re.compile(_B + rb"sbat_[A-Za-z0-9_-]{43}" + _E),
+    "OAuth refresh token": re.compile(_B + rb"sbrt_[A-Za-z0-9_-]{43}" + _E),
+    "OAuth client secret": re.compile(_B + rb"cs_[A-Za-z0-9_-]{43}" + _E),
+    "platform token": re.compile(_B + rb"(?:IGAA|IGQ|EAA[AUPWLS])[A-Za-z0-9]{40}" + _E),
     "Telegram bot token": re.compile(rb"[0-9]{5,}:AA[A-Za-z0-9_-]{30,}"),
 }
 
