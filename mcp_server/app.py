@@ -27,6 +27,7 @@ from service import accounts, adapters, conversations, engine, events, inbound, 
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
+from storage import files
 from storage.migrations import migrate
 from storage.models import Account
 from tasks import engine as engine_tasks
@@ -64,6 +65,8 @@ def prepare(settings: Settings) -> None:
     """Configure the process-wide handles (settings, database, queue, platforms, pace), wire the
     service and upgrade the schema."""
     settings_module.configure(settings)
+    if settings.data_dir.exists():
+        files.private_dir(settings.data_dir, tighten=True)  # it holds every secret at rest
     storage_db.initialise(settings.database_url)
     queue.configure(settings)
     adapters.configure(settings)

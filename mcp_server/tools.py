@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
@@ -215,6 +216,25 @@ def make_tool(definition: ToolDef, function: Callable[..., Any]) -> Callable[...
     return tool
 
 
+class _ArgumentsAsSent(FuncMetadata):
+    """The SDK validates a tool's arguments with pydantic before the tool runs, answers a failure with
+    pydantic's own text (and a link to errors.pydantic.dev), and drops arguments it does not know
+    without a word. Our tools validate with the /v1 specs instead (`_execute`): this hands them the
+    arguments exactly as sent, so a bad or unknown one is `validation_failed` with `details`."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        return dict(arguments_to_validate)
+
+
+def _take_arguments_as_sent(mcp: MCPServer, name: str) -> None:
+    tool = mcp._tool_manager.get_tool(name)
+    assert tool is not None
+    meta = tool.fn_metadata
+    tool.fn_metadata = _ArgumentsAsSent(arg_model=meta.arg_model, output_schema=meta.output_schema,
+                                        output_model=meta.output_model, wrap_output=meta.wrap_output)
+    tool.parameters["additionalProperties"] = False  # what the /v1 specs do: an unknown argument is refused
+
+
 def register_tools(mcp: MCPServer, definitions: list[ToolDef] | None = None) -> list[str]:
     """Add every tool whose service function exists in this build; return their names."""
     added = []
@@ -235,6 +255,7 @@ def register_tools(mcp: MCPServer, definitions: list[ToolDef] | None = None) -> 
             ),
             structured_output=True,
         )
+        _take_arguments_as_sent(mcp, definition.name)
         added.append(definition.name)
     return added
 

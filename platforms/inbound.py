@@ -107,17 +107,32 @@ def verify_signature(
     return False
 
 
+# A platform's clock is trusted only within these bounds; anything else (a forged or broken
+# `timestamp` of year 50,000, or one Python cannot even represent) is read as the receipt time.
+_EARLIEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+_FUTURE_SLACK = dt.timedelta(days=1)
+
+
+def _plausible(seconds: float) -> dt.datetime:
+    now = dt.datetime.now(dt.UTC)
+    try:
+        at = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return now
+    return at if _EARLIEST <= at <= now + _FUTURE_SLACK else now
+
+
 def _from_millis(value: Any) -> dt.datetime:
     try:
-        return dt.datetime.fromtimestamp(int(value) / 1000, dt.UTC)
-    except (TypeError, ValueError):
+        return _plausible(int(value) / 1000)
+    except (TypeError, ValueError, OverflowError):
         return dt.datetime.now(dt.UTC)
 
 
 def _from_seconds(value: Any) -> dt.datetime:
     try:
-        return dt.datetime.fromtimestamp(int(value), dt.UTC)
-    except (TypeError, ValueError):
+        return _plausible(int(value))
+    except (TypeError, ValueError, OverflowError):
         return dt.datetime.now(dt.UTC)
 
 

@@ -128,6 +128,7 @@ def list_accounts(
     if actor.profile_ids is not None:
         query = query.where(Account.profile.in_(list(actor.profile_ids)))
     if profileId is not None:
+        actor.require_profile(profileId)  # a filter naming a profile outside the key's: 403, as everywhere
         query = query.where(Account.profile == profileId)
     if platform is not None:
         query = query.where(Account.platform == platform)

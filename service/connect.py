@@ -23,18 +23,26 @@ SUBSCRIBABLE = ("facebook", "instagram", "whatsapp")
 STATE_MAX_AGE = timedelta(minutes=15)
 
 AUTH_URL = record("ConnectStart", {"authUrl": Str(format="uri"), "state": Str()})
+# Credentials travel in a URL path (Telegram's token) or a header (the others): a control
+# character, a space, a `/` or a non-ASCII letter there is never a real credential, and would
+# break or redirect the request. Checked here, so it is a 422 on the field.
+BOT_TOKEN = Str(min_length=1, max_length=200, pattern=r"[0-9]{1,20}:[A-Za-z0-9_-]{1,178}",
+                description="The token BotFather gives: `<bot id>:<secret>`.")
+ACCESS_TOKEN = Str(min_length=1, max_length=4096, pattern=r"[\x21-\x7e]+",
+                   description="Printable ASCII, without spaces.")
+GRAPH_ID = Str(min_length=1, max_length=64, pattern=r"[A-Za-z0-9_-]+")
 TELEGRAM = Obj(
     name="ConnectTelegram",
-    fields={"profileId": ID, "botToken": Str(min_length=1, max_length=200)},
+    fields={"profileId": ID, "botToken": BOT_TOKEN},
     required=("profileId", "botToken"),
 )
 WHATSAPP = Obj(
     name="ConnectWhatsApp",
     fields={
         "profileId": ID,
-        "phoneNumberId": Str(min_length=1, max_length=64),
-        "wabaId": Str(min_length=1, max_length=64),
-        "accessToken": Str(min_length=1, max_length=4096),
+        "phoneNumberId": GRAPH_ID,
+        "wabaId": GRAPH_ID,
+        "accessToken": ACCESS_TOKEN,
     },
     required=("profileId", "phoneNumberId", "wabaId", "accessToken"),
 )

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from storage import files
+
 VERSION = "1.0.0"
 
 
@@ -27,8 +29,9 @@ def _secret_key(data_dir: Path, given: str | None) -> str:
         return given
     path = data_dir / "secret_key"
     if path.exists():
+        files.private_file(path)  # one written by an older version may be readable by others
         return path.read_text().strip()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    files.private_dir(data_dir, tighten=True)
     key = secrets.token_urlsafe(48)
     # O_EXCL: two processes starting together must end up with the same key.
     try:

@@ -444,3 +444,18 @@ class OAuthToken(BaseModel):
 
 
 ALL_MODELS += [OAuthClient, OAuthGrant, OAuthCode, OAuthToken]
+
+
+class DashboardSession(BaseModel):
+    """A person's signed-in dashboard session. The cookie carries a random id; only its SHA-256 is
+    here, so a session ends for every process the moment its row goes (sign-out, a password
+    change, removal from a workspace)."""
+
+    id_hash = CharField(primary_key=True, max_length=64)
+    user = ForeignKeyField(User, on_delete="CASCADE", index=True)
+    user_id: str  # the foreign key column, for type checkers
+    created_at = DateTimeField(default=now)
+    expires_at = DateTimeField(index=True)
+
+
+ALL_MODELS += [DashboardSession]
