@@ -32,6 +32,7 @@ from storage.migrations import migrate
 from storage.models import Account
 from tasks import engine as engine_tasks
 from tasks import queue, scheduler
+from tasks import renewals as renewal_tasks
 from tasks import webhooks as webhook_tasks
 
 log = logging.getLogger("switchboard")
@@ -58,7 +59,8 @@ def wire() -> None:
     engine.register(outbound.MESSAGE_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
-    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep])
+    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
+                        renewal_tasks.renew_due])
 
 
 def prepare(settings: Settings) -> None:

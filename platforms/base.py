@@ -199,6 +199,10 @@ class Adapter(Protocol):
 
     platform: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    # Credential fields (ISO instants) of tokens that cannot be renewed once they lapse: they must be
+    # refreshed before (Instagram's and Facebook's 60-day tokens). Short-lived ones with a refresh
+    # token are renewed when refused instead.
+    lapsing_credentials: ClassVar[tuple[str, ...]]
 
     def send_dm(
         self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None

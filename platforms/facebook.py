@@ -6,7 +6,7 @@ token again (`grant_type=fb_exchange_token`) and re-reads the Page token."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from platforms._graph import FacebookLogin, MessengerStyle
 from platforms.base import AccountContext, Capabilities, ConnectedIdentity, MediaItem, PublishedPost, Rejected
@@ -22,6 +22,7 @@ WEBHOOK_FIELDS = [
 
 
 class FacebookAdapter(MessengerStyle, FacebookLogin):
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ("userExpiresAt",)
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "facebook"
     scopes = (

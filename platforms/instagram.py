@@ -11,7 +11,7 @@ token (`GET /access_token?grant_type=ig_exchange_token`) refreshed with
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from platforms._common import expires_at
 from platforms._graph import MessengerStyle
@@ -54,6 +54,7 @@ class InstagramAdapter(MessengerStyle):
         followers=True,
         conversations_listing=True,
     )
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     container_poll_seconds = 1.0
     container_poll_attempts = 60
 

@@ -170,6 +170,8 @@ def connect(
     account.username = username
     account.display_name = display_name
     account.credentials = crypto.encrypt_json(credentials)
+    account.credentials_expire_at = adapters.lapses_at(platform, credentials)
+    account.credentials_checked_at = None
     account.status = "connected"
     account.needs_reauth = False
     account.connected_at = moment

@@ -91,6 +91,10 @@ class Account(BaseModel):
     status = CharField(max_length=16, default="connected")  # connected | disconnected
     needs_reauth = BooleanField(default=False)
     credentials = BlobField(null=True)  # encrypted; erased on disconnect
+    # When credentials that cannot be renewed once lapsed (Instagram's, Facebook's long-lived
+    # tokens) lapse, in the clear so a daily job can find them; and when it last tried.
+    credentials_expire_at = DateTimeField(null=True, index=True)
+    credentials_checked_at = DateTimeField(null=True)
     connected_at = DateTimeField(default=now)
     disconnected_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)

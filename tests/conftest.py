@@ -140,9 +140,12 @@ def bearer(key: str) -> dict[str, str]:
 
 
 def _data_files(root: Path) -> list[Path]:
-    """Every test's data directory: its databases, their WAL, the queue, the secret key."""
+    """Every test's data directory: its databases, their WAL, the queue, the secret key. Not the
+    sandbox's own file (`sandbox.db`): that is the emulated platforms' side, which holds the test
+    tokens it issued as any platform holds its tokens."""
     return [path for path in root.rglob("*") if path.is_file()
-            and ("data" in path.relative_to(root).parts[:-1] or ".db" in path.name)]
+            and ("data" in path.relative_to(root).parts[:-1] or ".db" in path.name)
+            and not path.name.startswith("sandbox.db")]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

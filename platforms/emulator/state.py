@@ -326,6 +326,18 @@ class EmulatorState:
             return None
         return token
 
+    def age_tokens(self, platform: str, account_id: str, seconds: float) -> list[Token]:
+        """Make the account's expiring tokens `seconds` older: they lapse that much sooner."""
+        aged = []
+        with self.lock:
+            for token in self.tokens.values():
+                if token.platform == platform and token.account_id == account_id and token.expires_at is not None:
+                    token.expires_at -= seconds
+                    aged.append(token)
+        for token in aged:
+            self.touch_token(token)
+        return aged
+
     def expire_tokens(self, platform: str, account_id: str, kinds: tuple[str, ...]) -> int:
         expired = []
         with self.lock:

@@ -27,6 +27,7 @@ from storage.migrations import (
     m0005_inbox,
     m0006_engine,
     m0007_sessions,
+    m0008_credentials_refresh,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -39,6 +40,7 @@ MIGRATIONS: list[Migration] = [
     (5, "inbox", m0005_inbox.apply),
     (6, "work engine", m0006_engine.apply),
     (7, "dashboard sessions", m0007_sessions.apply),
+    (8, "credentials that lapse", m0008_credentials_refresh.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
