@@ -49,7 +49,7 @@ def claim_due(limit: int = BATCH) -> list[str]:
     )
     candidates = Account.select(Account.id).where(due).order_by(Account.credentials_expire_at).limit(limit)
     if is_postgres():
-        candidates = candidates.for_update("FOR UPDATE SKIP LOCKED")
+        candidates = candidates.for_update(skip_locked=True)
     ids = [row.id for row in candidates]
     if not ids:
         return []
