@@ -173,6 +173,7 @@ SAMPLE_TEXT = {
     "prefix": "sk_00000000",
     "key": "sk_" + "0" * 64,
     "secret": "whsec_" + "A" * 43 + "=",
+    "botToken": "7000000001:AA" + "ExampleBotToken" * 2,
 }
 
 
