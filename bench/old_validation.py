@@ -111,7 +111,8 @@ class Int(Spec):
 
     def _check(self, value: Any, path: str, problems: Problems, from_query: bool) -> Any:
         if from_query and isinstance(value, str):
-            if not re.fullmatch(r"-?\d{1,18}", value):
+            # ASCII digits only: `\d` would also read "١" (Arabic-Indic) or "１" (full width) as 1.
+            if not re.fullmatch(r"-?[0-9]{1,18}", value):
                 problems.add(path, "must be an integer")
                 return MISSING
             value = int(value)
@@ -242,7 +243,9 @@ def is_https_url(value: str) -> bool:
         parts = urlsplit(value)
     except ValueError:
         return False
-    return parts.scheme == "https" and bool(parts.hostname) and " " not in value
+    # A control character (a tab, a newline) is no part of a URL: urlsplit strips some of them, so
+    # the URL stored would not be the URL used.
+    return parts.scheme == "https" and bool(parts.hostname) and " " not in value and value.isprintable()
 
 
 # Shapes used by many records.

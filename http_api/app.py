@@ -9,7 +9,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from http_api import openapi
 from http_api.routes import accounts, api_keys, connect, conversations, health, webhooks, workspaces
@@ -25,10 +25,24 @@ def all_operations() -> list[Operation]:
     return [operation for module in ROUTE_MODULES for operation in module.OPERATIONS]
 
 
+def _allowed_methods(request: Request) -> str:
+    """Every method some route takes on this path. Starlette's own `Allow` names only the first route
+    that matched the path (`/v1/connect/{platform}` takes GET, `/v1/connect/telegram` POST)."""
+    scope = {**request.scope, "method": "\x00"}  # a method no route takes: every route on the path matches partially
+    methods: set[str] = {"OPTIONS"}
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(scope)[0] != Match.NONE:
+            methods |= route.methods
+    return ", ".join(sorted(methods))
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 405:
-        return error_response(MethodNotAllowed(), dict(exc.headers or {}))
+        allow = _allowed_methods(request)
+        if request.method == "OPTIONS":  # RFC 9110 §9.3.7: what the resource takes
+            return Response(status_code=204, headers={"Allow": allow})
+        return error_response(MethodNotAllowed(), {"Allow": allow})
     if exc.status_code == 404:
         return error_response(NotFound("No such path."))
     return error_response(BadRequest("The request could not be read."))

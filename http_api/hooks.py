@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -11,18 +9,17 @@ from starlette.routing import Route
 
 from http_api.routing import error_response, json_response, read_body
 from platforms.base import PLATFORMS
-from service import inbound
-from service.errors import BadRequest, NotFound, ServiceError
+from service import inbound, json_input
+from service.errors import NotFound, ServiceError
 from storage.db import connection, db
 
 
 def _receive(platform: str, request: Request, raw: bytes) -> Response:
     query = dict(request.query_params)
     inbound.verify(platform, request.headers, raw, query)
-    try:
-        payload = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BadRequest("The webhook body is not JSON.") from None
+    # A platform retries (and Telegram stalls the bot's queue) on anything but a 2xx: a lone
+    # surrogate in a signed body is kept as U+FFFD rather than refused.
+    payload = json_input.decode(raw, replace_surrogates=True)
     with connection(), db.atomic():
         stored = inbound.receive(platform, payload, query)
     return json_response(200, {"received": stored})

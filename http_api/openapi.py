@@ -37,12 +37,13 @@ ERROR_SCHEMA = {
 }
 
 STATUS_TEXT = {
-    400: "The body is not JSON, or not a JSON object.",
+    400: "The body is not JSON, not a JSON object, holds an unpaired surrogate escape or an integer of "
+         "more than 4,300 digits.",
     401: "Key missing, malformed, unknown, expired or revoked.",
     403: "Outside the key's profiles, or a write with a read key.",
     404: "No such resource in the caller's workspace.",
     409: "The resource's state forbids the operation.",
-    413: "JSON body over 1 MiB.",
+    413: "A body over 1 MiB (answered before the key is checked, without rate-limit headers).",
     415: "The body is not application/json.",
     422: "Fields break a rule; `details` names each field.",
     429: "Over the key's request rate; see Retry-After.",
@@ -66,7 +67,9 @@ Telegram, YouTube, X, Facebook, Meta Ads and LinkedIn through one API.
 Conventions: JSON bodies with camelCase fields; unknown body fields are rejected (422); unknown
 query parameters are ignored. Every answer carries `X-Request-Id` (echoed when the request sent a
 well-formed one: 1..128 of `A-Z a-z 0-9 . _ : -`). Authenticated answers carry the `X-RateLimit-*`
-headers. Errors are `{"error": {"code", "message", "details"?}}`.
+headers. Errors are `{"error": {"code", "message", "details"?}}`. A body over 1 MiB is 413 on every
+operation, before the key is checked. `OPTIONS` on a path answers 204 with `Allow`; a wrong method
+405 with the same `Allow`. `page` and `limit` take ASCII digits only.
 
 `Idempotency-Key` on any POST (1..255 printable characters): the same key with the same body within
 24 hours replays the first answer (with `Idempotent-Replayed: true`) and does nothing again; with a
@@ -175,6 +178,7 @@ SAMPLE_TEXT = {
     "prefix": "sk_00000000",
     "key": "sk_" + "0" * 64,
     "secret": "whsec_" + "A" * 43 + "=",
+    "botToken": "7000000001:AA" + "ExampleBotToken" * 2,
 }
 
 

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from http_api.storage_threads import BatchingThreads
-from service import idempotency, ratelimit, settings, shapes
+from service import idempotency, json_input, ratelimit, settings, shapes
 from service.auth import Actor, authenticate_api_key
 from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from storage.db import connection, db, reading
@@ -98,7 +98,7 @@ def error_response(error: ServiceError, headers: dict[str, str] | None = None) -
 
 async def read_body(request: Request) -> bytes:
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise PayloadTooLarge()
     chunks: list[bytes] = []
     size = 0
@@ -108,6 +108,11 @@ async def read_body(request: Request) -> bytes:
             raise PayloadTooLarge()
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _carries_body(request: Request) -> bool:
+    headers = request.headers
+    return "transfer-encoding" in headers or headers.get("content-length", "0") not in ("", "0")
 
 
 def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
@@ -120,10 +125,7 @@ def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
     media_type = (content_type or "").split(";")[0].strip().lower()
     if media_type != "application/json":
         raise UnsupportedMediaType()
-    try:
-        decoded = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise BadRequest("The request body is not valid JSON.") from None
+    decoded = json_input.decode(raw)
     if not isinstance(decoded, dict):
         raise BadRequest("The request body must be a JSON object.")
     return shapes.parse(op.body, decoded)
@@ -238,9 +240,13 @@ def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
     async def handle(request: Request) -> Response:
         op = operations[request.method if request.method != "HEAD" else "GET"]
         try:
-            raw = await read_body(request) if op.body is not None else b""
+            # Read (up to the limit) whenever a body came, also where the operation takes none: an
+            # oversized body is a 413 before any key is checked or any rate counted.
+            raw = await read_body(request) if op.body is not None or _carries_body(request) else b""
         except ServiceError as error:
             return error_response(error)
+        if op.body is None:
+            raw = b""
         if op.waits:
             return await run_in_threadpool(_execute, op, request, raw)
         return await _storage_threads().run(_execute, op, request, raw)

@@ -27,10 +27,12 @@ from service import accounts, adapters, conversations, engine, events, inbound, 
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
+from storage import files
 from storage.migrations import migrate
 from storage.models import Account
 from tasks import engine as engine_tasks
 from tasks import queue, scheduler
+from tasks import renewals as renewal_tasks
 from tasks import webhooks as webhook_tasks
 
 log = logging.getLogger("switchboard")
@@ -57,13 +59,16 @@ def wire() -> None:
     engine.register(outbound.MESSAGE_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
-    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep])
+    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
+                        renewal_tasks.renew_due])
 
 
 def prepare(settings: Settings) -> None:
     """Configure the process-wide handles (settings, database, queue, platforms, pace), wire the
     service and upgrade the schema."""
     settings_module.configure(settings)
+    if settings.data_dir.exists():
+        files.private_dir(settings.data_dir, tighten=True)  # it holds every secret at rest
     storage_db.initialise(settings.database_url)
     queue.configure(settings)
     adapters.configure(settings)

@@ -160,7 +160,7 @@ def _set_password(args: argparse.Namespace) -> int:
         details = "; ".join(f"the {d.field} {d.message}" for d in getattr(error, "details", None) or [])
         print(f"error: {details or error.message}", file=sys.stderr)
         return 1
-    print(f"The password of {args.email} is set.")
+    print(f"The password of {args.email} is set; every dashboard session of theirs has ended.")
     return 0
 
 

@@ -26,13 +26,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from service import api_keys, clock, oauth_tokens, shapes, users, webhooks, workspaces
+from service import api_keys, clock, oauth_tokens, sessions, shapes, users, webhooks, workspaces
 from service.api_key_shapes import ApiKeyCreated, CreateApiKey
 from service.auth import Actor
 from service.errors import ServiceError
 from service.settings import Settings
 from storage.db import connection, db
-from storage.models import Membership, User
+from storage.models import Membership
 
 T = TypeVar("T")
 SESSION_COOKIE = "switchboard_session"
@@ -83,15 +83,39 @@ def csrf_ok(request: Request, form: Any) -> bool:
     return bool(expected and isinstance(presented, str) and hmac.compare_digest(expected, presented))
 
 
-def sign_in(request: Request, user_id: str, email: str) -> None:
-    """A new session for this person: nothing of the anonymous one (its CSRF token) survives."""
+async def sign_in(request: Request, user_id: str, email: str) -> None:
+    """A new session for this person: nothing of the anonymous one (its CSRF token) survives, and
+    the session is a row in storage (`service.sessions`) that sign-out and a password change end."""
+    session_id = await in_db(sessions.start, user_id=user_id)
     request.session.clear()
-    request.session.update({"uid": user_id, "email": email, "csrf": secrets.token_urlsafe(32)})
+    request.session.update({"sid": session_id, "uid": user_id, "email": email, "csrf": secrets.token_urlsafe(32)})
 
 
 def session_user(request: Request) -> tuple[str, str] | None:
+    """What the cookie says, unchecked: for rendering only. Pages decide with `current_user`."""
     uid, email = request.session.get("uid"), request.session.get("email")
     return (uid, email) if uid and email else None
+
+
+def _live_user(session_id: Any, user_id: str) -> bool:
+    return sessions.user_of(session_id) == user_id
+
+
+async def current_user(request: Request) -> tuple[str, str] | None:
+    """The signed-in person, checked against storage on every request: a session that was ended
+    (sign-out, a password change, a removal) or a cookie from before sessions were kept is no
+    session, and is cleared."""
+    user = session_user(request)
+    if user is None or not await in_db(_live_user, request.session.get("sid"), user[0]):
+        request.session.clear()
+        return None
+    return user
+
+
+async def sign_out(request: Request) -> None:
+    session_id = request.session.get("sid")
+    await in_db(sessions.end, session_id)
+    request.session.clear()
 
 
 def safe_next(value: str | None) -> str:
@@ -133,10 +157,6 @@ def forbidden_csrf(request: Request) -> HTMLResponse:
 
 
 # --- storage work for the pages -------------------------------------------------------------------
-
-
-def _user_exists(user_id: str) -> bool:
-    return bool(User.select().where(User.id == user_id).exists())
 
 
 def _workspace_context(user_id: str, wanted: str | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
@@ -199,7 +219,7 @@ def build_routes(settings: Settings) -> list[Route]:
 
     async def login(request: Request) -> Response:
         if request.method == "GET":
-            if session_user(request):
+            if await current_user(request):
                 return RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
             return render(request, "login.html", title="Sign in", next=safe_next(request.query_params.get("next")),
                           email="", error=None, oidc=oidc_on)
@@ -213,7 +233,7 @@ def build_routes(settings: Settings) -> list[Route]:
         if user is None:
             return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
                           error="The e-mail or the password is not right.", oidc=oidc_on)
-        sign_in(request, user.id, user.email)
+        await sign_in(request, user.id, user.email)
         return RedirectResponse(next_url, status_code=303)
 
     async def logout(request: Request) -> Response:
@@ -222,15 +242,10 @@ def build_routes(settings: Settings) -> list[Route]:
         form = await request.form()
         if not csrf_ok(request, form):
             return forbidden_csrf(request)
-        request.session.clear()
+        await sign_out(request)
         return RedirectResponse("/dashboard/login", status_code=303)
 
-    async def signed_in(request: Request) -> tuple[str, str] | None:
-        user = session_user(request)
-        if user is None or not await in_db(_user_exists, user[0]):
-            request.session.clear()
-            return None
-        return user
+    signed_in = current_user
 
     async def home(request: Request) -> Response:
         user = await signed_in(request)

@@ -18,7 +18,8 @@ from starlette.routing import Route
 
 from oauth import dashboard
 from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, server_for
-from service import oauth_tokens, workspaces
+from service import json_input, oauth_clients, oauth_tokens, workspaces
+from service.errors import ServiceError
 from service.settings import Settings
 
 MAX_FORM_BYTES = 64 * 1024
@@ -51,6 +52,21 @@ async def _pairs(request: Request) -> list[tuple[str, str]]:
     return [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
 
 
+async def _capped_body(request: Request, limit: int) -> bytes | None:
+    """The body, or None once it passes `limit` bytes (read no further: registration is open)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _form_request(server: Server, request: Request, form: list[tuple[str, str]]) -> FormRequest:
     # The URI Authlib sees is our public one (behind a proxy the socket's is not).
     uri = server.base_url + request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -80,13 +96,19 @@ def routes(settings: Settings) -> list[Route]:
         )
 
     async def register(request: Request) -> Response:
+        def refused(description: str) -> Response:
+            return JSONResponse({"error": "invalid_client_metadata", "error_description": description},
+                                status_code=400)
+
+        raw = await _capped_body(request, oauth_clients.REGISTRATION_MAX_BYTES)
+        if raw is None:
+            return refused(f"The body may be at most {oauth_clients.REGISTRATION_MAX_BYTES // 1024} KiB.")
         try:
-            data = json.loads(await request.body())
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            data = None
+            data = json_input.decode(raw)
+        except ServiceError as problem:
+            return refused(problem.message)
         if not isinstance(data, dict):
-            return JSONResponse({"error": "invalid_client_metadata",
-                                 "error_description": "The body must be a JSON object."}, status_code=400)
+            return refused("The body must be a JSON object.")
         uri = server.base_url + request.url.path
         answer = await dashboard.in_db(
             server.create_endpoint_response, "client_registration", JSONRequest("POST", uri, request.headers, data)
@@ -128,12 +150,15 @@ def routes(settings: Settings) -> list[Route]:
         client = grant.request.client
         action = "/oauth/authorize?" + request.url.query
 
-        def consent_page(status: int = 200, error: str | None = None, selected: str | None = None) -> Response:
+        requested = oauth_tokens.scope_list(grant.request.scope)
+
+        def consent_page(status: int = 200, error: str | None = None, selected: str | None = None,
+                         checked: list[str] | None = None) -> Response:
             return dashboard.render(
                 request, "consent.html", status=status, title="Allow access", action=action,
                 client_name=client.name or client.client_id, unverified=not client.info.metadata_document,
                 redirect_host=urlsplit(grant.redirect_uri).netloc,
-                scopes=oauth_tokens.scope_list(grant.request.scope), workspaces=spaces,
+                scopes=requested, checked=requested if checked is None else checked, workspaces=spaces,
                 selected=selected or (spaces[0]["id"] if spaces else None), error=error,
             )
 
@@ -150,7 +175,14 @@ def routes(settings: Settings) -> list[Route]:
         if decision == "allow":
             if workspace_id not in {ws["id"] for ws in spaces}:
                 return consent_page(400, "Choose one of your workspaces.")
-            consent: Consent | None = Consent(user_id=user_id, workspace_id=str(workspace_id))
+            granted: str | None = None
+            if "scope_choice" in values:  # the page's checkboxes: only what was left checked
+                kept = [scope for scope in requested if ("grant_scope", scope) in form]
+                if requested and not kept:
+                    return consent_page(400, "Leave at least one permission checked, or choose Deny.",
+                                        selected=str(workspace_id), checked=[])
+                granted = oauth_tokens.normalise_scope(" ".join(kept))
+            consent: Consent | None = Consent(user_id=user_id, workspace_id=str(workspace_id), scope=granted)
         elif decision == "deny":
             consent = None
         else:
@@ -159,10 +191,7 @@ def routes(settings: Settings) -> list[Route]:
         return _to_response(answer)
 
     async def _signed_in(request: Request) -> tuple[str, str] | None:
-        user = dashboard.session_user(request)
-        if user is None or not await dashboard.in_db(dashboard._user_exists, user[0]):
-            return None
-        return user
+        return await dashboard.current_user(request)
 
     return [
         Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"]),

@@ -181,6 +181,7 @@ class Consent:
 
     user_id: str
     workspace_id: str
+    scope: str | None = None  # what the person left checked on the consent page; None: all requested
 
 
 class InvalidTargetError(OAuth2Error):
@@ -237,7 +238,7 @@ class CodeGrant(AuthorizationCodeGrant):
             user_id=consent.user_id,
             workspace_id=consent.workspace_id,
             redirect_uri=request.payload.redirect_uri or request.client.get_default_redirect_uri(),
-            scope=request.scope,
+            scope=consent.scope if consent.scope is not None else request.scope,
             resource=request.resource,
             code_challenge=data["code_challenge"],
             code_challenge_method=data["code_challenge_method"],
@@ -328,6 +329,10 @@ class Registration(ClientRegistrationEndpoint):
         return self.server.metadata
 
     def extract_client_metadata(self, request: Any) -> dict[str, Any]:
+        try:
+            oauth_clients.check_registration(request.payload.data or {})
+        except oauth_clients.InvalidClientMetadata as problem:
+            raise InvalidClientMetadata(str(problem)) from None
         metadata: dict[str, Any] = super().extract_client_metadata(request)
         # Store and echo the method we will expect: a client that omitted it must learn that
         # it is to send its secret (RFC 7591 §2 default client_secret_basic).

@@ -78,6 +78,7 @@ class BaseAdapter:
 
     platform: ClassVar[str] = ""
     capabilities: ClassVar[Capabilities] = Capabilities()
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ()
 
     @staticmethod
     def classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:

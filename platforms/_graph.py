@@ -3,6 +3,10 @@ Messenger-style sending and Facebook Login, shared by those adapters."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -23,6 +27,10 @@ from platforms.base import (
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 
 THROTTLING_CODES = {4, 17, 32, 613, 80007, 130429, 131056}
+# Business-use-case rate limits (80001 Pages, 80002 Instagram, 80004 Ads management, 80006 Messenger,
+# ...): Graph sends no Retry-After; `X-Business-Use-Case-Usage` says how long until access returns.
+BUSINESS_USE_CASE_CODES = {80000, 80001, 80002, 80003, 80004, 80005, 80006, 80008, 80009, 80014}
+BUSINESS_USE_CASE_DEFAULT_SECONDS = 60.0
 TRANSIENT_CODES = {1, 2, 131000, 131016}
 WINDOW_SUBCODES = {2018278, 2534022}
 NOT_FOUND_SUBCODE = 33
@@ -30,6 +38,29 @@ NOT_FOUND_SUBCODE = 33
 
 def graph_code(failure: Rejected) -> str:
     return (failure.code or "").split(".")[0]
+
+
+def business_use_case_wait(headers: Mapping[str, str]) -> float | None:
+    """Seconds until the throttled use case regains access, from `X-Business-Use-Case-Usage`
+    (`{"<business id>": [{"type": ..., "estimated_time_to_regain_access": <minutes>}, ...]}`)."""
+    raw = headers.get("x-business-use-case-usage")
+    if not raw:
+        return None
+    try:
+        usage = json.loads(raw)
+    except ValueError:
+        return None
+    minutes = [
+        entry.get("estimated_time_to_regain_access")
+        for entries in (usage.values() if isinstance(usage, dict) else ())
+        if isinstance(entries, list)
+        for entry in entries
+        if isinstance(entry, dict)
+    ]
+    known = [float(m) for m in minutes if isinstance(m, int | float) and not isinstance(m, bool) and m >= 0]
+    if not known:
+        return None
+    return max(known) * 60 or BUSINESS_USE_CASE_DEFAULT_SECONDS
 
 
 def graph_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
@@ -47,6 +78,9 @@ def graph_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFai
         message = f"{message}: {details}"
     message = redact(message, secrets)
     status = response.status_code
+    if code in BUSINESS_USE_CASE_CODES:
+        wait = business_use_case_wait(response.headers)
+        return RetryLater(message, wait if wait is not None else BUSINESS_USE_CASE_DEFAULT_SECONDS)
     if code in THROTTLING_CODES or status == 429:
         default = 1.0 if code in (130429, 131056) else 60.0
         return RetryLater(message, retry_after_seconds(response.headers, default))
@@ -58,6 +92,10 @@ def graph_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFai
     if status >= 500 or code in TRANSIENT_CODES:
         return RetryLater(message, retry_after_seconds(response.headers, 30.0))
     return Rejected(message, label)
+
+
+def appsecret_proof(app_secret: str, token: str) -> str:
+    return hmac.new(app_secret.encode(), token.encode(), hashlib.sha256).hexdigest()
 
 
 def button_template(text: str, button: Button) -> dict[str, Any]:
@@ -83,13 +121,39 @@ class GraphAdapter(BaseAdapter):
     def _auth(token: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {token}"}
 
+    def _app_secret(self) -> str:
+        return self.config.meta_app_secret
+
     def _graph(
         self, method: str, path: str, token: str, *, secrets: list[str] | None = None, **kwargs: Any
     ) -> Any:
+        app_secret = self._app_secret()
+        if app_secret:
+            # Proves the call comes from the app's server: Meta refuses calls without it when the
+            # app requires it, and a stolen token alone is not enough.
+            kwargs["params"] = {**(kwargs.get("params") or {}), "appsecret_proof": appsecret_proof(app_secret, token)}
         response = self._call(
             method, self._url(path), secrets=[token, *(secrets or [])], headers=self._auth(token), **kwargs
         )
         return json_body(response) or {}
+
+    def _graph_all(
+        self, path: str, token: str, *, secrets: list[str] | None = None, params: dict[str, Any] | None = None,
+        max_items: int = 1000,
+    ) -> list[dict[str, Any]]:
+        """Every item of a Graph list, page after page (by the `after` cursor, so the token stays in
+        the header rather than in the `next` URL), up to `max_items`."""
+        items: list[dict[str, Any]] = []
+        query = dict(params or {})
+        while len(items) < max_items:
+            answer = self._graph("GET", path, token, secrets=secrets, params=query)
+            items += [item for item in answer.get("data") or [] if isinstance(item, dict)]
+            paging = answer.get("paging") or {}
+            after = (paging.get("cursors") or {}).get("after")
+            if not paging.get("next") or not after:
+                break
+            query = {**query, "after": after}
+        return items[:max_items]
 
     @staticmethod
     def _token(account: AccountContext) -> str:

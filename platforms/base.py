@@ -50,6 +50,8 @@ class Capabilities:
     dm: bool = False
     dm_text_limit: int | None = None
     post_text_limit: int | None = None
+    # The text limit of a post with media, where it is shorter (a Telegram caption: 1,024).
+    post_caption_limit: int | None = None
     post_media: PostMedia = "none"
     button: ButtonKind | None = None
     button_label_limit: int = BUTTON_LABEL_LIMIT
@@ -63,6 +65,12 @@ class Capabilities:
     inbound_webhooks: bool = False
     followers: bool = False
     conversations_listing: bool = False
+
+    def post_limit(self, *, with_media: bool) -> int | None:
+        """How long a post's text may be, with or without media."""
+        if with_media and self.post_caption_limit is not None:
+            return self.post_caption_limit
+        return self.post_text_limit
 
     def as_dict(self) -> dict[str, Any]:
         """camelCase keys, as `/v1/accounts` shows them under `capabilities`."""
@@ -191,6 +199,10 @@ class Adapter(Protocol):
 
     platform: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    # Credential fields (ISO instants) of tokens that cannot be renewed once they lapse: they must be
+    # refreshed before (Instagram's and Facebook's 60-day tokens). Short-lived ones with a refresh
+    # token are renewed when refused instead.
+    lapsing_credentials: ClassVar[tuple[str, ...]]
 
     def send_dm(
         self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None

@@ -6,7 +6,7 @@ token again (`grant_type=fb_exchange_token`) and re-reads the Page token."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from platforms._graph import FacebookLogin, MessengerStyle
 from platforms.base import AccountContext, Capabilities, ConnectedIdentity, MediaItem, PublishedPost, Rejected
@@ -22,6 +22,7 @@ WEBHOOK_FIELDS = [
 
 
 class FacebookAdapter(MessengerStyle, FacebookLogin):
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ("userExpiresAt",)
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "facebook"
     scopes = (
@@ -50,12 +51,10 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
 
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
         user_token, user_expires = self._user_token(code=code, redirect_uri=redirect_uri)
-        pages = self._graph(
-            "GET", "me/accounts", user_token, params={"fields": "id,name,username,access_token"}
-        )
-        if not pages.get("data"):
+        pages = self._graph_all("me/accounts", user_token, params={"fields": "id,name,username,access_token"})
+        if not pages:
             raise Rejected("this Facebook user manages no Page", "no_page")
-        page = pages["data"][0]
+        page = pages[0]
         credentials = {
             "accessToken": str(page["access_token"]),
             "userAccessToken": user_token,

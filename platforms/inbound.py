@@ -81,13 +81,20 @@ def verify_signature(
     app_secret: str,
     telegram_secret_for: Callable[[str], str | None],
     query: Mapping[str, str] | None = None,
+    instagram_app_secret: str = "",
 ) -> bool:
-    """True only for a webhook that provably comes from the platform (constant-time compares)."""
+    """True only for a webhook that provably comes from the platform (constant-time compares).
+
+    Instagram webhooks of an Instagram Login app are signed with that app's own secret, those of a
+    Facebook Login app with the Meta app's: either is accepted for Instagram."""
     if platform in META_PLATFORMS:
         given = _header(headers, "X-Hub-Signature-256")
-        if not given or not app_secret or not given.startswith("sha256="):
+        if not given or not given.startswith("sha256="):
             return False
-        return hmac.compare_digest(given.encode(), meta_signature(app_secret, raw_body).encode())
+        candidates = [app_secret, instagram_app_secret] if platform == "instagram" else [app_secret]
+        matches = [hmac.compare_digest(given.encode(), meta_signature(secret, raw_body).encode())
+                   for secret in candidates if secret]
+        return any(matches)
     if platform == "telegram":
         bot = (query or {}).get("bot")
         given = _header(headers, "X-Telegram-Bot-Api-Secret-Token")
@@ -100,17 +107,32 @@ def verify_signature(
     return False
 
 
+# A platform's clock is trusted only within these bounds; anything else (a forged or broken
+# `timestamp` of year 50,000, or one Python cannot even represent) is read as the receipt time.
+_EARLIEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+_FUTURE_SLACK = dt.timedelta(days=1)
+
+
+def _plausible(seconds: float) -> dt.datetime:
+    now = dt.datetime.now(dt.UTC)
+    try:
+        at = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return now
+    return at if _EARLIEST <= at <= now + _FUTURE_SLACK else now
+
+
 def _from_millis(value: Any) -> dt.datetime:
     try:
-        return dt.datetime.fromtimestamp(int(value) / 1000, dt.UTC)
-    except (TypeError, ValueError):
+        return _plausible(int(value) / 1000)
+    except (TypeError, ValueError, OverflowError):
         return dt.datetime.now(dt.UTC)
 
 
 def _from_seconds(value: Any) -> dt.datetime:
     try:
-        return dt.datetime.fromtimestamp(int(value), dt.UTC)
-    except (TypeError, ValueError):
+        return _plausible(int(value))
+    except (TypeError, ValueError, OverflowError):
         return dt.datetime.now(dt.UTC)
 
 
@@ -330,6 +352,18 @@ def _whatsapp_message(account: str, message: dict[str, Any], names: dict[str, An
     )
 
 
+def _whatsapp_error_text(errors: Any) -> str | None:
+    """`Re-engagement message (131047): Message failed to send because more than 24 hours...`."""
+    first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else None
+    if first is None:
+        return None
+    title = str(first.get("title") or first.get("message") or "The message was not delivered")
+    code = first.get("code")
+    details = (first.get("error_data") or {}).get("details") if isinstance(first.get("error_data"), dict) else None
+    text = f"{title} ({code})" if code else title
+    return f"{text}: {details}" if details else text
+
+
 def _whatsapp_status(account: str, status: dict[str, Any]) -> InboundEvent | None:
     state = status.get("status")
     kinds: dict[str, EventKind] = {"delivered": "delivery", "read": "read", "failed": "failed"}
@@ -348,7 +382,7 @@ def _whatsapp_status(account: str, status: dict[str, Any]) -> InboundEvent | Non
         contact_handle=f"+{recipient}" if recipient else None,
         platform_message_id=mid,
         message_ids=(mid,),
-        text=(errors[0].get("title") if errors and isinstance(errors[0], dict) else None),
+        text=_whatsapp_error_text(errors),
     )
 
 

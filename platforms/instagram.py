@@ -11,7 +11,7 @@ token (`GET /access_token?grant_type=ig_exchange_token`) refreshed with
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from platforms._common import expires_at
 from platforms._graph import MessengerStyle
@@ -54,8 +54,13 @@ class InstagramAdapter(MessengerStyle):
         followers=True,
         conversations_listing=True,
     )
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     container_poll_seconds = 1.0
     container_poll_attempts = 60
+
+    def _app_secret(self) -> str:
+        # Instagram Login tokens are proven with the Instagram app's own secret.
+        return self.config.instagram_app_secret or self.config.meta_app_secret
 
     # -- connection ------------------------------------------------------------------------
     def authorize_url(self, *, state: str, redirect_uri: str) -> str:
@@ -147,8 +152,7 @@ class InstagramAdapter(MessengerStyle):
         return {"id": contact_id, "username": answer.get("username"), "name": answer.get("name")}
 
     def list_conversations(self, account: AccountContext) -> list[dict[str, Any]]:
-        answer = self._graph(
-            "GET",
+        conversations = self._graph_all(
             f"{account.platform_account_id}/conversations",
             self._token(account),
             secrets=account.secrets(),
@@ -163,7 +167,7 @@ class InstagramAdapter(MessengerStyle):
                     for p in (item.get("participants") or {}).get("data", [])
                 ],
             }
-            for item in answer.get("data", [])
+            for item in conversations
         ]
 
     # -- publishing ------------------------------------------------------------------------

@@ -21,10 +21,25 @@ from platforms.base import (
     ReauthRequired,
     Rejected,
     RetryLater,
+    Unsupported,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 
-SCOPES = ("openid", "profile", "email", "w_member_social", "r_member_social")
+# LinkedIn reads `commentary` as "little text": these characters are markup (mentions, hashtags,
+# templates), and an unescaped one cuts the post there while the API still answers 201.
+LITTLE_TEXT_RESERVED = frozenset("\\|{}@[]()<>#*_~")
+
+
+def escape_little_text(text: str) -> str:
+    return "".join(f"\\{char}" if char in LITTLE_TEXT_RESERVED else char for char in text)
+
+
+# The "Share on LinkedIn" product with OpenID Connect sign-in: what an ordinary app is granted.
+# (`r_member_social` is closed to new apps; asking for it fails the whole consent.)
+SCOPES = ("openid", "profile", "w_member_social")
+# Member analytics (the Community Management API), granted to approved apps only: without it the
+# follower count is not available, and is not asked for.
+ANALYTICS_SCOPE = "r_member_profileAnalytics"
 
 
 def linkedin_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
@@ -127,6 +142,9 @@ class LinkedInAdapter(BaseAdapter):
 
     # -- reading ---------------------------------------------------------------------------
     def follower_count(self, account: AccountContext) -> int:
+        granted = str(account.credentials.get("scope") or "").replace(",", " ").split()
+        if ANALYTICS_SCOPE not in granted:
+            raise Unsupported(f"LinkedIn shares a member's follower count only with apps granted {ANALYTICS_SCOPE}")
         answer = json_body(self._api(account, "GET", "/rest/memberFollowersCount", params={"q": "me"})) or {}
         elements = answer.get("elements") or [{}]
         return int(elements[0].get("memberFollowersCount", 0))
@@ -177,7 +195,7 @@ class LinkedInAdapter(BaseAdapter):
             )
         body: dict[str, Any] = {
             "author": self._author(account),
-            "commentary": text,
+            "commentary": escape_little_text(text),
             "visibility": options.get("visibility", "PUBLIC"),
             "distribution": {
                 "feedDistribution": "MAIN_FEED",

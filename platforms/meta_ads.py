@@ -8,13 +8,14 @@ followers (an ad account has none)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from platforms._graph import FacebookLogin
 from platforms.base import AccountContext, Capabilities, ConnectedIdentity, MediaItem, PublishedPost, Rejected
 
 
 class MetaAdsAdapter(FacebookLogin):
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     platform = "meta_ads"
     scopes = ("ads_management", "ads_read", "business_management", "pages_show_list")
     capabilities = Capabilities(

@@ -70,10 +70,14 @@ class PlatformConfig:
     oauth_clients: dict[str, OAuthClient] = field(default_factory=dict)
     meta_app_secret: str = ""
     """Signs Meta webhooks (Instagram, Facebook, WhatsApp) in `X-Hub-Signature-256`."""
+    instagram_app_secret: str = ""
+    """An Instagram Login app's own secret: it may sign Instagram webhooks instead of the Meta app's,
+    and it makes the `appsecret_proof` of Instagram Login tokens."""
     meta_verify_token: str = ""
     """Echoed by Meta's GET `hub.verify_token` subscription check."""
     graph_version: str = "v23.0"
-    linkedin_version: str = "202506"
+    linkedin_version: str = "202610"
+    """LinkedIn's API version (YYYYMM): LinkedIn retires each about a year after its release."""
     telegram_secret_seed: bytes = b""
     """Derives each bot's webhook `secret_token` (see `telegram_secret`)."""
     timeout_seconds: float = 15.0
@@ -130,6 +134,7 @@ class PlatformConfig:
             endpoints=endpoints,
             oauth_clients=clients,
             meta_app_secret=derive("meta-app-secret"),
+            instagram_app_secret=derive("instagram-app-secret"),
             meta_verify_token=derive("meta-verify-token"),
             telegram_secret_seed=derive("telegram-seed").encode(),
             sandbox=True,

@@ -66,6 +66,7 @@ class TelegramAdapter(BaseAdapter):
         dm=True,
         dm_text_limit=4096,
         post_text_limit=4096,
+        post_caption_limit=1024,
         post_media="optional",
         button="inline_keyboard",
         messages_per_second=30,
@@ -151,6 +152,10 @@ class TelegramAdapter(BaseAdapter):
     ) -> PublishedPost:
         chat = self._channel(account, options)
         token = self._token(account)
+        limit = self.capabilities.post_limit(with_media=bool(media))
+        if limit is not None and len(text) > limit:
+            # Telegram refuses the whole message rather than cutting the caption.
+            raise Rejected(f"a Telegram caption is at most {limit} characters with media", "caption_too_long")
         if media and media[0].is_video:
             result = self._method(
                 token, "sendVideo", {"chat_id": chat, "video": media[0].url, "caption": text}, []

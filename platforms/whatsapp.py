@@ -90,8 +90,8 @@ class WhatsAppAdapter(GraphAdapter):
     def connect_with_token(self, **fields: Any) -> ConnectedIdentity:
         phone_id, waba_id, token = require(fields, "phoneNumberId", "wabaId", "accessToken")
         number = self._graph("GET", phone_id, token, params={"fields": "display_phone_number,verified_name"})
-        numbers = self._graph("GET", f"{waba_id}/phone_numbers", token)
-        if phone_id not in {str(item.get("id")) for item in numbers.get("data", [])}:
+        numbers = self._graph_all(f"{waba_id}/phone_numbers", token)
+        if phone_id not in {str(item.get("id")) for item in numbers}:
             raise Rejected(
                 "this phone number does not belong to that WhatsApp Business Account", "phone_not_in_waba"
             )

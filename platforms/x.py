@@ -10,6 +10,7 @@ DMs: a button is always sent as text with its URL on its own line (`fallback_use
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -29,19 +30,33 @@ from platforms.base import (
     SentMessage,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
 
 SCOPES = ("tweet.read", "tweet.write", "users.read", "dm.read", "dm.write", "offline.access", "media.write")
+
+
+def _rate_limit_wait(headers: Mapping[str, str]) -> float:
+    """Seconds until X lets the call through again. The 15-minute window's reset is not enough when
+    a 24-hour limit (per user or per app) is spent: then its own reset decides."""
+    resets = []
+    for scope in ("user", "app"):
+        remaining = headers.get(f"x-{scope}-limit-24hour-remaining")
+        reset = headers.get(f"x-{scope}-limit-24hour-reset")
+        if remaining == "0" and reset and reset.isdigit():
+            resets.append(float(reset))
+    window = headers.get("x-rate-limit-reset")
+    if not resets and window and window.isdigit():
+        resets.append(float(window))
+    if not resets:
+        return retry_after_seconds(headers, 60.0)
+    return max(1.0, max(resets) - time.time())
 
 
 def x_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
     body = json_body(response)
     status = response.status_code
     if status == 429:
-        reset = response.headers.get("x-rate-limit-reset")
-        delay = retry_after_seconds(response.headers, 60.0)
-        if reset and reset.isdigit():
-            delay = max(1.0, float(reset) - time.time())
-        return RetryLater("X rate limit reached", delay)
+        return RetryLater("X rate limit reached", _rate_limit_wait(response.headers))
     if not isinstance(body, dict):
         return generic_failure(response, secrets)
     if isinstance(body.get("error"), str):  # token endpoint
@@ -184,7 +199,8 @@ class XAdapter(BaseAdapter):
             "platform": self.platform,
             "textLimit": 280,
             "maxImages": 4,
-            "replySettings": ["everyone", "following", "mentionedUsers"],
+            # "everyone" is X's default and not a value it accepts: it means leaving the field out.
+            "replySettings": ["everyone", "following", "mentionedUsers", "subscribers", "verified"],
         }
 
     # -- publishing ------------------------------------------------------------------------
@@ -209,10 +225,13 @@ class XAdapter(BaseAdapter):
     ) -> PublishedPost:
         if any(m.is_video for m in media):
             raise Rejected("video posts to X are not supported yet (images only)", "media_unsupported")
+        if weighted_length(text) > MAX_WEIGHTED_LENGTH:
+            raise Rejected(f"the text weighs {weighted_length(text)} of X's {MAX_WEIGHTED_LENGTH} (links count 23, "
+                           "most non-Latin characters and emoji 2)", "text_too_long")
         body: dict[str, Any] = {"text": text}
         if media:
             body["media"] = {"media_ids": [self._upload_image(account, item) for item in media[:4]]}
-        if options.get("replySettings"):
+        if options.get("replySettings") and options["replySettings"] != "everyone":
             body["reply_settings"] = options["replySettings"]
         answer = self._api(account, "POST", "/2/tweets", json=body)
         post_id = str(answer["data"]["id"])

@@ -50,6 +50,7 @@ def list_accounts(
     if actor.profile_ids is not None:
         query = query.where(Account.profile.in_(list(actor.profile_ids)))
     if profile_id is not None:
+        actor.require_profile(profile_id)  # a filter naming a profile outside the key's: 403, as everywhere
         query = query.where(Account.profile == profile_id)
     if platform is not None:
         query = query.where(Account.platform == platform)
@@ -91,6 +92,8 @@ def connect(
     account.username = username
     account.display_name = display_name
     account.credentials = crypto.encrypt_json(credentials)
+    account.credentials_expire_at = adapters.lapses_at(platform, credentials)
+    account.credentials_checked_at = None
     account.status = "connected"
     account.needs_reauth = False
     account.connected_at = moment

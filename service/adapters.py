@@ -13,6 +13,7 @@ steps in short transactions of their own.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -53,9 +54,12 @@ def platform_config(settings: Settings) -> PlatformConfig:
             hooks_base_url=settings.base_url,
             oauth_clients={p: OAuthClient(cid, secret) for p, (cid, secret) in settings.platform_oauth_clients.items()},
             meta_app_secret=settings.meta_app_secret,
+            instagram_app_secret=settings.instagram_app_secret,
             meta_verify_token=settings.meta_verify_token,
             telegram_secret_seed=crypto.derive_key(settings.secret_key, b"telegram-webhook-secret"),
         )
+    if settings.linkedin_version:
+        config.linkedin_version = settings.linkedin_version
     for platform, url in settings.platform_base_urls.items():
         config.endpoints[platform] = Endpoints(url, url, url)
     return config
@@ -102,30 +106,45 @@ def call(account: Account, operation: Callable[[Adapter, AccountContext], T]) ->
         return operation(platform_adapter, ctx)
     except ReauthRequired:
         if not (ctx.credentials.get("refreshToken") or ctx.credentials.get("userAccessToken")):
-            _flag_reauth(account)
+            flag_reauth(account)
             raise
     try:
         fresh = platform_adapter.refresh_credentials(ctx)
     except PlatformFailure:
-        _flag_reauth(account)
+        flag_reauth(account)
         raise ReauthRequired("The platform refused the stored credentials; reconnect the account.") from None
-    _store_credentials(account, fresh)
+    store_credentials(account, fresh)
     try:
         return operation(platform_adapter, AccountContext(ctx.platform_account_id, fresh))
     except ReauthRequired:
-        _flag_reauth(account)
+        flag_reauth(account)
         raise
 
 
-def _store_credentials(account: Account, credentials: dict[str, Any]) -> None:
+def lapses_at(platform: str, credentials: dict[str, Any]) -> dt.datetime | None:
+    """When the account's credentials lapse for good (None: they renew themselves when refused)."""
+    instants = [
+        clock.parse_iso(value)
+        for name in adapter(platform).lapsing_credentials
+        if isinstance(value := credentials.get(name), str) and value
+    ]
+    known = [instant for instant in instants if instant is not None]
+    return min(known) if known else None
+
+
+def store_credentials(account: Account, credentials: dict[str, Any]) -> None:
+    """New credentials for a connected account (a refresh): stored encrypted, the reauth flag lifted."""
     with db.atomic():
-        Account.update(credentials=crypto.encrypt_json(credentials), needs_reauth=False, updated_at=clock.now()).where(
-            Account.id == account.id, Account.status == "connected"
-        ).execute()
+        Account.update(
+            credentials=crypto.encrypt_json(credentials), needs_reauth=False, updated_at=clock.now(),
+            credentials_expire_at=lapses_at(account.platform, credentials),
+        ).where(Account.id == account.id, Account.status == "connected").execute()
     account.credentials = crypto.encrypt_json(credentials)
 
 
-def _flag_reauth(account: Account) -> None:
+
+def flag_reauth(account: Account) -> None:
+    """The platform refuses the account's credentials for good: a person must reconnect it."""
     with db.atomic():
         Account.update(needs_reauth=True, updated_at=clock.now()).where(Account.id == account.id).execute()
     account.needs_reauth = True

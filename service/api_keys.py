@@ -82,8 +82,17 @@ def create_key(
 
 
 def list_keys(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
-    query = ApiKey.select().where(ApiKey.workspace == actor.workspace_id).order_by(ApiKey.created_at.desc(),
-                                                                                ApiKey.id.desc())
+    """The workspace's keys; a key limited to profiles sees only keys whose profiles lie within its own
+    (not the workspace-wide keys, nor keys of profiles it cannot act on)."""
+    query = ApiKey.select().where(ApiKey.workspace == actor.workspace_id)
+    if actor.profile_ids is not None:
+        # profile_ids is a JSON list: few keys per workspace, so the rule is applied here, not in SQL.
+        candidates = ApiKey.select(ApiKey.id, ApiKey.profile_ids).where(
+            ApiKey.workspace == actor.workspace_id, ApiKey.scope == "profiles")
+        visible = [key.id for key in candidates
+                   if key.profile_ids and all(actor.sees_profile(pid) for pid in key.profile_ids)]
+        query = query.where(ApiKey.id.in_(visible))
+    query = query.order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
     return paginate(query, page=page, limit=limit, record=KeyRecord)
 
 

@@ -16,3 +16,14 @@ def iso(value: datetime | None) -> str | None:
     if value.tzinfo is not None:
         value = value.astimezone(UTC).replace(tzinfo=None)
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> datetime | None:
+    """An ISO 8601 instant (`Z` or an offset; naive taken as UTC) as naive UTC; None if it is not one."""
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value

@@ -33,14 +33,24 @@ class TokenConnection(Body):
         return self.model_dump(by_alias=True, exclude={"profile_id"})
 
 
+# Credentials travel in a URL path (Telegram's token) or a header (the others): a control character,
+# a space, a `/` or a non-ASCII letter there is never a real credential, and would break or redirect
+# the request. Checked here, so it is a 422 on the field.
+BotToken = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[0-9]{1,20}:[A-Za-z0-9_-]{1,178}$",
+                                description="The token BotFather gives: `<bot id>:<secret>`.")]
+AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[\x21-\x7e]+$",
+                                   description="Printable ASCII, without spaces.")]
+GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
 class ConnectTelegram(TokenConnection):
-    bot_token: Annotated[str, Field(min_length=1, max_length=200)]
+    bot_token: BotToken
 
 
 class ConnectWhatsApp(TokenConnection):
-    phone_number_id: Annotated[str, Field(min_length=1, max_length=64)]
-    waba_id: Annotated[str, Field(min_length=1, max_length=64)]
-    access_token: Annotated[str, Field(min_length=1, max_length=4096)]
+    phone_number_id: GraphId
+    waba_id: GraphId
+    access_token: AccessToken
 
 
 class ConnectStart(Record):

@@ -12,7 +12,7 @@ import re
 
 MAX_HANDLE_LENGTH = 255
 _PHONE_PUNCTUATION = re.compile(r"[\s().\-/]")
-_E164_DIGITS = re.compile(r"[1-9]\d{6,14}")
+_E164_DIGITS = re.compile(r"[1-9][0-9]{6,14}")  # ASCII digits: `\d` also takes ١٢٣
 
 
 class InvalidHandle(ValueError):

@@ -48,6 +48,7 @@ def verify(platform: str, headers: Mapping[str, str], raw_body: bytes, query: Ma
     config = adapters.config()
     if not platform_inbound.verify_signature(
         platform, headers, raw_body, app_secret=config.meta_app_secret,
+        instagram_app_secret=config.instagram_app_secret,
         telegram_secret_for=config.telegram_secret, query=query,
     ):
         raise Forbidden("The webhook signature is missing or wrong.")

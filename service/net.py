@@ -32,6 +32,10 @@ import httpx2
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+# IPv4 addresses written inside IPv6 that `is_global` judges as IPv6: IPv4-compatible (`::a.b.c.d`,
+# deprecated but still routed to the IPv4 address by some stacks) and IPv4-translated
+# (`::ffff:0:a.b.c.d`, RFC 2765). IPv4-mapped (`::ffff:a.b.c.d`) is `ipv4_mapped`.
+_EMBEDDING_IPV4 = (ipaddress.ip_network("::/96"), ipaddress.ip_network("::ffff:0:0:0/96"))
 
 
 class AddressRefused(Exception):
@@ -47,8 +51,8 @@ def is_public_address(ip: IPAddress) -> bool:
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
             return is_public_address(ip.ipv4_mapped)
-        if any(ip in network for network in _NAT64):
-            # NAT64 reaches the IPv4 address in the last 32 bits: judge that one.
+        if any(ip in network for network in (*_NAT64, *_EMBEDDING_IPV4)):
+            # NAT64 and the embedding forms reach the IPv4 address in the last 32 bits: judge that one.
             return is_public_address(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
         if ip.sixtofour is not None:
             return is_public_address(ip.sixtofour)

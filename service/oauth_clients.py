@@ -66,6 +66,72 @@ def get_client(client_id: str) -> ClientInfo | None:
     )
 
 
+# Dynamic registration is open to anyone (the MCP authorisation spec asks for it without a
+# token), so what a stranger may store is bounded: each field's type, its length, the count.
+REGISTRATION_MAX_BYTES = 64 * 1024
+MAX_CLIENT_NAME = 200
+MAX_REDIRECT_URIS = 10
+MAX_URI_LENGTH = 2000
+MAX_TEXT = 2000
+_STRING_FIELDS = ("client_name", "client_uri", "logo_uri", "tos_uri", "policy_uri", "jwks_uri", "scope",
+                  "token_endpoint_auth_method", "software_id", "software_version", "software_statement")
+_LIST_FIELDS = ("redirect_uris", "grant_types", "response_types", "contacts")
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+class InvalidClientMetadata(Exception):
+    """Registration metadata that is refused; the message is safe to show."""
+
+
+def acceptable_redirect_uri(uri: str) -> bool:
+    """https with a host, or http on a loopback host (OAuth 2.1 §8.4.2, the MCP authorisation spec);
+    absolute, without a fragment, without spaces or control characters."""
+    if not uri or len(uri) > MAX_URI_LENGTH or not uri.isascii() or not uri.isprintable() or " " in uri:
+        return False
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    if parts.fragment or "#" in uri or not parts.hostname:
+        return False
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS
+
+
+def check_registration(data: dict[str, Any]) -> None:
+    """Raise `InvalidClientMetadata` unless every known field has its RFC 7591 type and our bounds."""
+    for name in _STRING_FIELDS:
+        if name in data and data[name] is not None and not isinstance(data[name], str):
+            raise InvalidClientMetadata(f"{name} must be a string.")
+    for name in _LIST_FIELDS:
+        value = data.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise InvalidClientMetadata(f"{name} must be an array of strings.")
+        if len(value) > MAX_REDIRECT_URIS:
+            raise InvalidClientMetadata(f"{name} may list at most {MAX_REDIRECT_URIS} values.")
+    if "jwks" in data and data["jwks"] is not None and not isinstance(data["jwks"], dict):
+        raise InvalidClientMetadata("jwks must be an object.")
+    client_name = data.get("client_name")
+    if isinstance(client_name, str) and len(client_name) > MAX_CLIENT_NAME:
+        raise InvalidClientMetadata(f"client_name may be at most {MAX_CLIENT_NAME} characters long.")
+    for field_name in _STRING_FIELDS:
+        value = data.get(field_name)
+        if field_name != "software_statement" and isinstance(value, str) and len(value) > MAX_TEXT:
+            raise InvalidClientMetadata(f"{field_name} may be at most {MAX_TEXT} characters long.")
+    redirect_uris = data.get("redirect_uris")
+    if not redirect_uris:
+        raise InvalidClientMetadata("redirect_uris is required.")
+    for uri in redirect_uris:
+        if not acceptable_redirect_uri(uri):
+            raise InvalidClientMetadata(
+                "Each redirect URI must be an absolute https URL, or http on a loopback host "
+                "(127.0.0.1, [::1], localhost), without a fragment.")
+
+
 def register(*, client_id: str, client_secret: str | None, metadata: dict[str, Any]) -> ClientInfo:
     """Store a dynamically registered client (metadata already validated by Authlib's claims)."""
     known = {"client_name", "redirect_uris", "grant_types", "response_types", "scope", "token_endpoint_auth_method"}

@@ -69,9 +69,19 @@ def hit(credential_id: str, *, limit: int, at: float | None = None) -> Quota:
         counted = hot.count_request(credential_id, window, size)
     granted = max(0, min(size, limit - (counted - size)))
     with _lock:
-        _leases[credential_id] = _Lease(window, counted, max(granted - 1, 0))
-    quota = Quota(limit, max(limit - counted, 0) + max(granted - 1, 0), reset)
-    if granted == 0:
+        # Threads of this process that found the lease spent all leased at once: each one's grant
+        # joins the tokens already here instead of overwriting them (overwritten tokens are counted
+        # in storage but never spent, and the key gets fewer requests than its limit).
+        current = _leases.get(credential_id)
+        pool, seen = granted, counted
+        if current is not None and current.window == window:
+            pool += current.unspent
+            seen = max(seen, current.counted)
+        admitted = pool > 0
+        unspent = pool - 1 if admitted else 0
+        _leases[credential_id] = _Lease(window, seen, unspent)
+    quota = Quota(limit, max(limit - seen, 0) + unspent, reset)
+    if not admitted:
         raise RateLimited(
             f"More than {limit} requests a minute with this key.",
             headers={**quota.headers(), "Retry-After": str(max(reset - moment, 1))},

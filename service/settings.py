@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from storage import files
+
 VERSION = "1.0.0"
 
 
@@ -27,8 +29,9 @@ def _secret_key(data_dir: Path, given: str | None) -> str:
         return given
     path = data_dir / "secret_key"
     if path.exists():
+        files.private_file(path)  # one written by an older version may be readable by others
         return path.read_text().strip()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    files.private_dir(data_dir, tighten=True)
     key = secrets.token_urlsafe(48)
     # O_EXCL: two processes starting together must end up with the same key.
     try:
@@ -75,6 +78,8 @@ class Settings:
     platform_base_urls: dict[str, str] = field(default_factory=dict)
     platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     meta_app_secret: str = ""
+    instagram_app_secret: str = ""
+    linkedin_version: str = ""
     meta_verify_token: str = ""
 
     @property
@@ -125,6 +130,8 @@ class Settings:
             platform_base_urls=platform_urls,
             platform_oauth_clients=oauth_clients,
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
+            instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
+            linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
         )
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]

@@ -74,7 +74,8 @@ def _query_int(value: Any) -> Any:
     # A URL carries text: only plain digits are an integer ("1.5", "1e3", " 1" are not), and no
     # more digits than a 64-bit column holds.
     if isinstance(value, str):
-        if not re.fullmatch(r"-?\d{1,18}", value):
+        # ASCII digits only: `\d` would also read "١" (Arabic-Indic) or "１" (full width) as 1.
+        if not re.fullmatch(r"-?[0-9]{1,18}", value):
             raise rule("must be an integer")
         return int(value)
     return value
@@ -111,7 +112,9 @@ def is_https_url(value: str) -> bool:
         parts = urlsplit(value)
     except ValueError:
         return False
-    return parts.scheme == "https" and bool(parts.hostname) and " " not in value
+    # A control character (a tab, a newline) is no part of a URL: urlsplit strips some of them, so
+    # the URL stored would not be the URL used.
+    return parts.scheme == "https" and bool(parts.hostname) and " " not in value and value.isprintable()
 
 
 # The default of a field that may be left out but not sent as null ("must not be null"), as /v1 has

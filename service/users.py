@@ -7,7 +7,7 @@ import functools
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from service import clock, ids
+from service import clock, ids, sessions
 from service.errors import Conflict, NotFound, ValidationFailed
 from storage.models import User
 
@@ -63,13 +63,15 @@ def verify_password(*, email: str, password: str) -> User | None:
 
 
 def set_password(*, email: str, password: str) -> User:
-    """A new password for an existing user (the operator's `switchboard users set-password`)."""
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise ValidationFailed.field("password", f"must be at least {MIN_PASSWORD_LENGTH} characters long")
+    """A new password; every dashboard session of the person ends, in every process (a session
+    opened with the old password, perhaps by someone else, must not outlive it)."""
     user = User.get_or_none(User.email == normalise_email(email))
     if user is None:
         raise NotFound("No user has that e-mail address.")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ValidationFailed.field("password", f"must be at least {MIN_PASSWORD_LENGTH} characters long")
     user.password_hash = _hasher.hash(password)
     user.updated_at = clock.now()
     user.save()
+    sessions.end_all(user_id=user.id)
     return user

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service import clock, ids
+from service import clock, ids, sessions
 from service.auth import Actor
 from service.errors import Conflict, NotFound
 from service.pagination import Page, paginate
@@ -48,6 +48,20 @@ def list_workspaces(*, actor: Actor) -> WorkspaceList:
     else:
         role = "owner" if actor.profile_ids is None and actor.can_write else "member"
     return WorkspaceList(data=[_workspace_record(workspace, role, profiles)])
+
+
+def remove_member(*, workspace_id: str, user_id: str) -> None:
+    """Take a person out of a workspace. Their dashboard sessions end at once, in every process: a
+    page open in the workspace they left must not keep working. The last owner cannot leave."""
+    membership = Membership.get_or_none(Membership.workspace == workspace_id, Membership.user == user_id)
+    if membership is None:
+        raise NotFound("No such member in this workspace.")
+    if membership.role == "owner":
+        owners = Membership.select().where(Membership.workspace == workspace_id, Membership.role == "owner").count()
+        if owners <= 1:
+            raise Conflict("The last owner of a workspace cannot be removed.")
+    membership.delete_instance()
+    sessions.end_all(user_id=user_id)
 
 
 def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:

@@ -18,6 +18,8 @@ from urllib.parse import parse_qsl, urlsplit
 from peewee import Database, DatabaseProxy, SqliteDatabase
 from playhouse.pool import PooledPostgresqlDatabase
 
+from storage import files
+
 db = DatabaseProxy()
 
 SQLITE_PRAGMAS = {
@@ -78,7 +80,7 @@ def open_database(url: str) -> Database:
         path = parts.path[1:] if parts.path.startswith("//") else parts.path
         if not path or path == "/:memory:":
             raise ValueError("an in-memory database cannot be shared between threads; give a file path")
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        files.private_file(Path(path))
         return SerialisedSqliteDatabase(
             path, pragmas=SQLITE_PRAGMAS, lock_type="IMMEDIATE", check_same_thread=False
         )

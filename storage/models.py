@@ -91,6 +91,10 @@ class Account(BaseModel):
     status = CharField(max_length=16, default="connected")  # connected | disconnected
     needs_reauth = BooleanField(default=False)
     credentials = BlobField(null=True)  # encrypted; erased on disconnect
+    # When credentials that cannot be renewed once lapsed (Instagram's, Facebook's long-lived
+    # tokens) lapse, in the clear so a daily job can find them; and when it last tried.
+    credentials_expire_at = DateTimeField(null=True, index=True)
+    credentials_checked_at = DateTimeField(null=True)
     connected_at = DateTimeField(default=now)
     disconnected_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
@@ -444,3 +448,18 @@ class OAuthToken(BaseModel):
 
 
 ALL_MODELS += [OAuthClient, OAuthGrant, OAuthCode, OAuthToken]
+
+
+class DashboardSession(BaseModel):
+    """A person's signed-in dashboard session. The cookie carries a random id; only its SHA-256 is
+    here, so a session ends for every process the moment its row goes (sign-out, a password
+    change, removal from a workspace)."""
+
+    id_hash = CharField(primary_key=True, max_length=64)
+    user = ForeignKeyField(User, on_delete="CASCADE", index=True)
+    user_id: str  # the foreign key column, for type checkers
+    created_at = DateTimeField(default=now)
+    expires_at = DateTimeField(index=True)
+
+
+ALL_MODELS += [DashboardSession]

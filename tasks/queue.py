@@ -16,6 +16,7 @@ from huey.consumer import Consumer
 from huey.storage import MemoryStorage, RedisStorage, SqliteStorage
 
 from service.settings import Settings
+from storage import files
 
 huey = Huey("switchboard", results=False, utc=True, storage_class=MemoryStorage)
 
@@ -24,7 +25,7 @@ def build_storage(url: str) -> MemoryStorage | SqliteStorage | RedisStorage:
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         path = parts.path[1:] if parts.path.startswith("//") else parts.path
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        files.private_file(Path(path))
         return SqliteStorage("switchboard", filename=path, journal_mode="wal", timeout=10)
     if parts.scheme in {"redis", "rediss"}:
         return RedisStorage("switchboard", url=url, blocking=True, read_timeout=1)

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from service import clock, idempotency, ratelimit
+from service import clock, idempotency, ratelimit, sessions
 from storage.db import connection, db
 from storage.models import SchedulerState
 
@@ -47,6 +47,7 @@ def housekeeping() -> None:
         with db.atomic():
             idempotency.forget_expired()
             ratelimit.forget_old_windows()
+            sessions.forget_expired()
         _record_tick()
 
 

@@ -98,6 +98,13 @@ def service(settings: Settings) -> Iterator[Settings]:
     _empty_everything()
     yield settings
     prepare(settings)  # a test may have pointed the process-wide handles elsewhere
+    if PG_BASE:
+        # PostgreSQL is emptied between tests, so each test's rows are scanned before they go (on
+        # SQLite, every test's files are scanned at the end of the session).
+        from tests.support.secret_scan import database_text, findings
+
+        found = findings(database_text())
+        assert not found, f"secrets in the clear in the database: {found}"
     _empty_everything()
 
 
@@ -130,3 +137,32 @@ def other_tenant(service: Settings) -> dict[str, str]:
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+def _data_files(root: Path) -> list[Path]:
+    """Every test's data directory: its databases, their WAL, the queue, the secret key. Not the
+    sandbox's own file (`sandbox.db`): that is the emulated platforms' side, which holds the test
+    tokens it issued as any platform holds its tokens."""
+    return [path for path in root.rglob("*") if path.is_file()
+            and ("data" in path.relative_to(root).parts[:-1] or ".db" in path.name)
+            and not path.name.startswith("sandbox.db")]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After the run, scan what every test left in its data directory for a secret in the clear (an
+    `sk_` key, a `whsec_` secret, an OAuth or platform token). Each test has its own data directory
+    on the embedded setup, so this covers the whole suite's storage; a finding fails the run."""
+    from tests.support.secret_scan import findings
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return
+    root = factory.getbasetemp()
+    found = [f"{path.relative_to(root)}: {finding}" for path in _data_files(root)
+             for finding in findings(path.read_bytes())]
+    if found:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = ["secrets found in the clear in data directories:", *found[:50]]
+        if reporter is not None:
+            reporter.write_line("\n".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -70,6 +70,7 @@ class Controls(EmulatorBase):
                 Route(f"/{platform}/faults", self.c_faults, methods=["POST"]),
                 Route(f"/{platform}/accounts", self.c_accounts, methods=["POST"]),
                 Route(f"/{platform}/expire-token", self.c_expire, methods=["POST"]),
+                Route(f"/{platform}/age-tokens", self.c_age, methods=["POST"]),
                 Route(f"/{platform}/echo", self.c_echo, methods=["POST"]),
                 Route(f"/{platform}/receipt", self.c_receipt, methods=["POST"]),
             ]
@@ -133,7 +134,10 @@ class Controls(EmulatorBase):
                 return control_error(
                     409, "not_subscribed", f"The account is not subscribed to {field} webhooks."
                 )
-            headers = {"X-Hub-Signature-256": meta_signature(self.config.meta_app_secret, body)}
+            # An Instagram Login app's webhooks are signed with its own secret, as Instagram does.
+            own = self.config.instagram_app_secret if platform == "instagram" else ""
+            secret = own or self.config.meta_app_secret
+            headers = {"X-Hub-Signature-256": meta_signature(secret, body)}
             url = f"{self.config.hooks_base_url.rstrip('/')}/hooks/{platform}"
         status, error = await self.deliver(url, body, headers, times)
         if error is not None:
@@ -519,6 +523,24 @@ class Controls(EmulatorBase):
                 },
                 status_code=201,
             )
+
+        return await self._guard(request, run)
+
+    async def c_age(self, request: Request) -> Response:
+        """Time passes for the account's tokens: each lapses `days` sooner (Instagram's and
+        Facebook's run 60 days, so `"days": 55` leaves five)."""
+
+        async def run(platform: str, request: Request) -> Response:
+            body = _check(await self._body(request), {"accountId": (str, True), "days": ((int, float), True)})
+            if not 0 < body["days"] <= 3650:
+                raise ControlInvalid([{"field": "days", "message": "must be more than 0 and at most 3650"}])
+            try:
+                account = await self._account(platform, body["accountId"])
+            except LookupError:
+                return self._unknown(body["accountId"])
+            aged = self.state.age_tokens(platform, account.id, body["days"] * 86400)
+            return JSONResponse({"accountId": body["accountId"], "tokens": [
+                {"kind": token.kind, "expiresAt": iso_z(token.expires_at or 0)} for token in aged]})
 
         return await self._guard(request, run)
 

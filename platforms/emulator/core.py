@@ -4,9 +4,13 @@ check, injected faults), OAuth authorisation codes, and request parsing."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime as dt
+import hashlib
+import hmac
 import ipaddress
 import json
+import math
 import re
 import secrets
 import time
@@ -25,6 +29,9 @@ from platforms.emulator.store import StateStore
 from platforms.registry import PlatformConfig
 
 GRAPH = ("instagram", "facebook", "whatsapp", "meta_ads")
+# The throttling code and usage type of each Graph platform's business use case.
+BUSINESS_USE_CASE = {"instagram": (80002, "instagram"), "facebook": (80006, "messenger"),
+                     "meta_ads": (80004, "ads_management")}
 TELEGRAM_TOKEN = re.compile(r"^(\d{1,19}):AA[A-Za-z0-9_-]{30,40}$")
 
 
@@ -66,6 +73,34 @@ def graph_error(
         error["error_user_msg"] = details
     error["fbtrace_id"] = trace_id()
     return JSONResponse({"error": error}, status_code=status, headers=headers)
+
+
+def graph_page(request: Request, items: list[Any], default_limit: int = 25) -> JSONResponse:
+    """One page of a Graph list, as Graph pages: `limit`, `after`/`before` cursors, and `paging.next`
+    (with the cursor) while more remain."""
+    try:
+        limit = max(1, min(int(request.query_params.get("limit", default_limit)), 100))
+    except ValueError:
+        limit = default_limit
+    after = request.query_params.get("after")
+    try:
+        start = int(base64.b64decode(after).decode()) + 1 if after else 0
+    except ValueError:
+        return graph_error(400, 100, "(#100) Invalid after cursor")
+    page = items[start : start + limit]
+
+    def cursor(index: int) -> str:
+        return base64.b64encode(str(index).encode()).decode()
+
+    paging: dict[str, Any] = {}
+    if page:
+        paging["cursors"] = {"before": cursor(start), "after": cursor(start + len(page) - 1)}
+    if start + limit < len(items):
+        query = dict(request.query_params)
+        query.pop("access_token", None)
+        query.update(limit=str(limit), after=cursor(start + len(page) - 1))
+        paging["next"] = f"{str(request.url).split('?')[0]}?{urlencode(query)}"
+    return JSONResponse({"data": page, "paging": paging})
 
 
 def telegram_error(code: int, description: str, retry_after: int | None = None) -> JSONResponse:
@@ -169,8 +204,14 @@ def rate_error(platform: str, retry_after: float) -> JSONResponse:
             headers=header,
         )
     if platform in GRAPH:
+        # Business-use-case throttling, as Graph does it: no Retry-After, the wait in minutes in
+        # `X-Business-Use-Case-Usage`.
+        code, kind = BUSINESS_USE_CASE[platform]
+        usage = {"sandbox": [{"type": kind, "call_count": 100, "total_cputime": 100, "total_time": 100,
+                              "estimated_time_to_regain_access": math.ceil(retry_after / 60)}]}
         return graph_error(
-            429, 4, "(#4) Application request limit reached", error_type="OAuthException", headers=header
+            400, code, f"(#{code}) There have been too many calls from this account. Wait a bit and try again.",
+            error_type="OAuthException", headers={"X-Business-Use-Case-Usage": json.dumps(usage)},
         )
     if platform == "telegram":
         return telegram_error(429, f"Too Many Requests: retry after {seconds}", seconds)
@@ -185,7 +226,13 @@ def rate_error(platform: str, retry_after: float) -> JSONResponse:
             headers=header,
         )
     if platform == "x":
-        reset = {"x-rate-limit-reset": str(int(time.time()) + seconds), "x-rate-limit-remaining": "0"}
+        now = int(time.time())
+        reset = {"x-rate-limit-reset": str(now + seconds), "x-rate-limit-remaining": "0"}
+        if seconds > 15 * 60:
+            # Past a 15-minute window: the 24-hour post limit is spent, and only its reset says when.
+            reset = {"x-rate-limit-reset": str(now + 15 * 60), "x-rate-limit-remaining": "1",
+                     "x-user-limit-24hour-limit": "100", "x-user-limit-24hour-remaining": "0",
+                     "x-user-limit-24hour-reset": str(now + seconds)}
         return x_error(429, "Too Many Requests", "Too Many Requests", headers=reset)
     return linkedin_error(429, "Resource level throttle limit exceeded", "TOO_MANY_REQUESTS", headers=header)
 
@@ -336,6 +383,9 @@ class EmulatorBase:
             if isinstance(code, dict):
                 self.codes[value] = AuthCode(**code)
         self.started = time.time()
+        # Webhooks the platform sends a moment after answering (a delivery's failed status), kept
+        # referenced until they ran.
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- API calls ---------------------------------------------------------------------------
     def bearer(self, request: Request) -> str | None:
@@ -373,6 +423,9 @@ class EmulatorBase:
             account = self.state.account(platform, token.account_id)
             if account is None:
                 return auth_error(platform)
+            if platform in GRAPH and value and not self.proof_ok(platform, request, value):
+                return graph_error(400, 100, "Invalid appsecret_proof provided in the API argument",
+                                   error_type="GraphMethodException")
         fault = self.state.take_fault(platform, account.id if account else None)
         if fault is not None:
             return fault_response(platform, fault)
@@ -381,6 +434,15 @@ class EmulatorBase:
             return await handler(call)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return self.malformed(platform)
+
+    def proof_ok(self, platform: str, request: Request, token: str) -> bool:
+        """An `appsecret_proof`, when sent, must be the token's HMAC with the app's secret."""
+        proof = request.query_params.get("appsecret_proof")
+        if proof is None:
+            return True
+        secret = (self.config.instagram_app_secret if platform == "instagram" else "") or self.config.meta_app_secret
+        expected = hmac.new(secret.encode(), token.encode(), hashlib.sha256).hexdigest()
+        return bool(secret) and hmac.compare_digest(proof, expected)
 
     def adopt(self, platform: str, request: Request, value: str) -> Token | None:
         """A well-formed credential the sandbox has not seen makes its account, like a test card in

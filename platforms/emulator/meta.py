@@ -5,6 +5,7 @@ comment within 7 days, WhatsApp 80 messages/s per number (130429)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -13,13 +14,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from platforms.emulator.core import Call, EmulatorBase, bad_button_url, graph_error, graph_time
+from platforms.emulator.core import Call, EmulatorBase, bad_button_url, graph_error, graph_page, graph_time
 from platforms.emulator.state import PRIVATE_REPLY_SECONDS, WINDOW_SECONDS, Account, Contact, random_token
+from platforms.inbound import meta_signature
 
 NOT_FOUND_SUBCODE = 33
 TEXT_LIMITS = {"instagram": 1000, "facebook": 2000}
 WINDOW_SUBCODE = {"instagram": 2534022, "facebook": 2018278}
 IG_LONG_TTL = 60 * 24 * 3600
+# How long after accepting a send WhatsApp reports it failed (a status webhook).
+STATUS_DELAY_SECONDS = 0.2
 
 
 def not_found(node: str, method: str = "get") -> JSONResponse:
@@ -327,7 +331,7 @@ class MetaEmulator(EmulatorBase):
                 return self._comment_reply(call, account, node)
         if call.platform == "instagram" and node == account.id:
             if method == "GET" and edge == "conversations":
-                return self._ig_conversations(account)
+                return self._ig_conversations(call.request, account)
             if method == "POST" and edge == "media":
                 return self._ig_container(call, account)
             if method == "POST" and edge == "media_publish":
@@ -357,18 +361,12 @@ class MetaEmulator(EmulatorBase):
             if method == "POST" and edge == "messages" and node == account.id:
                 return self._wa_send(call, account)
             if method == "GET" and edge == "phone_numbers" and node == account.extra.get("waba_id"):
-                return JSONResponse(
-                    {
-                        "data": [
-                            {
-                                "id": account.id,
-                                "display_phone_number": account.username,
-                                "verified_name": account.display_name,
-                                "quality_rating": "GREEN",
-                            }
-                        ]
-                    }
-                )
+                numbers = self.state.accounts_where("whatsapp", lambda a: a.extra.get("waba_id") == node)
+                return graph_page(call.request, [
+                    {"id": number.id, "display_phone_number": number.username,
+                     "verified_name": number.display_name, "quality_rating": "GREEN"}
+                    for number in sorted(numbers, key=lambda a: a.id)
+                ])
         if call.platform == "meta_ads":
             if method == "GET" and node == "me" and edge == "adaccounts":
                 return JSONResponse(
@@ -492,7 +490,7 @@ class MetaEmulator(EmulatorBase):
         self.record(call, "public_reply", comment_id, text, reply_id)
         return JSONResponse({"id": reply_id})
 
-    def _ig_conversations(self, account: Account) -> Response:
+    def _ig_conversations(self, request: Request, account: Account) -> Response:
         contacts = sorted(
             (c for c in account.contacts.values() if c.conversation_id), key=lambda c: c.updated, reverse=True
         )
@@ -509,7 +507,7 @@ class MetaEmulator(EmulatorBase):
             }
             for c in contacts
         ]
-        return JSONResponse({"data": data, "paging": {}})
+        return graph_page(request, data)
 
     # -- Instagram publishing ----------------------------------------------------------------
     def _ig_container(self, call: Call, account: Account) -> Response:
@@ -610,14 +608,15 @@ class MetaEmulator(EmulatorBase):
             and (time.time() - contact.last_inbound <= WINDOW_SECONDS)
         )
         if kind != "template" and not in_window:
-            return graph_error(
-                400,
-                131047,
-                "Re-engagement message",
-                whatsapp=True,
-                details="Message failed to send because more than 24 hours have passed "
-                "since the customer last "
-                "replied to this number.",
+            # As WhatsApp does: the send is accepted, and the refusal arrives later as a `failed`
+            # status webhook. Nothing reaches the person.
+            wamid = "wamid." + random_token(48)
+            task = asyncio.get_running_loop().create_task(self._wa_report_failed(account, wamid, to))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return JSONResponse(
+                {"messaging_product": "whatsapp", "contacts": [{"input": body.get("to"), "wa_id": to}],
+                 "messages": [{"id": wamid}]}
             )
         if kind == "text":
             text = (body.get("text") or {}).get("body")
@@ -662,6 +661,29 @@ class MetaEmulator(EmulatorBase):
                 "messages": [{"id": wamid}],
             }
         )
+
+    async def _wa_report_failed(self, account: Account, wamid: str, to: str) -> None:
+        await asyncio.sleep(STATUS_DELAY_SECONDS)
+        if "messages" not in account.subscribed_fields:
+            return
+        status = {
+            "id": wamid, "status": "failed", "timestamp": str(int(time.time())), "recipient_id": to,
+            "errors": [{
+                "code": 131047, "title": "Re-engagement message", "message": "Re-engagement message",
+                "error_data": {"details": "Message failed to send because more than 24 hours have passed "
+                                          "since the customer last replied to this number."},
+            }],
+        }
+        value = {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": account.username, "phone_number_id": account.id},
+            "statuses": [status],
+        }
+        payload = {"object": "whatsapp_business_account",
+                   "entry": [{"id": account.extra["waba_id"], "changes": [{"value": value, "field": "messages"}]}]}
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        headers = {"X-Hub-Signature-256": meta_signature(self.config.meta_app_secret, body)}
+        await self.deliver(f"{self.config.hooks_base_url.rstrip('/')}/hooks/whatsapp", body, headers)
 
     # -- Marketing API -----------------------------------------------------------------------
     def _ads_creative(self, call: Call, account: Account) -> Response:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 import uuid
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from platforms.emulator.core import (
@@ -24,6 +25,39 @@ from platforms.emulator.core import (
     x_error,
 )
 from platforms.emulator.state import Account, random_token
+from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
+
+REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
+# The sandbox LinkedIn app has "Share on LinkedIn", "Sign In with LinkedIn using OpenID Connect" and
+# member analytics (so both sides of the follower count can be tried).
+LINKEDIN_APP_SCOPES = ("openid", "profile", "email", "w_member_social", "r_member_profileAnalytics")
+# LinkedIn keeps a version active for about a year after its release.
+LINKEDIN_VERSION_LIFETIME_MONTHS = 12
+
+
+def little_text_as_shown(commentary: str) -> str:
+    """What LinkedIn shows of a post's commentary: escapes undone, and the text cut at the first
+    unescaped reserved character (LinkedIn answers 201 all the same)."""
+    shown: list[str] = []
+    escaped = False
+    for char in commentary:
+        if escaped:
+            shown.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in "|{}@[]()<>#*_~":
+            break
+        else:
+            shown.append(char)
+    return "".join(shown)
+
+
+def linkedin_version_active(version: str, today: dt.date | None = None) -> bool:
+    today = today or dt.datetime.now(dt.UTC).date()
+    year, month = int(version[:4]), int(version[4:])
+    age = (today.year - year) * 12 + (today.month - month)
+    return 1 <= month <= 12 and 0 <= age <= LINKEDIN_VERSION_LIFETIME_MONTHS
 
 SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
@@ -104,14 +138,19 @@ class OtherEmulators(EmulatorBase):
                 account.extra["bot_token"] = token
             return {"botToken": token}
         ttl = {"tiktok": 86400, "youtube": 3599, "x": 7200, "linkedin": 5184000}[platform]
+        # A test account is granted everything the sandbox app has.
+        scope = {"extra": {"scope": " ".join(LINKEDIN_APP_SCOPES)}} if platform == "linkedin" else {}
         access = self.state.issue(
             platform,
             account.id,
             "access",
             ttl,
             prefix={"youtube": "ya29.", "tiktok": "act."}.get(platform, ""),
+            **scope.get("extra", {}),
         )
         credentials: dict[str, Any] = {"accessToken": access.value, "expiresAt": None}
+        if platform == "linkedin":
+            credentials["scope"] = " ".join(LINKEDIN_APP_SCOPES)
         refresh = self.state.issue(
             platform,
             account.id,
@@ -205,8 +244,10 @@ class OtherEmulators(EmulatorBase):
         text = params.get("text") if method == "sendMessage" else params.get("caption")
         if method == "sendMessage" and (not isinstance(text, str) or not text.strip()):
             return telegram_error(400, "Bad Request: message text is empty")
-        if isinstance(text, str) and len(text) > (4096 if method == "sendMessage" else 1024):
+        if method == "sendMessage" and isinstance(text, str) and len(text) > 4096:
             return telegram_error(400, "Bad Request: message is too long")
+        if method != "sendMessage" and isinstance(text, str) and len(text) > 1024:
+            return telegram_error(400, "Bad Request: message caption is too long")
         if method != "sendMessage" and not params.get("photo" if method == "sendPhoto" else "video"):
             return telegram_error(400, "Bad Request: there is no photo in the request")
         markup = params.get("reply_markup")
@@ -637,7 +678,14 @@ class OtherEmulators(EmulatorBase):
                     "One or more parameters to your request was invalid.",
                     kind="https://api.twitter.com/2/problems/invalid-request",
                 )
-            if isinstance(text, str) and len(text) > 280:
+            if body.get("reply_settings") is not None and body["reply_settings"] not in REPLY_SETTINGS:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "One or more parameters to your request was invalid.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            if isinstance(text, str) and weighted_length(text) > MAX_WEIGHTED_LENGTH:
                 return x_error(
                     403,
                     "Forbidden",
@@ -742,6 +790,14 @@ class OtherEmulators(EmulatorBase):
 
     # -- LinkedIn ----------------------------------------------------------------------------
     async def li_authorize(self, request: Request) -> Response:
+        refused = [s for s in request.query_params.get("scope", "").split() if s not in LINKEDIN_APP_SCOPES]
+        redirect_uri = request.query_params.get("redirect_uri")
+        if refused and redirect_uri and self.client_ok("linkedin", request.query_params.get("client_id")):
+            # As LinkedIn does: the whole consent fails on a scope the app's products do not grant.
+            params = {"error": "unauthorized_scope_error",
+                      "error_description": f'Scope "{refused[0]}" is not authorized for your application',
+                      "state": request.query_params.get("state", "")}
+            return RedirectResponse(f"{redirect_uri}?{urlencode(params)}", status_code=302)
         return self.authorize(
             "linkedin", request, new_account=lambda hint: self.new_other_account("linkedin", hint)
         )
@@ -768,7 +824,7 @@ class OtherEmulators(EmulatorBase):
             refresh, account_id, scope = found, found.account_id, found.extra.get("scope", "")
         else:
             return oauth_error("unsupported_grant_type", "Invalid grant_type.")
-        access = self.state.issue("linkedin", account_id, "access", 5184000)
+        access = self.state.issue("linkedin", account_id, "access", 5184000, scope=scope)
         remaining = int((refresh.expires_at or time.time()) - time.time())
         return JSONResponse(
             {
@@ -801,12 +857,15 @@ class OtherEmulators(EmulatorBase):
         return await self.api("linkedin", request, handle)
 
     def _li_version(self, call: Call) -> Response | None:
-        if not re.fullmatch(r"\d{6}", call.request.headers.get("linkedin-version", "")):
+        version = call.request.headers.get("linkedin-version", "")
+        if not re.fullmatch(r"\d{6}", version):
             return linkedin_error(
                 400,
                 "A version must be present. Please specify a version by adding the LinkedIn-Version header.",
                 "VERSION_MISSING",
             )
+        if not linkedin_version_active(version):
+            return linkedin_error(426, f"Requested version {version} is not active", "NONEXISTENT_VERSION")
         return None
 
     async def li_post(self, request: Request) -> Response:
@@ -831,6 +890,7 @@ class OtherEmulators(EmulatorBase):
             media = ((body.get("content") or {}).get("media") or {}).get("id")
             if media and media not in account.uploads:
                 return linkedin_error(422, f"Image {media} is not uploaded", "UNPROCESSABLE_ENTITY")
+            text = little_text_as_shown(text)
             urn = f"urn:li:share:{7100000000000000000 + self.state.serial()}"
             account.posts[urn] = {"text": text}
             self.record(call, "post", urn, text, urn)
@@ -890,6 +950,10 @@ class OtherEmulators(EmulatorBase):
             refused = self._li_version(call)
             if refused is not None:
                 return refused
+            assert call.token is not None
+            if "r_member_profileAnalytics" not in str(call.token.extra.get("scope", "")).split():
+                return linkedin_error(403, "Not enough permissions to access: memberFollowersCount.GET.20240101",
+                                      "ACCESS_DENIED")
             return JSONResponse(
                 {
                     "paging": {"start": 0, "count": 10, "links": []},

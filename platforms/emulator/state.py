@@ -276,6 +276,11 @@ class EmulatorState:
             self.touch(account)
         return account
 
+    def accounts_where(self, platform: str, predicate: Any) -> list[Account]:
+        """Read-only listing (nothing is noted as changed)."""
+        with self.lock:
+            return [a for (p, _), a in self.accounts.items() if p == platform and predicate(a)]
+
     def find_account(self, platform: str, predicate: Any) -> Account | None:
         found = None
         with self.lock:
@@ -320,6 +325,18 @@ class EmulatorState:
         if token is None or token.platform != platform or token.kind not in kinds or not token.valid():
             return None
         return token
+
+    def age_tokens(self, platform: str, account_id: str, seconds: float) -> list[Token]:
+        """Make the account's expiring tokens `seconds` older: they lapse that much sooner."""
+        aged = []
+        with self.lock:
+            for token in self.tokens.values():
+                if token.platform == platform and token.account_id == account_id and token.expires_at is not None:
+                    token.expires_at -= seconds
+                    aged.append(token)
+        for token in aged:
+            self.touch_token(token)
+        return aged
 
     def expire_tokens(self, platform: str, account_id: str, kinds: tuple[str, ...]) -> int:
         expired = []

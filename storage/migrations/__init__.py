@@ -26,6 +26,8 @@ from storage.migrations import (
     m0004_oauth,
     m0005_inbox,
     m0006_engine,
+    m0007_sessions,
+    m0008_credentials_refresh,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -37,6 +39,8 @@ MIGRATIONS: list[Migration] = [
     (4, "oauth", m0004_oauth.apply),
     (5, "inbox", m0005_inbox.apply),
     (6, "work engine", m0006_engine.apply),
+    (7, "dashboard sessions", m0007_sessions.apply),
+    (8, "credentials that lapse", m0008_credentials_refresh.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -171,3 +171,63 @@ def test_health_and_openapi_need_no_key(client):
     assert document["info"]["version"] == "1.0.0"
     assert "/v1/api-keys" in document["paths"]
     assert "delete" in document["paths"]["/v1/accounts/{id}/permanent"]
+
+
+def test_concurrent_requests_on_a_fresh_key_admit_exactly_the_limit(service, tenant):
+    limited = replace(service, rate_limit_per_minute=300)
+    with live_server(create_app(limited, worker=False)) as url:
+        h = bearer(tenant["apiKey"])
+        start_of_fresh_minute(margin=30)
+
+        def burst(_: int) -> list[int]:
+            with httpx2.Client(base_url=url, timeout=30) as http:
+                return [http.get("/v1/workspaces", headers=h).status_code for _ in range(20)]
+
+        with ThreadPoolExecutor(16) as pool:
+            codes = [code for codes in pool.map(burst, range(16)) for code in codes]
+    assert len(codes) == 320
+    assert codes.count(200) == 300
+    assert codes.count(429) == 20
+
+
+def test_a_body_over_one_mebibyte_is_413_before_authentication_on_every_operation(client, tenant):
+    big = b'{"name": "' + b"x" * (1024 * 1024) + b'"}'
+
+    def chunks():
+        yield big[: 512 * 1024]
+        yield big[512 * 1024:]
+
+    for method, path in (("POST", "/v1/profiles"), ("POST", "/v1/accounts/acc_x/disconnect"),
+                         ("DELETE", "/v1/api-keys/key_x"), ("GET", "/v1/profiles")):
+        for headers in ({}, bearer(tenant["apiKey"]), {"Authorization": "Bearer sk_wrong"}):
+            for content in (big, chunks()):
+                answer = client.request(method, path, headers={"Content-Type": "application/json", **headers},
+                                        content=content)
+                assert answer.status_code == 413, (method, path, headers, answer.text[:200])
+                assert _error(answer) == "payload_too_large"
+                assert not [name for name in answer.headers if name.lower().startswith("x-ratelimit")]
+                assert "www-authenticate" not in answer.headers
+    assert [k["revokedAt"] for k in client.get("/v1/api-keys", headers=bearer(tenant["apiKey"])).json()["data"]] == [None]
+
+
+def test_allow_names_every_method_of_the_path_and_options_answers_it(client, tenant):
+    h = bearer(tenant["apiKey"])
+    options = client.options("/v1/connect/telegram", headers=h)
+    assert options.status_code == 204
+    assert options.headers["allow"] == "GET, HEAD, OPTIONS, POST"
+    wrong = client.put("/v1/connect/telegram", headers=h)
+    assert wrong.status_code == 405
+    assert _error(wrong) == "method_not_allowed"
+    assert wrong.headers["allow"] == "GET, HEAD, OPTIONS, POST"
+    assert client.options("/v1/api-keys", headers=h).headers["allow"] == "GET, HEAD, OPTIONS, POST"
+    assert client.options("/v1/nowhere", headers=h).status_code == 404
+
+
+def test_paging_takes_ascii_digits_only(client, tenant):
+    h = bearer(tenant["apiKey"])
+    for value in ("١", "１", "۲", "𝟏", "1\u200b", " 1"):
+        for name in ("page", "limit"):
+            answer = client.get("/v1/profiles", headers=h, params={name: value})
+            assert answer.status_code == 422, (name, value)
+            assert answer.json()["error"]["details"][0]["field"] == name
+    assert client.get("/v1/profiles", headers=h, params={"page": "1", "limit": "10"}).status_code == 200

@@ -53,6 +53,25 @@ def test_bad_or_missing_meta_signature_is_403_and_nothing_is_stored(client, tena
     assert [r.event["text"] for r in _records()] == ["forged"]
 
 
+def test_instagram_webhooks_may_be_signed_with_the_instagram_app_secret_and_only_instagram_ones(client, tenant):
+    ig = connect_account(client, tenant, "instagram")
+    fb = connect_account(client, tenant, "facebook")
+    instagram_secret = adapters.config().instagram_app_secret
+    assert instagram_secret and instagram_secret != adapters.config().meta_app_secret
+
+    def hook(platform, account, mid):
+        body = json.dumps({"object": "instagram" if platform == "instagram" else "page", "entry": [{
+            "id": account["platformAccountId"], "time": 1, "messaging": [{
+                "sender": {"id": "x"}, "recipient": {"id": account["platformAccountId"]}, "timestamp": 1,
+                "message": {"mid": mid, "text": mid}}]}]}).encode()
+        return client.post(f"/hooks/{platform}", content=body, headers={
+            "Content-Type": "application/json", "X-Hub-Signature-256": meta_signature(instagram_secret, body)})
+
+    assert hook("instagram", ig, "ig-signed").status_code == 200
+    assert hook("facebook", fb, "fb-signed").status_code == 403
+    assert [r.event["text"] for r in _records()] == ["ig-signed"]
+
+
 def test_bad_telegram_secret_is_403(client, tenant):
     bot = connect_account(client, tenant, "telegram")
     bot_id = bot["platformAccountId"]

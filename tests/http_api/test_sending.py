@@ -158,3 +158,31 @@ def test_a_failed_request_frees_its_key(client, tenant):
     with connection():
         assert not IdempotencyRecord.select().where(IdempotencyRecord.idempotency_key == "bad-then-good").exists()
     assert client.post(path, json={"text": "x" * 4097}, headers=headers).status_code == 422
+
+
+def test_whatsapp_refusing_later_moves_the_sent_message_to_failed(client, tenant):
+    wa = connect_account(client, tenant, "whatsapp")
+    contact = {"id": "15551234567", "name": "Lin"}
+    for body in ({"text": "hi"}, {"text": "long ago", "timestamp": "2020-01-01T00:00:00Z"}):
+        wrote = client.post("/sandbox/whatsapp/inbound-message", json={"accountId": wa["id"], "from": contact, **body})
+        assert wrote.status_code == 200, wrote.text
+    # WhatsApp's clock now says the contact last wrote years ago; ours says a moment ago. WhatsApp
+    # accepts the send and refuses it a moment later in a status webhook.
+    (conversation,) = client.get("/v1/conversations", headers=bearer(tenant["apiKey"]),
+                                 params={"accountId": wa["id"]}).json()["data"]
+    answer = client.post(f"/v1/conversations/{conversation['id']}/messages", json={"text": "too late"},
+                         headers=bearer(tenant["apiKey"]))
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["status"] == "sent"
+
+    def failed():
+        rows = client.get(f"/v1/conversations/{conversation['id']}/messages", headers=bearer(tenant["apiKey"]))
+        return [m for m in rows.json()["data"] if m["id"] == answer.json()["id"] and m["status"] == "failed"]
+
+    (message,) = _until(failed)
+    assert "(131047)" in message["error"] and "24 hours" in message["error"]
+    assert _sent(client, "whatsapp", wa) == []
+    with connection():
+        kinds = [e.type for e in Event.select().where(Event.type.in_(["message.sent", "message.failed"]))
+                 .order_by(Event.created_at)]
+    assert kinds == ["message.sent", "message.failed"]

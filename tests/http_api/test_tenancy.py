@@ -114,3 +114,32 @@ def test_read_key_reads_but_every_write_is_403(client, world):
     own_id = next(k["id"] for k in client.get("/v1/api-keys", headers=h).json()["data"] if k["permission"] == "read")
     assert client.delete(f"/v1/api-keys/{own_id}", headers=h).status_code == 403
     assert client.get(f"/v1/profiles/{world['second_profile']}", headers=h).json()["name"] == "Second brand"
+
+
+def test_profile_scoped_key_lists_only_keys_within_its_profiles(client, world):
+    ws = world["mine"]["workspaceId"]
+    both = add_key(ws, scope="profiles", profile_ids=[world["mine"]["profileId"], world["second_profile"]])
+    add_key(ws, scope="profiles", profile_ids=[world["second_profile"]])
+    full = bearer(world["full"])
+    everything = client.get("/v1/api-keys", headers=full).json()["data"]
+    assert len(everything) == 5  # the owner's, read, scoped, both, second-only
+    seen = client.get("/v1/api-keys", headers=bearer(world["scoped"])).json()
+    assert [k["scope"] for k in seen["data"]] == ["profiles"]
+    assert seen["data"][0]["profileIds"] == [world["mine"]["profileId"]]
+    assert seen["pagination"]["total"] == 1
+    assert all(k["prefix"] != both[:11] for k in seen["data"])
+    wider = client.get("/v1/api-keys", headers=bearer(both)).json()["data"]
+    assert sorted(len(k["profileIds"]) for k in wider) == [1, 1, 2]
+    assert {k["scope"] for k in wider} == {"profiles"}
+
+
+def test_a_list_filter_naming_a_profile_outside_the_keys_is_403(client, world):
+    h = bearer(world["scoped"])
+    for path in ("/v1/accounts", "/v1/conversations"):
+        answer = client.get(path, headers=h, params={"profileId": world["second_profile"]})
+        assert answer.status_code == 403, path
+        assert answer.json()["error"]["code"] == "forbidden"
+        own = client.get(path, headers=h, params={"profileId": world["mine"]["profileId"]})
+        assert own.status_code == 200, path
+    listed = client.get("/v1/accounts", headers=h, params={"profileId": world["mine"]["profileId"]}).json()
+    assert [a["id"] for a in listed["data"]] == [world["main_account"]]

@@ -82,6 +82,22 @@ def test_tool_arguments_are_checked_with_the_v1_rules_and_errors_carry_the_v1_co
     assert "limit" in result["content"][0]["text"]
 
 
+def test_arguments_of_the_wrong_type_or_unknown_give_validation_failed_with_details(browser, tenant):
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    for arguments, field in (({"limit": "lots"}, "limit"), ({"page": [1]}, "page"), ({"platform": 5}, "platform"),
+                             ({"limmit": 5}, "limmit"), ({"limit": 5, "workspaceId": "ws_other"}, "workspaceId")):
+        result = rpc(call_tool_raw(browser, tokens["access_token"], "list_accounts", arguments))
+        assert result["isError"] is True, arguments
+        error = result["structuredContent"]["error"]
+        assert error["code"] == "validation_failed", arguments
+        assert [d["field"] for d in error["details"]] == [field], arguments
+        text = result["content"][0]["text"]
+        assert "pydantic" not in text and "Error executing tool" not in text, text
+        assert json.loads(text) == result["structuredContent"]
+    missing = rpc(call_tool_raw(browser, tokens["access_token"], "get_messages", {}))
+    assert missing["structuredContent"]["error"]["details"] == [{"field": "conversationId", "message": "is required"}]
+
+
 def test_a_revoked_connected_app_is_refused_at_once(browser, tenant):
     client, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"], name="Assistant to revoke")
     assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200

@@ -116,6 +116,7 @@ def _test_app(holder: dict[str, Any]) -> Starlette:
         verified = inbound.verify_signature(
             platform, request.headers, raw, app_secret=sandbox.config.meta_app_secret,
             telegram_secret_for=sandbox.config.telegram_secret, query=query,
+            instagram_app_secret=sandbox.config.instagram_app_secret,
         )  # fmt: skip
         events = inbound.parse(platform, json.loads(raw), query=query) if verified else []
         with lock:

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from platforms.base import ReauthRequired, Rejected, RetryLater
+from platforms.base import AccountContext, ReauthRequired, Rejected, RetryLater
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,8 @@ def test_whatsapp_rate_limit_is_130429(sandbox):
 
 @pytest.mark.parametrize(
     ("platform", "delay"),
-    [("telegram", 7.0), ("tiktok", 7.0), ("youtube", 7.0), ("linkedin", 7.0), ("instagram", 7.0)],
+    # Graph throttles by business use case and gives the wait in whole minutes.
+    [("telegram", 7.0), ("tiktok", 7.0), ("youtube", 7.0), ("linkedin", 7.0), ("instagram", 60.0)],
 )
 def test_fault_429_is_retry_later_with_the_platform_delay(sandbox, platform, delay):
     acc = sandbox.connected(platform)
@@ -168,7 +169,7 @@ def test_tokens_never_reach_logs_or_errors(sandbox, caplog):
     sandbox.adapters["telegram"].send_dm(tg, recipient="777", text="ok")
     for call in (
         lambda: sandbox.adapters["telegram"].send_dm(tg, recipient="unknown-chat", text="x"),
-        lambda: sandbox.adapters["whatsapp"].send_dm(wa, recipient="15550000001", text="x"),
+        lambda: sandbox.adapters["whatsapp"].send_dm(wa, recipient="not-a-number", text="x"),
         lambda: sandbox.adapters["instagram"].send_dm(ig, recipient="nobody", text="x"),
     ):
         with pytest.raises(Rejected) as failed:
@@ -193,3 +194,67 @@ def test_tokens_never_reach_logs_or_errors(sandbox, caplog):
         assert all(secret not in text for text in errors)
     assert len(errors) == 6
     assert "access_token=[REDACTED]" in logs
+
+
+@pytest.mark.parametrize(("platform", "code"), [("instagram", "80002"), ("facebook", "80006")])
+def test_graph_business_use_case_throttling_waits_as_the_usage_header_says(sandbox, platform, code):
+    acc = sandbox.connected(platform)
+    sandbox.control(platform, "faults",
+                    {"accountId": acc.platform_account_id, "failNext": 1, "status": 429, "retryAfter": 150})
+    with pytest.raises(RetryLater) as caught:
+        sandbox.adapters[platform].follower_count(acc)
+    assert caught.value.delay_seconds == 180.0  # 3 minutes in X-Business-Use-Case-Usage, no Retry-After
+    assert f"#{code}" in caught.value.message
+
+
+def test_graph_calls_carry_the_appsecret_proof_the_platform_checks(sandbox):
+    from dataclasses import replace
+
+    from platforms.registry import build_adapters
+
+    acc = sandbox.connected("facebook")
+    assert sandbox.adapters["facebook"].follower_count(acc) >= 0
+    forged = build_adapters(replace(sandbox.config, meta_app_secret="not-the-app-secret"), sandbox.client)
+    with pytest.raises(Rejected) as caught:
+        forged["facebook"].follower_count(acc)
+    assert "appsecret_proof" in caught.value.message
+
+
+def test_linkedin_asks_only_for_what_ordinary_apps_are_granted_and_the_follower_count_is_optional(sandbox):
+    from urllib.parse import parse_qs, urlsplit
+
+    from platforms.base import Unsupported
+
+    adapter = sandbox.adapters["linkedin"]
+    url = adapter.authorize_url(state="s", redirect_uri=f"{sandbox.base}/callback/linkedin")
+    assert parse_qs(urlsplit(url).query)["scope"] == ["openid profile w_member_social"]
+    code, redirect_uri = sandbox.oauth("linkedin", state="s")
+    identity = adapter.exchange_code(code=code, redirect_uri=redirect_uri, state="s")
+    connected = AccountContext(identity.platform_account_id, identity.credentials)
+    with pytest.raises(Unsupported):  # no member analytics granted: not asked for
+        adapter.follower_count(connected)
+    assert adapter.publish_post(connected, text="shared", media=[], options={})
+    # An app granted member analytics reads the count.
+    analytics = sandbox.account("linkedin")
+    sandbox.control("linkedin", "followers", {"accountId": analytics.platform_account_id, "followers": 12})
+    assert adapter.follower_count(analytics) == 12
+    # The sandbox app, like an ordinary one, is not granted r_member_social: the consent fails whole.
+    refused = sandbox.client.get(url.replace("w_member_social", "w_member_social+r_member_social"))
+    assert refused.status_code == 302
+    assert parse_qs(urlsplit(refused.headers["location"]).query)["error"] == ["unauthorized_scope_error"]
+
+
+def test_linkedin_version_is_current_and_a_retired_one_gets_426(sandbox):
+    from dataclasses import replace
+
+    from platforms.emulator.others import linkedin_version_active
+    from platforms.registry import PlatformConfig, build_adapters
+
+    # The default must be renewed before LinkedIn retires it: this fails a year after its release.
+    assert linkedin_version_active(PlatformConfig(hooks_base_url="x").linkedin_version)
+    acc = sandbox.account("linkedin")
+    retired = build_adapters(replace(sandbox.config, linkedin_version="202401"), sandbox.client)["linkedin"]
+    with pytest.raises(Rejected) as caught:
+        retired.publish_post(acc, text="old", media=[], options={})
+    assert "202401 is not active" in caught.value.message
+    assert sandbox.adapters["linkedin"].publish_post(acc, text="current", media=[], options={})

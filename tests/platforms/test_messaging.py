@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from platforms.base import Button, OutsideMessagingWindow, Unsupported
@@ -166,15 +168,32 @@ def test_x_dm_has_no_button_so_the_url_follows_the_text(sandbox):
     assert record["payload"] == {"text": "Hi there\nhttps://shop.example.com/sale"}
 
 
-@pytest.mark.parametrize("platform", ["instagram", "facebook", "whatsapp"])
+@pytest.mark.parametrize("platform", ["instagram", "facebook"])
 def test_outside_the_24h_window_is_outside_messaging_window(sandbox, platform):
     acc = sandbox.connected(platform)
-    contact = "15550009999" if platform == "whatsapp" else "8008"
-    sandbox.inbound(platform, acc, {"id": contact}, "old message", timestamp="2020-01-01T00:00:00Z")
+    sandbox.inbound(platform, acc, {"id": "8008"}, "old message", timestamp="2020-01-01T00:00:00Z")
     with pytest.raises(OutsideMessagingWindow) as caught:
-        sandbox.adapters[platform].send_dm(acc, recipient=contact, text="late", button=SHOP)
-    assert caught.value.code in ("10.2534022", "10.2018278", "131047")
+        sandbox.adapters[platform].send_dm(acc, recipient="8008", text="late", button=SHOP)
+    assert caught.value.code in ("10.2534022", "10.2018278")
     assert sandbox.sent(platform, acc) == []
+
+
+def test_whatsapp_outside_the_window_is_accepted_then_reported_failed_by_a_status_webhook(sandbox):
+    acc = sandbox.connected("whatsapp")
+    sandbox.inbound("whatsapp", acc, {"id": "15550009999"}, "old message", timestamp="2020-01-01T00:00:00Z")
+    sent = sandbox.adapters["whatsapp"].send_dm(acc, recipient="15550009999", text="late")
+    assert sent.platform_message_id.startswith("wamid.")
+    assert sandbox.sent("whatsapp", acc) == []  # nothing reached the person
+
+    def failed_events():
+        return [e for hook in list(sandbox.hooks) if hook.verified for e in hook.events if e.kind == "failed"]
+
+    deadline = time.monotonic() + 10
+    while not failed_events() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (event,) = failed_events()
+    assert event.message_ids == (sent.platform_message_id,)
+    assert event.text.startswith("Re-engagement message (131047): Message failed to send because more than 24 hours")
 
 
 def test_window_reopens_with_a_new_inbound_message(sandbox):
@@ -283,3 +302,17 @@ def test_instagram_conversations_and_contact_profile(sandbox):
     }
     with pytest.raises(Unsupported):
         sandbox.adapters["facebook"].list_conversations(acc)
+
+
+def test_lists_follow_graph_paging(sandbox):
+    acc = sandbox.connected("instagram")
+    for n in range(30):  # Graph answers 25 a page
+        sandbox.inbound("instagram", acc, {"id": str(9200 + n), "handle": f"c{n}"}, "hi")
+    conversations = sandbox.adapters["instagram"].list_conversations(acc)
+    assert sorted(c["participants"][1]["id"] for c in conversations) == [str(9200 + n) for n in range(30)]
+    # A WhatsApp Business Account with more numbers than a page: the last one still connects.
+    whatsapp = sandbox.adapters["whatsapp"]
+    for n in range(30):
+        identity = whatsapp.connect_with_token(phoneNumberId=str(106540352242900 + n), wabaId="102290129340777",
+                                               accessToken=f"sandbox-token-{n}")
+    assert identity.platform_account_id == "106540352242929"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from platforms.base import MediaItem, Rejected, Unsupported
+from platforms.base import MediaItem, Rejected, RetryLater, Unsupported
 
 
 def _media(sandbox, name: str, kind: str, size: int = 2048) -> MediaItem:
@@ -134,6 +134,54 @@ def test_x_tweet_with_image_reply_and_delete(sandbox):
         adapter.publish_post(acc, text="x" * 281, media=[], options={})
 
 
+def test_x_counts_text_its_own_way_and_never_sends_reply_settings_everyone(sandbox):
+    acc = sandbox.account("x")
+    adapter = sandbox.adapters["x"]
+    link = "https://example.com/" + "a" * 200  # weighs 23
+    assert adapter.publish_post(acc, text=f"{'w' * 250} {link}", media=[], options={"replySettings": "everyone"})
+    assert sandbox.sent("x", acc)[-1]["payload"] == {"text": f"{'w' * 250} {link}"}  # no reply_settings
+    assert adapter.publish_post(acc, text="中" * 140, media=[], options={"replySettings": "following"})
+    assert sandbox.sent("x", acc)[-1]["payload"]["reply_settings"] == "following"
+    with pytest.raises(Rejected) as caught:
+        adapter.publish_post(acc, text="中" * 141, media=[], options={})
+    assert caught.value.code == "text_too_long"
+    assert len(sandbox.sent("x", acc)) == 2
+    # The emulator holds X's rules whoever calls it.
+    post = sandbox.client.post(f"{sandbox.base}/sandbox/x/2/tweets", headers={"Authorization": f"Bearer {acc.credentials['accessToken']}"},
+                               json={"text": "hi", "reply_settings": "everyone"})
+    assert post.status_code == 400
+    too_long = sandbox.client.post(f"{sandbox.base}/sandbox/x/2/tweets", headers={"Authorization": f"Bearer {acc.credentials['accessToken']}"},
+                                   json={"text": "👍" * 141})
+    assert too_long.status_code == 403
+
+
+def test_x_waits_for_the_24_hour_limit_not_the_15_minute_window(sandbox):
+    acc = sandbox.account("x")
+    sandbox.control("x", "faults", {"accountId": acc.platform_account_id, "failNext": 1, "status": 429,
+                                    "retryAfter": 7200})
+    with pytest.raises(RetryLater) as caught:
+        sandbox.adapters["x"].publish_post(acc, text="one too many", media=[], options={})
+    assert caught.value.delay_seconds == pytest.approx(7200, abs=5)
+
+
+def test_linkedin_commentary_is_escaped_little_text_so_nothing_is_cut(sandbox):
+    acc = sandbox.account("linkedin")
+    adapter = sandbox.adapters["linkedin"]
+    text = "Launch (beta) #1 with @team: a_b ~ {x} [y] <z> * | \\ done"
+    adapter.publish_post(acc, text=text, media=[], options={})
+    (record,) = sandbox.sent("linkedin", acc)
+    assert record["text"] == text  # what LinkedIn shows: all of it
+    assert record["payload"]["commentary"].startswith("Launch \\(beta\\) \\#1 with \\@team")
+    # Unescaped, LinkedIn answers 201 and keeps only what precedes the first reserved character.
+    raw = sandbox.client.post(
+        f"{sandbox.base}/sandbox/linkedin/rest/posts",
+        headers={"Authorization": f"Bearer {acc.credentials['accessToken']}", "LinkedIn-Version": sandbox.config.linkedin_version},
+        json={**record["payload"], "commentary": text},
+    )
+    assert raw.status_code == 201
+    assert sandbox.sent("linkedin", acc)[-1]["text"] == "Launch "
+
+
 def test_linkedin_post_shape_and_delete(sandbox):
     acc = sandbox.account("linkedin")
     adapter = sandbox.adapters["linkedin"]
@@ -157,6 +205,25 @@ def test_linkedin_post_shape_and_delete(sandbox):
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     assert with_image.platform_post_id != post.platform_post_id
+
+
+def test_telegram_captions_are_1024_characters_with_media_and_4096_without(sandbox):
+    acc = sandbox.connected("telegram")
+    adapter = sandbox.adapters["telegram"]
+    photo = [MediaItem("https://cdn.example.com/p.jpg", "image/jpeg", 1000)]
+    assert adapter.publish_post(acc, text="c" * 1024, media=photo, options={"chatId": "@sandboxnews"})
+    assert adapter.publish_post(acc, text="t" * 4096, media=[], options={"chatId": "@sandboxnews"})
+    with pytest.raises(Rejected) as caught:
+        adapter.publish_post(acc, text="c" * 1025, media=photo, options={"chatId": "@sandboxnews"})
+    assert caught.value.code == "caption_too_long"
+    assert len(sandbox.sent("telegram", acc)) == 2  # refused before the call
+    assert adapter.capabilities.as_dict()["postCaptionLimit"] == 1024
+    # The emulator refuses a longer caption as Telegram does, whoever sends it.
+    token = acc.credentials["botToken"]
+    answer = sandbox.client.post(f"{sandbox.base}/sandbox/telegram/bot{token}/sendPhoto",
+                                 json={"chat_id": "@sandboxnews", "photo": photo[0].url, "caption": "c" * 1025})
+    assert answer.status_code == 400
+    assert answer.json()["description"] == "Bad Request: message caption is too long"
 
 
 def test_telegram_channel_post_and_delete(sandbox):

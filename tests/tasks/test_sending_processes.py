@@ -9,7 +9,9 @@ from __future__ import annotations
 import bisect
 import contextlib
 import datetime as dt
+import itertools
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -155,9 +157,10 @@ def test_two_workers_share_one_bots_pace_and_send_each_message_once(api_only, te
     moments = sorted(dt.datetime.fromisoformat(row["at"].replace("Z", "+00:00")).timestamp() for row in rows)
     # Never faster than Telegram allows a bot (30 in any second)...
     assert max(bisect.bisect_right(moments, start + 1.0) - n for n, start in enumerate(moments)) <= 30
-    # ...and, once under way, at that pace: both workers together keep to one bot's 30 a second.
-    steady = moments[10:-10]
-    per_second = (len(steady) - 1) / (steady[-1] - steady[0])
+    # ...and at that pace: both workers together keep to one bot's 30 a second. The typical gap
+    # between two sends says it; a stall of the machine (a process not scheduled for a while) makes
+    # a few gaps longer and never shorter, since a late slot is not made up with a burst.
+    per_second = 1 / statistics.median(b - a for a, b in itertools.pairwise(moments))
     assert 30 * 0.95 <= per_second <= 30 * 1.05, per_second
     with connection():
         attempts = {m.attempts for m in Message.select().where(Message.conversation == conversation["id"],

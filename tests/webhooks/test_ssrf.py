@@ -33,6 +33,10 @@ def settings(settings):
         "https://[fe80::1]/hook",
         "https://[::ffff:127.0.0.1]/hook",
         "https://[64:ff9b::a00:1]/hook",
+        "https://[::127.0.0.1]/hook",
+        "https://[::a9fe:a9fe]/latest/meta-data",
+        "https://[::ffff:0:127.0.0.1]/hook",
+        "https://[::ffff:0:a00:1]/hook",
         "https://224.0.0.1/hook",
         "https://0.0.0.0/hook",
         "https://does-not-exist.invalid/hook",
@@ -42,6 +46,26 @@ def test_non_public_addresses_are_refused_when_an_endpoint_is_saved(client, tena
     answer = client.post("/v1/webhooks", json={"url": url}, headers=bearer(tenant["apiKey"]))
     assert answer.status_code == 422
     assert answer.json()["error"]["details"][0]["field"] == "url"
+
+
+def test_ipv4_addresses_embedded_in_ipv6_are_judged_by_the_ipv4_address():
+    judged = {text: net.is_public_address(ipaddress.ip_address(text)) for text in (
+        "::127.0.0.1", "::10.0.0.1", "::ffff:0:169.254.169.254", "::ffff:0:192.168.1.1", "::", "::1",
+        "::ffff:0:8.8.8.8", "::ffff:8.8.8.8", "2606:4700:4700::1111")}
+    assert judged == {"::127.0.0.1": False, "::10.0.0.1": False, "::ffff:0:169.254.169.254": False,
+                      "::ffff:0:192.168.1.1": False, "::": False, "::1": False,
+                      "::ffff:0:8.8.8.8": True, "::ffff:8.8.8.8": True, "2606:4700:4700::1111": True}
+
+
+@pytest.mark.parametrize("url", ["https://1.1.1.1/x\t", "https://1.1.1.1/x\n", "https://1.1.1.1/\r\nHost: a",
+                                 "https://1.1.1.1/\x00", "https://1.1.1.1/\x7f", "https://1.1.1.1\t/x",
+                                 "https://1.1.1.1/\u2028"])
+def test_a_url_with_a_control_character_is_refused_and_not_stored(client, tenant, url):
+    h = bearer(tenant["apiKey"])
+    answer = client.post("/v1/webhooks", json={"url": url}, headers=h)
+    assert answer.status_code == 422
+    assert answer.json()["error"]["details"][0]["field"] == "url"
+    assert client.get("/v1/webhooks", headers=h).json()["data"] == []
 
 
 def test_a_patch_to_a_private_address_is_refused(client, tenant, monkeypatch):

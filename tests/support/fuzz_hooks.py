@@ -1,0 +1,54 @@
+"""Schemathesis hooks that widen what the fuzzer sends beyond what the schemas describe.
+
+Loaded by the schemathesis process (`SCHEMATHESIS_HOOKS=tests.support.fuzz_hooks`). Each generated
+JSON body is sent as drawn, or with one value replaced by a lone surrogate escape (`"\ud800"`) or
+an integer far outside any range (up to thousands of digits), or with a new key of odd text
+(surrogates, non-ASCII letters and digits, control and separator characters). `page` and `limit`
+get non-ASCII digits. Every such request is invalid whatever the fuzzer drew (so its negative-data
+check still holds) and must be answered with a 4xx, never a 5xx.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import schemathesis
+from hypothesis import strategies as st
+
+# json.dumps needs this to write an integer of more than 4,300 digits (the server must refuse it).
+sys.set_int_max_str_digits(0)
+
+SURROGATES = st.sampled_from(["\ud800", "a\udfffb", "\udc00\ud800", "x\ud83d"])
+# Half lone surrogates: the class of input most likely to slip past a check.
+ODD_KEYS = st.one_of(
+    SURROGATES,
+    st.sampled_from(["١", "𝟏", "１", "é", "עברית", "日本語", "\u2028", "\u200b", "\x00", "\t", "line\nbreak", "\x7f",
+                     "😀"]),
+)
+# Outside every integer field's range; the first two are past what Python's json reads (4,300 digits).
+HUGE = st.sampled_from([10**4301, -(10**5000), 10**400, 2**63, -(2**63) - 1, 2**64, 10**30])
+ODD_DIGITS = st.sampled_from(["١", "𝟏", "１", "٣٣", "\u200b1", "9" * 40])
+PAGING = ("page", "limit")
+
+
+def _replace(mapping: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    return {**mapping, key: value}
+
+
+@schemathesis.hook
+def flatmap_body(ctx: Any, body: Any) -> Any:
+    if not isinstance(body, dict):
+        return st.just(body)
+    options = [st.just(body), st.builds(_replace, st.just(body), ODD_KEYS, st.just("x"))]
+    if body:
+        options.append(st.builds(_replace, st.just(body), st.sampled_from(sorted(body)), st.one_of(SURROGATES, HUGE)))
+    return st.one_of(options)
+
+
+@schemathesis.hook
+def flatmap_query(ctx: Any, query: Any) -> Any:
+    paging = sorted(key for key in (query or {}) if key in PAGING)
+    if not paging:
+        return st.just(query)
+    return st.one_of(st.just(query), st.builds(_replace, st.just(query), st.sampled_from(paging), ODD_DIGITS))

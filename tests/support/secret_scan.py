@@ -1,0 +1,49 @@
+"""Find secrets kept in the clear: in a database (every table, every column) and in data-dir files."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from storage.db import connection, db
+
+# What a secret of each kind looks like, so that any one (not only those a test knows) is found. Each
+# must start and end on a boundary: encrypted values are base64url text, where a short prefix such as
+# `cs_` followed by forty letters turns up by chance.
+_B = rb"(?<![A-Za-z0-9_-])"
+_E = rb"(?![A-Za-z0-9_-])"
+PATTERNS = {
+    "API key": re.compile(_B + rb"sk_[0-9a-f]{64}" + _E),
+    "webhook secret": re.compile(_B + rb"whsec_[A-Za-z0-9+/_-]{43}"),
+    "OAuth access token": re.compile(_B + rb"sbat_[A-Za-z0-9_-]{43}" + _E),
+    "OAuth refresh token": re.compile(_B + rb"sbrt_[A-Za-z0-9_-]{43}" + _E),
+    "OAuth client secret": re.compile(_B + rb"cs_[A-Za-z0-9_-]{43}" + _E),
+    "platform token": re.compile(_B + rb"(?:IGAA|IGQ|EAA[AUPWLS])[A-Za-z0-9]{40}" + _E),
+    "Telegram bot token": re.compile(rb"[0-9]{5,}:AA[A-Za-z0-9_-]{30,}"),
+}
+
+
+def database_text() -> bytes:
+    """Every value of every table, as bytes: what anyone who reads the database sees."""
+    out: list[bytes] = []
+    with connection():
+        for table in db.get_tables():
+            for row in db.execute_sql(f'SELECT * FROM "{table}"').fetchall():
+                for value in row:
+                    if isinstance(value, bytes | bytearray | memoryview):
+                        out.append(bytes(value))
+                    elif value is not None:
+                        out.append(str(value).encode("utf-8", "replace"))
+    return b"\n".join(out)
+
+
+def files_text(paths: Iterable[Path]) -> bytes:
+    return b"\n".join(path.read_bytes() for path in paths if path.is_file())
+
+
+def findings(blob: bytes, *, known: Iterable[str] = ()) -> list[str]:
+    found = [f"{kind}: {match.group(0)[:12]!r}..." for kind, pattern in PATTERNS.items()
+             for match in pattern.finditer(blob)]
+    found += [f"known secret {secret[:10]}..." for secret in known if secret.encode() in blob]
+    return found

@@ -1,0 +1,67 @@
+"""Credentials that lapse for good (Instagram's 60-day tokens) are renewed in the week before they
+do, by the scheduler and a worker; a platform that refuses flags the account for a person."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+from service import adapters, clock, crypto
+from storage.db import connection, db
+from storage.models import Account
+from tests.conftest import bearer
+from tests.support.sandbox import connect_account
+
+
+def _row(account_id: str) -> Account:
+    with connection():
+        return Account.get_by_id(account_id)
+
+
+def _days_pass(client, account: dict, days: int) -> None:
+    """`days` pass for the account's tokens at the platform, and for our record of them."""
+    aged = client.post("/sandbox/instagram/age-tokens", json={"accountId": account["id"], "days": days})
+    assert aged.status_code == 200, aged.text
+    with connection(), db.atomic():
+        row = Account.get_by_id(account["id"])
+        credentials = crypto.decrypt_json(row.credentials)
+        lapses = clock.parse_iso(credentials["expiresAt"]) - dt.timedelta(days=days)
+        credentials["expiresAt"] = clock.iso(lapses)
+        Account.update(credentials=crypto.encrypt_json(credentials), credentials_expire_at=lapses).where(
+            Account.id == row.id).execute()
+
+
+def _until(condition, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("the condition was not met in time")
+
+
+def test_a_token_lapsing_within_the_week_is_renewed_and_one_already_lapsed_flags_the_account(client, tenant):
+    soon = connect_account(client, tenant, "instagram")
+    lapsed = connect_account(client, tenant, "instagram")
+    fresh = connect_account(client, tenant, "instagram")
+    connected = _row(soon["id"])
+    assert abs(connected.credentials_expire_at - (clock.now() + dt.timedelta(days=60))) < dt.timedelta(minutes=5)
+    old_token = adapters.context(connected).credentials["accessToken"]
+
+    _days_pass(client, soon, 55)
+    _days_pass(client, lapsed, 61)
+    renewed = _until(lambda: (row := _row(soon["id"])).credentials_expire_at > clock.now() + dt.timedelta(days=50)
+                     and row)
+    assert adapters.context(renewed).credentials["accessToken"] != old_token
+    assert renewed.needs_reauth is False
+    with connection():
+        assert adapters.call(renewed, lambda adapter, ctx: adapter.follower_count(ctx)) >= 0  # the new token works
+
+    listed = _until(lambda: [a for a in client.get("/v1/accounts", headers=bearer(tenant["apiKey"])).json()["data"]
+                             if a["id"] == lapsed["id"] and a["needsReauth"]])
+    assert listed[0]["status"] == "connected"
+    # An account far from its lapse is left alone.
+    untouched = _row(fresh["id"])
+    assert untouched.credentials_checked_at is None
+    assert adapters.context(untouched).credentials == adapters.context(_row(fresh["id"])).credentials
