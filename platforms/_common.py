@@ -138,6 +138,14 @@ class BaseAdapter:
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
         raise self._unsupported("replies to comments")
 
+    def send_template(
+        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
+    ) -> SentMessage:
+        raise self._unsupported("message templates")
+
+    def list_templates(self, account: AccountContext) -> list[dict[str, Any]]:
+        raise self._unsupported("message templates")
+
     def publish_post(
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
     ) -> PublishedPost:

@@ -56,6 +56,7 @@ class Capabilities:
     button: ButtonKind | None = None
     button_label_limit: int = BUTTON_LABEL_LIMIT
     messaging_window_hours: int | None = None
+    templates: bool = False  # approved message templates, which reach a contact outside the window
     messages_per_second: float | None = None
     comments: bool = False
     private_replies: bool = False
@@ -220,6 +221,17 @@ class Adapter(Protocol):
         self, account: AccountContext, *, comment_id: str, text: str, button: Button | None = None
     ) -> SentMessage:
         """A DM to the author of a comment, addressed by the comment (Instagram, Facebook)."""
+        ...
+
+    def send_template(
+        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
+    ) -> SentMessage:
+        """An approved message template (WhatsApp), its body's parameters in order: the one message
+        that reaches a contact outside the 24 h window."""
+        ...
+
+    def list_templates(self, account: AccountContext) -> list[dict[str, Any]]:
+        """The account's approved templates: `{name, language, category, parameters}` (a count)."""
         ...
 
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:

@@ -6,6 +6,7 @@ window (error 131047 outside it); 80 messages/s per number (error 130429 past it
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from platforms._common import require
@@ -26,6 +27,14 @@ WEBHOOK_FIELDS = ["messages"]
 BUTTON_REFUSAL_CODES = {"100", "131008", "131009"}
 
 
+def _body_parameters(components: Any) -> int:
+    """How many `{{n}}` placeholders the template's body has."""
+    for component in components if isinstance(components, list) else []:
+        if isinstance(component, dict) and component.get("type") == "BODY":
+            return len(set(re.findall(r"\{\{(\d+)\}\}", str(component.get("text") or ""))))
+    return 0
+
+
 class WhatsAppAdapter(GraphAdapter):
     platform = "whatsapp"
     capabilities = Capabilities(
@@ -33,6 +42,7 @@ class WhatsAppAdapter(GraphAdapter):
         dm_text_limit=4096,
         button="cta_url",
         messaging_window_hours=24,
+        templates=True,
         messages_per_second=80,
         inbound_webhooks=True,
     )
@@ -79,6 +89,35 @@ class WhatsAppAdapter(GraphAdapter):
             return self._send(account, to, {"type": "text", "text": {"preview_url": False, "body": body}})
 
         return self._with_button_fallback(text, button, native, plain)
+
+    def send_template(
+        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
+    ) -> SentMessage:
+        template: dict[str, Any] = {"name": name, "language": {"code": language}}
+        if parameters:
+            template["components"] = [
+                {"type": "body", "parameters": [{"type": "text", "text": value} for value in parameters]}
+            ]
+        return self._send(account, recipient.lstrip("+"), {"type": "template", "template": template})
+
+    def list_templates(self, account: AccountContext) -> list[dict[str, Any]]:
+        waba = account.credentials.get("wabaId")
+        if not isinstance(waba, str) or not waba:
+            raise Rejected("the account has no WhatsApp Business Account id", "missing_field")
+        templates = self._graph_all(
+            f"{waba}/message_templates", self._token(account), secrets=account.secrets(),
+            params={"fields": "name,language,status,category,components"},
+        )
+        return [
+            {
+                "name": str(item.get("name")),
+                "language": str(item.get("language")),
+                "category": str(item.get("category") or ""),
+                "parameters": _body_parameters(item.get("components")),
+            }
+            for item in templates
+            if item.get("status") == "APPROVED"
+        ]
 
     def subscribe_webhooks(self, account: AccountContext) -> list[str]:
         waba = account.credentials.get("wabaId")

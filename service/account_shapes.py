@@ -85,3 +85,16 @@ class InstagramConversation(Record):
 
 class InstagramConversations(Record):
     data: list[InstagramConversation]
+
+
+class TemplateInfo(Record):
+    """An approved WhatsApp message template of the account."""
+
+    name: str
+    language: str
+    category: str
+    parameters: int = Field(ge=0, description="How many parameters its body takes (`{{1}}`, `{{2}}`, ...).")
+
+
+class Templates(Record):
+    data: list[TemplateInfo]

@@ -144,3 +144,12 @@ def instagram_conversations(*, actor: Actor, account_id: str) -> dict[str, Any]:
     if account.platform != "instagram":
         raise ValidationFailed.field("id", "is not an Instagram account")
     return {"data": adapters.call_for_api(account, lambda adapter, ctx: adapter.list_conversations(ctx))}
+
+
+def templates(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    """A WhatsApp account's approved message templates, fetched live (other platforms have none: 422)."""
+    with db.atomic():
+        account = get_row(actor=actor, account_id=account_id)
+    if not adapters.adapter(account.platform).capabilities.templates:
+        raise ValidationFailed.field("id", f"{account.platform} has no message templates")
+    return {"data": adapters.call_for_api(account, lambda adapter, ctx: adapter.list_templates(ctx))}

@@ -47,15 +47,27 @@ class StartConversation(Body):
         "(Instagram, Facebook), the chat id (Telegram), the wa_id (WhatsApp)."))
 
 
+class Template(Body):
+    """A WhatsApp message template the account has had approved, with its body's parameters in order."""
+
+    name: Annotated[str, Field(min_length=1, max_length=512, pattern=r"^[a-z0-9_]+$")]
+    language: Annotated[str, Field(min_length=2, max_length=15, pattern=r"^[a-z]{2,3}(_[A-Z]{2})?$",
+                                   description="The template's language code, e.g. `en_US`.")]
+    parameters: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
+        default_factory=list, max_length=20, description="The values of `{{1}}`, `{{2}}`, ... in its body.")
+
+
 class SendMessage(Body):
-    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    """`text`, or on WhatsApp a `template` (the only way to reach a contact outside the 24 h window)."""
+
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = LEFT_OUT
+    template: Template = LEFT_OUT
 
 
-class SendMessageTo(Body):
+class SendMessageTo(SendMessage):
     """`send_message` as an MCP tool: the conversation's id is an argument (on /v1, the path)."""
 
     conversation_id: Id
-    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 
 
 # -- records -----------------------------------------------------------------------------------
@@ -84,16 +96,24 @@ class StartedConversation(Conversation):
     created: bool
 
 
+class SentTemplate(Record):
+    name: str
+    language: str
+    parameters: list[str]
+
+
 class Message(Record):
     id: str
     conversation_id: str
     direction: Literal[DIRECTIONS]  # type: ignore[valid-type]
-    text: str | None = Field(description="Null for an inbound message without text (an attachment).")
+    text: str | None = Field(description="Null for an inbound message without text (an attachment), and for a "
+                             "template message.")
     button_label: str | None
     button_url: str | None
     status: Literal[MESSAGE_STATUSES]  # type: ignore[valid-type]
     platform_message_id: str | None
     error: str | None
+    template: SentTemplate | None = Field(None, description="The WhatsApp template sent, when it was one.")
     source: Literal[SOURCES]  # type: ignore[valid-type]
     created_at: Instant
     updated_at: Instant

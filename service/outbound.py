@@ -28,7 +28,7 @@ from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequire
 from service import adapters, clock, engine, events, idempotency, ids, pacer, settings
 from service.auth import Actor
 from service.conversations import WINDOW_MESSAGE, get_row, touch_outbound
-from service.errors import Conflict, PlatformError, ValidationFailed
+from service.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
 from service.inbox_shapes import Message as MessageRecord
 from storage.db import connection, db, reading
 from storage.hot import by_id
@@ -75,7 +75,8 @@ def queue_outbound(
     conversation: Conversation,
     account: Account,
     *,
-    text: str,
+    text: str | None = None,
+    template: dict[str, Any] | None = None,
     button: Button | None = None,
     source: str = "inbox",
     nudge: bool = True,
@@ -89,17 +90,26 @@ def queue_outbound(
     """
     if account.status != "connected":
         raise Conflict("The account is disconnected.")
+    if (text is None) == (template is None):
+        raise ValidationFailed("Give text, or a template.", details=[
+            FieldProblem("text", "give text or template, not both" if text else "is required without template")])
     capabilities = adapters.adapter(account.platform).capabilities
     if not capabilities.dm:
         raise ValidationFailed(f"{account.platform} has no direct messages.")
-    if capabilities.dm_text_limit is not None and len(text) > capabilities.dm_text_limit:
-        raise ValidationFailed.field("text", f"must be at most {capabilities.dm_text_limit} characters on "
-                                             f"{account.platform}")
-    if not within_window(conversation):
-        raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
+    if template is not None:
+        if not capabilities.templates:
+            raise ValidationFailed.field("template", f"only WhatsApp has message templates, not {account.platform}")
+    else:
+        assert text is not None
+        if capabilities.dm_text_limit is not None and len(text) > capabilities.dm_text_limit:
+            raise ValidationFailed.field("text", f"must be at most {capabilities.dm_text_limit} characters on "
+                                                 f"{account.platform}")
+        # Outside the window only an approved template reaches the contact.
+        if not within_window(conversation):
+            raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
     moment = clock.now()
     message = Message.create(
-        id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text,
+        id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text, template=template,
         button_label=button.label if button else None, button_url=button.url if button else None,
         status="pending", source=source, attempts=0, next_attempt_at=moment,
         nudged_at=None if nudge else moment, created_at=moment, updated_at=moment,
@@ -172,7 +182,12 @@ def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
     recipient = conversation.external_conversation_id or conversation.contact_handle or ""
     button = Button(message.button_label, message.button_url) if message.button_label and message.button_url else None
     text = message.text or ""
+    template = message.template
     try:
+        if template:
+            return adapters.call(loaded.account, lambda adapter, ctx: adapter.send_template(
+                ctx, recipient=recipient, name=template["name"], language=template["language"],
+                parameters=list(template.get("parameters") or [])))
         return adapters.call(
             loaded.account,
             lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=text, button=button),
@@ -237,7 +252,9 @@ class Sent:
     status: int  # 201 sent, 202 pending (or in someone else's hands)
 
 
-def send_message(*, actor: Actor, conversation_id: str, text: str) -> Sent:
+def send_message(
+    *, actor: Actor, conversation_id: str, text: str | None = None, template: Any = None,
+) -> Sent:
     """Reply to a contact from the inbox, and wait a little for the platform's answer.
 
     201 with the sent message and its `platformMessageId`; 202 `pending` when the platform asked to
@@ -251,7 +268,9 @@ def send_message(*, actor: Actor, conversation_id: str, text: str) -> Sent:
         conversation = get_row(actor=actor, conversation_id=conversation_id)
         actor.require_write()
         account = Account.get_by_id(conversation.account_id)
-        message = queue_outbound(conversation, account, text=text, source="inbox", nudge=False)
+        if template is not None and not isinstance(template, dict):
+            template = template.model_dump()  # the request's shape: name, language, parameters
+        message = queue_outbound(conversation, account, text=text, template=template, source="inbox", nudge=False)
         idempotency.attach(message.id)
     return settle(message.id)
 

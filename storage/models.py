@@ -298,6 +298,7 @@ class Message(BaseModel):
     platform_message_id = CharField(max_length=255, null=True, index=True)
     error = TextField(null=True)
     source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
+    template = JSONField(null=True)  # a WhatsApp template message: {name, language, parameters}
     # The work engine's columns (service/engine.py); outbound messages only.
     attempts = IntegerField(default=0)
     next_attempt_at = DateTimeField(null=True)

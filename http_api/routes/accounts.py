@@ -3,7 +3,14 @@ from typing import Any
 from http_api.declare import op
 from http_api.routing import Call
 from service import accounts
-from service.account_shapes import Account, AccountDeleted, AccountQuery, InstagramConversations, PublishOptions
+from service.account_shapes import (
+    Account,
+    AccountDeleted,
+    AccountQuery,
+    InstagramConversations,
+    PublishOptions,
+    Templates,
+)
 from service.shapes import page_of
 
 
@@ -25,6 +32,10 @@ def delete_permanently(call: Call) -> AccountDeleted:
 
 def publish_options(call: Call) -> dict[str, Any]:
     return accounts.publish_options(actor=call.actor, account_id=call.path["id"])
+
+
+def templates(call: Call) -> dict[str, Any]:
+    return accounts.templates(actor=call.actor, account_id=call.path["id"])
 
 
 def ig_conversations(call: Call) -> dict[str, Any]:
@@ -49,4 +60,9 @@ OPERATIONS = [
     op("GET", "/accounts/{id}/ig-conversations", ig_conversations, summary="Raw Instagram conversations, live",
        tag="Accounts", operation_id="listInstagramConversations", answer=InstagramConversations, waits=True,
        errors=(409, 502), description="A non-Instagram account → 422; a disconnected one → 409."),
+    op("GET", "/accounts/{id}/templates", templates, summary="A WhatsApp account's approved message templates",
+       tag="Accounts", operation_id="listTemplates", answer=Templates, waits=True, errors=(409, 502),
+       description="Live from WhatsApp, approved ones only: each with its language, category and how many body "
+                   "parameters it takes. Send one with `POST /v1/conversations/{id}/messages` and `template`: "
+                   "the only message that reaches a contact outside the 24 h window. Other platforms → 422."),
 ]

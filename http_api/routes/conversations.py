@@ -26,7 +26,8 @@ def messages(call: Call) -> dict[str, Any]:
 
 
 def send(call: Call) -> Reply:
-    sent = outbound.send_message(actor=call.actor, conversation_id=call.path["id"], text=call.body.text)
+    sent = outbound.send_message(actor=call.actor, conversation_id=call.path["id"], text=call.body.text,
+                                 template=call.body.template)
     return Reply(sent.record, status=sent.status)
 
 

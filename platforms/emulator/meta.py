@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from typing import Any
 
@@ -22,6 +23,40 @@ NOT_FOUND_SUBCODE = 33
 TEXT_LIMITS = {"instagram": 1000, "facebook": 2000}
 WINDOW_SUBCODE = {"instagram": 2534022, "facebook": 2018278}
 IG_LONG_TTL = 60 * 24 * 3600
+# Every sandbox WhatsApp Business Account has these templates; one still waits for Meta's review.
+WA_TEMPLATES: list[dict[str, Any]] = [
+    {"name": "hello_world", "language": "en_US", "status": "APPROVED", "category": "UTILITY",
+     "components": [{"type": "BODY", "text": "Hello World"}]},
+    {"name": "order_update", "language": "en_US", "status": "APPROVED", "category": "UTILITY",
+     "components": [{"type": "BODY", "text": "Your order {{1}} ships on {{2}}."}]},
+    {"name": "order_update", "language": "es", "status": "APPROVED", "category": "UTILITY",
+     "components": [{"type": "BODY", "text": "Tu pedido {{1}} sale el {{2}}."}]},
+    {"name": "spring_offer", "language": "en_US", "status": "PENDING", "category": "MARKETING",
+     "components": [{"type": "BODY", "text": "Spring sale: {{1}} off everything."}]},
+]
+
+
+def _render_template(template: Any) -> str | Response:
+    """The text the person receives, or WhatsApp's refusal: an unknown, unapproved or other-language
+    template (132001), or parameters that do not fill its body (132000)."""
+    template = template if isinstance(template, dict) else {}
+    code = (template.get("language") or {}).get("code") if isinstance(template.get("language"), dict) else None
+    found = next((t for t in WA_TEMPLATES if t["name"] == template.get("name") and t["language"] == code
+                  and t["status"] == "APPROVED"), None)
+    if found is None:
+        return graph_error(404, 132001, "(#132001) Template name does not exist in the translation", whatsapp=True,
+                           details=f"template name ({template.get('name')}) does not exist in {code}")
+    body = found["components"][0]["text"]
+    wanted = len(set(re.findall(r"\{\{(\d+)\}\}", body)))
+    values = [p.get("text") for c in template.get("components") or [] if isinstance(c, dict) and c.get("type") == "body"
+              for p in c.get("parameters") or [] if isinstance(p, dict)]
+    if len(values) != wanted or not all(isinstance(v, str) and v for v in values):
+        return graph_error(400, 132000, "(#132000) Number of parameters does not match the expected number of params",
+                           whatsapp=True, details=f"body: number of localizable_params ({len(values)}) does not "
+                                                  f"match the expected number of params ({wanted})")
+    return re.sub(r"\{\{(\d+)\}\}", lambda m: str(values[int(m.group(1)) - 1]), body)
+
+
 # How long after accepting a send WhatsApp reports it failed (a status webhook).
 STATUS_DELAY_SECONDS = 0.2
 
@@ -360,6 +395,8 @@ class MetaEmulator(EmulatorBase):
         if call.platform == "whatsapp":
             if method == "POST" and edge == "messages" and node == account.id:
                 return self._wa_send(call, account)
+            if method == "GET" and edge == "message_templates" and node == account.extra.get("waba_id"):
+                return graph_page(call.request, [{"id": f"{node}{n:03d}", **t} for n, t in enumerate(WA_TEMPLATES)])
             if method == "GET" and edge == "phone_numbers" and node == account.extra.get("waba_id"):
                 numbers = self.state.accounts_where("whatsapp", lambda a: a.extra.get("waba_id") == node)
                 return graph_page(call.request, [
@@ -649,7 +686,10 @@ class MetaEmulator(EmulatorBase):
                     details="interactive cta_url: body text 1..1024, display_text 1..20, a public URL",
                 )
         elif kind == "template":
-            text = (body.get("template") or {}).get("name")
+            rendered = _render_template(body.get("template"))
+            if isinstance(rendered, Response):
+                return rendered
+            text = rendered
         else:
             return graph_error(400, 131051, "Unsupported message type", whatsapp=True)
         wamid = "wamid." + random_token(48)

@@ -28,6 +28,7 @@ from storage.migrations import (
     m0006_engine,
     m0007_sessions,
     m0008_credentials_refresh,
+    m0009_message_templates,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -41,6 +42,7 @@ MIGRATIONS: list[Migration] = [
     (6, "work engine", m0006_engine.apply),
     (7, "dashboard sessions", m0007_sessions.apply),
     (8, "credentials that lapse", m0008_credentials_refresh.apply),
+    (9, "template messages", m0009_message_templates.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -186,3 +186,56 @@ def test_whatsapp_refusing_later_moves_the_sent_message_to_failed(client, tenant
         kinds = [e.type for e in Event.select().where(Event.type.in_(["message.sent", "message.failed"]))
                  .order_by(Event.created_at)]
     assert kinds == ["message.sent", "message.failed"]
+
+
+def _whatsapp_conversation_out_of_window(client, tenant):
+    wa = connect_account(client, tenant, "whatsapp")
+    wrote = client.post("/sandbox/whatsapp/inbound-message", json={
+        "accountId": wa["id"], "from": {"id": "15557654321", "name": "Ola"}, "text": "old",
+        "timestamp": "2020-01-01T00:00:00Z"})
+    assert wrote.status_code == 200, wrote.text
+    (conversation,) = client.get("/v1/conversations", headers=bearer(tenant["apiKey"]),
+                                 params={"accountId": wa["id"]}).json()["data"]
+    return wa, conversation
+
+
+def test_outside_the_window_an_approved_whatsapp_template_still_reaches_the_contact(client, tenant):
+    wa, conversation = _whatsapp_conversation_out_of_window(client, tenant)
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    refused = client.post(path, json={"text": "free text"}, headers=bearer(tenant["apiKey"]))
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "outside_messaging_window"
+
+    listed = client.get(f"/v1/accounts/{wa['id']}/templates", headers=bearer(tenant["apiKey"]))
+    assert listed.status_code == 200, listed.text
+    templates = {(t["name"], t["language"]): t for t in listed.json()["data"]}
+    assert templates[("order_update", "en_US")] == {"name": "order_update", "language": "en_US",
+                                                    "category": "UTILITY", "parameters": 2}
+    assert ("spring_offer", "en_US") not in templates  # still in review
+
+    template = {"name": "order_update", "language": "en_US", "parameters": ["A-1042", "Friday"]}
+    sent = client.post(path, json={"template": template}, headers=bearer(tenant["apiKey"]))
+    assert sent.status_code == 201, sent.text
+    assert sent.json()["status"] == "sent"
+    assert sent.json()["template"] == template
+    assert sent.json()["text"] is None
+    assert [row["text"] for row in _sent(client, "whatsapp", wa)] == ["Your order A-1042 ships on Friday."]
+
+    wrong = client.post(path, json={"template": {"name": "order_update", "language": "en_US", "parameters": ["A-1"]}},
+                        headers=bearer(tenant["apiKey"]))
+    assert wrong.status_code == 502
+    assert "132000" in wrong.json()["error"]["message"] or "parameters" in wrong.json()["error"]["message"]
+
+
+def test_templates_are_whatsapps_and_a_message_is_text_or_a_template(client, tenant):
+    bot, conversation = _telegram_conversation(client, tenant)
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    template = {"name": "hello_world", "language": "en_US"}
+    not_here = client.post(path, json={"template": template}, headers=bearer(tenant["apiKey"]))
+    assert not_here.status_code == 422
+    assert not_here.json()["error"]["details"][0]["field"] == "template"
+    both = client.post(path, json={"text": "hi", "template": template}, headers=bearer(tenant["apiKey"]))
+    neither = client.post(path, json={}, headers=bearer(tenant["apiKey"]))
+    assert both.status_code == neither.status_code == 422
+    assert client.get(f"/v1/accounts/{bot['id']}/templates", headers=bearer(tenant["apiKey"])).status_code == 422
+    assert _sent(client, "telegram", bot) == []

@@ -1,0 +1,13 @@
+"""Outbound messages may be WhatsApp templates (name, language, parameters) instead of text."""
+
+from peewee import Database
+from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
+
+from storage.db import is_postgres
+from storage.models import Message
+
+
+def apply(database: Database) -> None:
+    migrator = PostgresqlMigrator(database) if is_postgres() else SqliteMigrator(database)
+    if "template" not in {column.name for column in database.get_columns("message")}:
+        migrate(migrator.add_column("message", "template", Message._meta.fields["template"]))
