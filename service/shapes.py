@@ -89,14 +89,16 @@ def _query_bool(value: Any) -> Any:
 def _instant(value: Any) -> str | None:
     """A stored naive-UTC moment as `YYYY-MM-DDTHH:MM:SSZ`. Rows read by Peewee carry datetimes;
     rows read by raw SQL on SQLite carry the text Peewee wrote (`YYYY-MM-DD HH:MM:SS[.ffffff]`)."""
+    # Text first: it is what a page of raw rows carries. Slicing also keeps an instant already in
+    # the contract's form (`2026-11-21T09:30:00Z`) as it is.
+    if type(value) is str and len(value) >= 19:
+        return f"{value[:10]}T{value[11:19]}Z"
     if value is None:
         return None
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)
         return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if isinstance(value, str) and len(value) >= 19:
-        return value if value.endswith("Z") and len(value) == 20 else f"{value[:10]}T{value[11:19]}Z"
     raise rule("must be a moment")
 
 
@@ -268,8 +270,11 @@ def validation_failed(error: ValidationError) -> ValidationFailed:
 
 
 def parse(model: type[Shape], data: Any) -> Shape:
-    """`data` (decoded JSON, query parameters or tool arguments) as `model`, or `ValidationFailed`."""
+    """`data` (decoded JSON, query parameters or tool arguments) as `model`, or `ValidationFailed`.
+
+    By the wire's names only: `populate_by_name` lets Python build a model by its attribute names,
+    but `{"account_id": ...}` in a body is an unknown field, as it always was."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as error:
         raise validation_failed(error) from None
