@@ -4,11 +4,12 @@ from http_api.declare import op
 from http_api.routing import Call
 from service import accounts
 from service.account_shapes import Account, AccountDeleted, AccountQuery, InstagramConversations, PublishOptions
+from service.pagination import Page
 from service.shapes import page_of
 
 
-def list_(call: Call) -> dict[str, Any]:
-    return accounts.list_accounts(actor=call.actor, **dict(call.query)).as_dict()
+def list_(call: Call) -> Page:
+    return accounts.list_accounts(actor=call.actor, **dict(call.query))
 
 
 def get(call: Call) -> Account:
