@@ -136,6 +136,24 @@ NullableInstant = Annotated[str | None, BeforeValidator(_instant),
                             WithJsonSchema({"type": ["string", "null"], "format": "date-time"})]
 
 
+class ErrorDetail(Record):
+    field: str = Field(description="The field's camelCase path, e.g. `events[1]`; `body` for the body as a whole.")
+    message: str
+
+
+class ErrorInfo(Record):
+    code: str
+    message: str
+    details: list[ErrorDetail] = Field(LEFT_OUT, description="With `validation_failed`: one entry per field.")
+
+
+# `ServiceError.body()` writes this shape; a test holds the two together.
+class Error(Record):
+    """Every error answer of /v1, and the structured content of a failed MCP tool call."""
+
+    error: ErrorInfo
+
+
 class PageQuery(Query):
     page: Annotated[int, Field(ge=1), BeforeValidator(_query_int)] | None = Field(
         None, description="Page number, from 1.")
