@@ -7,9 +7,9 @@ an answer, its schema and a tool's input or output schema cannot drift apart.
 
 - `Body`: a JSON request body or a tool's arguments. Unknown fields are refused (a typo never passes
   silently) and types are exact: JSON's `"5"` is not an integer, `1` is not `true`.
-- `Query`: query parameters. They arrive as strings, so integers and booleans are read from their
-  text here (and only from digits, or `true`/`false`); the routing layer drops parameters the
-  operation does not know, as the contract says.
+- `Query`: query parameters. They arrive as strings, so an integer is read from its text here (and
+  only from digits); the routing layer drops parameters the operation does not know, as the
+  contract says.
 - `Record`: an answer, built from a storage row (`from_attributes`) or from values, dumped by alias.
 """
 
@@ -83,12 +83,6 @@ def _query_int(value: Any) -> Any:
     return value
 
 
-def _query_bool(value: Any) -> Any:
-    if isinstance(value, str) and value in {"true", "false"}:
-        return value == "true"
-    return value
-
-
 def _instant(value: Any) -> str | None:
     """A stored naive-UTC moment as `YYYY-MM-DDTHH:MM:SSZ`. Rows read by Peewee carry datetimes;
     rows read by raw SQL on SQLite carry the text Peewee wrote (`YYYY-MM-DD HH:MM:SS[.ffffff]`)."""
@@ -124,10 +118,6 @@ def is_https_url(value: str) -> bool:
 LEFT_OUT: Any = None
 
 Id = Annotated[str, Field(min_length=1, max_length=64)]
-# Constraints go before the text conversion (`Annotated[int, Field(ge=1), BeforeValidator(_query_int)]`),
-# so that they land on the integer's JSON Schema.
-QueryInt = Annotated[int, BeforeValidator(_query_int)]
-QueryBool = Annotated[bool, BeforeValidator(_query_bool)]
 HttpsUrl = Annotated[str, AfterValidator(_https_url), Field(json_schema_extra={"format": "uri"})]
 Instant = Annotated[str, BeforeValidator(_instant),
                     WithJsonSchema({"type": "string", "format": "date-time",
@@ -155,6 +145,7 @@ class Error(Record):
 
 
 class PageQuery(Query):
+    # The constraints come before the text conversion, so that they land on the integer's JSON Schema.
     page: Annotated[int, Field(ge=1), BeforeValidator(_query_int)] | None = Field(
         None, description="Page number, from 1.")
     limit: Annotated[int, Field(ge=1, le=100), BeforeValidator(_query_int)] | None = Field(
