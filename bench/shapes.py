@@ -2,8 +2,9 @@
 
 Three figures, each new against old, alternating rounds so that both share the machine's weather:
 - validating a typical `POST /v1/inbox/conversations` body (and a bad one: the 422 path);
-- building a page of 100 conversations from the inbox's raw SQL rows (tuples, SQLite's timestamp text);
-- building a page of 100 messages from Peewee rows (datetimes).
+- a page of 100 conversations from the inbox's raw SQL rows (tuples, SQLite's timestamp text) to the
+  answer's JSON bytes, as `GET /v1/conversations` does;
+- the same for 100 messages from Peewee rows (datetimes), as `GET /v1/conversations/{id}/messages`.
 Goal: not slower. `old_validation.py` next to this file is the retired spec module, kept only for this.
 
     python bench/shapes.py [--rounds 15] [--repeat 200]
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import statistics
 import sys
 import time
@@ -27,6 +29,7 @@ import old_validation as old
 from service import clock, shapes
 from service.errors import ValidationFailed
 from service.inbox_shapes import Conversation, Message, StartConversation
+from service.pagination import Page, records
 from storage import hot_inbox
 from storage.models import Message as MessageRow
 
@@ -93,6 +96,21 @@ MESSAGE_ROWS = [
 ]
 
 
+def old_page(data: list[dict[str, Any]]) -> bytes:
+    """The answer as the old routing wrote it: dicts, then `json.dumps`."""
+    body = {"data": data, "pagination": {"page": 1, "limit": 100, "total": 100, "pages": 1}}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def new_conversations() -> bytes:
+    rows = [dict(zip(hot_inbox.COLUMNS, row, strict=True)) for row in CONVERSATION_ROWS]
+    return Page(Conversation, records(Conversation, rows), 1, 100, 100).json()
+
+
+def new_messages() -> bytes:
+    return Page(Message, records(Message, MESSAGE_ROWS), 1, 100, 100).json()
+
+
 def _refused(validate: Callable[[], Any]) -> None:
     try:
         validate()
@@ -105,12 +123,9 @@ CASES: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
     "valid body": (lambda: OLD_START.validate(BODY), lambda: shapes.parse(StartConversation, BODY)),
     "bad body (422)": (lambda: _refused(lambda: OLD_START.validate(BAD_BODY)),
                        lambda: _refused(lambda: shapes.parse(StartConversation, BAD_BODY))),
-    "100 conversations": (
-        lambda: [old_conversation(row) for row in CONVERSATION_ROWS],
-        lambda: shapes.dump_all(Conversation, [dict(zip(hot_inbox.COLUMNS, row, strict=True))
-                                               for row in CONVERSATION_ROWS])),
-    "100 messages": (lambda: [old_message(row) for row in MESSAGE_ROWS],
-                     lambda: shapes.dump_all(Message, MESSAGE_ROWS)),
+    "100 conversations": (lambda: old_page([old_conversation(row) for row in CONVERSATION_ROWS]),
+                          new_conversations),
+    "100 messages": (lambda: old_page([old_message(row) for row in MESSAGE_ROWS]), new_messages),
 }
 
 
@@ -127,9 +142,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=200)
     args = parser.parse_args()
     # Same answers first: the comparison means nothing if the new build differs from the old.
-    assert shapes.dump_all(Conversation, [dict(zip(hot_inbox.COLUMNS, row, strict=True))
-                                          for row in CONVERSATION_ROWS]) == CASES["100 conversations"][0]()
-    assert shapes.dump_all(Message, MESSAGE_ROWS) == CASES["100 messages"][0]()
+    for name in ("100 conversations", "100 messages"):
+        old_fn, new_fn = CASES[name]
+        assert json.loads(new_fn()) == json.loads(old_fn()), name
     print(f"{'case':<20} {'old µs':>10} {'new µs':>10} {'old/new':>9}")
     for name, (old_fn, new_fn) in CASES.items():
         olds, news = [], []

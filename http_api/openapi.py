@@ -13,29 +13,6 @@ from http_api.routing import Operation
 from service import shapes
 from service.settings import VERSION
 
-ERROR_SCHEMA = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "details": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["field", "message"],
-                        "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
-                    },
-                },
-            },
-        }
-    },
-}
-
 STATUS_TEXT = {
     400: "The body is not JSON, not a JSON object, holds an unpaired surrogate escape or an integer of "
          "more than 4,300 digits.",
@@ -183,6 +160,8 @@ SAMPLE_TEXT = {
 
 
 def _sample_string(name: str, schema: dict[str, Any], owner: str) -> str:
+    if schema.get("examples"):  # a shape that names its own example (a template's name and language)
+        return str(schema["examples"][0])
     if schema.get("enum"):
         return str(schema["enum"][0])
     if schema.get("format") == "date-time":
@@ -246,7 +225,8 @@ def _with_examples(operation: dict[str, Any], components: dict[str, Any]) -> Non
 
 def build(operations: list[Operation], *, base_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
-    components: dict[str, Any] = {"Error": ERROR_SCHEMA}
+    components: dict[str, Any] = {}
+    _schema(shapes.Error, components)
     for op in operations:
         operation = _operation(op, components)
         _with_examples(operation, components)

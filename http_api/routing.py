@@ -25,6 +25,7 @@ from http_api.storage_threads import BatchingThreads
 from service import idempotency, json_input, ratelimit, settings, shapes
 from service.auth import Actor, authenticate_api_key
 from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
+from service.pagination import Page
 from storage.db import connection, db, reading
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -83,8 +84,11 @@ class Operation:
 
 
 def render_json(body: Any) -> bytes:
+    # Records and pages are written by pydantic-core straight to JSON (compact, UTF-8 as is).
+    if isinstance(body, Page):
+        return body.json()
     if isinstance(body, BaseModel):
-        body = body.model_dump(mode="json", by_alias=True)
+        return body.model_dump_json(by_alias=True).encode()
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 

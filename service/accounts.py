@@ -127,7 +127,8 @@ def delete_permanently(*, actor: Actor, account_id: str) -> AccountDeleted:
         raise Conflict("Disconnect the account before deleting it permanently.")
     counts = {name: delete_rows(account.id) for name, delete_rows in DEPENDENTS.items()}
     account.delete_instance()
-    return AccountDeleted.model_validate({"id": account.id, "deleted": True, **counts})
+    return AccountDeleted(id=account.id, deleted=True, post_targets=counts["postTargets"],
+                          conversations=counts["conversations"])
 
 
 def publish_options(*, actor: Actor, account_id: str) -> dict[str, Any]:

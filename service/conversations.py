@@ -39,8 +39,7 @@ from service.contacts import InvalidHandle, normalise_handle, normalise_inbound_
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.inbox_shapes import Conversation as ConversationRecord
 from service.inbox_shapes import Message as MessageRecord
-from service.pagination import DEFAULT_LIMIT, Page, paginate
-from service.shapes import dump_all
+from service.pagination import DEFAULT_LIMIT, Page, paginate, records
 from storage import hot, hot_inbox
 from storage.db import db
 from storage.models import Account, Conversation, ConversationCount, Message
@@ -127,8 +126,8 @@ def list_conversations(
     offset = (page - 1) * limit
     rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
     columns = hot_inbox.COLUMNS  # the record's fields, in the order of the row
-    return Page(dump_all(ConversationRecord, [dict(zip(columns, row, strict=True)) for row in rows]),
-                page, limit, total)
+    found = records(ConversationRecord, [dict(zip(columns, row, strict=True)) for row in rows])
+    return Page(ConversationRecord, found, page, limit, total)
 
 
 def get_messages(

@@ -50,9 +50,9 @@ class StartConversation(Body):
 class Template(Body):
     """A WhatsApp message template the account has had approved, with its body's parameters in order."""
 
-    name: Annotated[str, Field(min_length=1, max_length=512, pattern=r"^[a-z0-9_]+$")]
+    name: Annotated[str, Field(min_length=1, max_length=512, pattern=r"^[a-z0-9_]+$", examples=["order_update"])]
     language: Annotated[str, Field(min_length=2, max_length=15, pattern=r"^[a-z]{2,3}(_[A-Z]{2})?$",
-                                   description="The template's language code, e.g. `en_US`.")]
+                                   examples=["en_US"], description="The template's language code, e.g. `en_US`.")]
     parameters: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
         default_factory=list, max_length=20, description="The values of `{{1}}`, `{{2}}`, ... in its body.")
 

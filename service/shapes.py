@@ -7,9 +7,9 @@ an answer, its schema and a tool's input or output schema cannot drift apart.
 
 - `Body`: a JSON request body or a tool's arguments. Unknown fields are refused (a typo never passes
   silently) and types are exact: JSON's `"5"` is not an integer, `1` is not `true`.
-- `Query`: query parameters. They arrive as strings, so integers and booleans are read from their
-  text here (and only from digits, or `true`/`false`); the routing layer drops parameters the
-  operation does not know, as the contract says.
+- `Query`: query parameters. They arrive as strings, so an integer is read from its text here (and
+  only from digits); the routing layer drops parameters the operation does not know, as the
+  contract says.
 - `Record`: an answer, built from a storage row (`from_attributes`) or from values, dumped by alias.
 """
 
@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
+    AliasGenerator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -54,7 +55,9 @@ class Query(BaseModel):
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, from_attributes=True,
+    # Read by attribute name only (a row's `account_id`): looking an attribute up by its camelCase
+    # alias first would miss on every field of a Peewee row, and a miss raises, which is slow.
+    model_config = ConfigDict(alias_generator=AliasGenerator(serialization_alias=to_camel), from_attributes=True,
                               serialize_by_alias=True)
 
     def dump(self) -> dict[str, Any]:
@@ -81,23 +84,19 @@ def _query_int(value: Any) -> Any:
     return value
 
 
-def _query_bool(value: Any) -> Any:
-    if isinstance(value, str) and value in {"true", "false"}:
-        return value == "true"
-    return value
-
-
 def _instant(value: Any) -> str | None:
     """A stored naive-UTC moment as `YYYY-MM-DDTHH:MM:SSZ`. Rows read by Peewee carry datetimes;
     rows read by raw SQL on SQLite carry the text Peewee wrote (`YYYY-MM-DD HH:MM:SS[.ffffff]`)."""
+    # Text first: it is what a page of raw rows carries. Slicing also keeps an instant already in
+    # the contract's form (`2026-11-21T09:30:00Z`) as it is.
+    if type(value) is str and len(value) >= 19:
+        return f"{value[:10]}T{value[11:19]}Z"
     if value is None:
         return None
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)
         return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if isinstance(value, str) and len(value) >= 19:
-        return value if value.endswith("Z") and len(value) == 20 else f"{value[:10]}T{value[11:19]}Z"
     raise rule("must be a moment")
 
 
@@ -122,10 +121,6 @@ def is_https_url(value: str) -> bool:
 LEFT_OUT: Any = None
 
 Id = Annotated[str, Field(min_length=1, max_length=64)]
-# Constraints go before the text conversion (`Annotated[int, Field(ge=1), BeforeValidator(_query_int)]`),
-# so that they land on the integer's JSON Schema.
-QueryInt = Annotated[int, BeforeValidator(_query_int)]
-QueryBool = Annotated[bool, BeforeValidator(_query_bool)]
 HttpsUrl = Annotated[str, AfterValidator(_https_url), Field(json_schema_extra={"format": "uri"})]
 Instant = Annotated[str, BeforeValidator(_instant),
                     WithJsonSchema({"type": "string", "format": "date-time",
@@ -134,7 +129,26 @@ NullableInstant = Annotated[str | None, BeforeValidator(_instant),
                             WithJsonSchema({"type": ["string", "null"], "format": "date-time"})]
 
 
+class ErrorDetail(Record):
+    field: str = Field(description="The field's camelCase path, e.g. `events[1]`; `body` for the body as a whole.")
+    message: str
+
+
+class ErrorInfo(Record):
+    code: str
+    message: str
+    details: list[ErrorDetail] = Field(LEFT_OUT, description="With `validation_failed`: one entry per field.")
+
+
+# `ServiceError.body()` writes this shape; a test holds the two together.
+class Error(Record):
+    """Every error answer of /v1, and the structured content of a failed MCP tool call."""
+
+    error: ErrorInfo
+
+
 class PageQuery(Query):
+    # The constraints come before the text conversion, so that they land on the integer's JSON Schema.
     page: Annotated[int, Field(ge=1), BeforeValidator(_query_int)] | None = Field(
         None, description="Page number, from 1.")
     limit: Annotated[int, Field(ge=1, le=100), BeforeValidator(_query_int)] | None = Field(
@@ -160,10 +174,9 @@ def list_adapter(item: type[Record]) -> TypeAdapter[list[Any]]:
     return TypeAdapter(list[item])  # type: ignore[valid-type]
 
 
-def dump_all(item: type[Record], rows: list[Any]) -> list[dict[str, Any]]:
-    """Build and dump a page of records in one pass of pydantic-core."""
-    adapter = list_adapter(item)
-    return adapter.dump_python(adapter.validate_python(rows, from_attributes=True), mode="json", by_alias=True)
+@cache
+def page_adapter(item: type[Record]) -> TypeAdapter[Any]:
+    return TypeAdapter(page_of(item))
 
 
 # -- JSON Schema -------------------------------------------------------------------------------
@@ -271,8 +284,11 @@ def validation_failed(error: ValidationError) -> ValidationFailed:
 
 
 def parse(model: type[Shape], data: Any) -> Shape:
-    """`data` (decoded JSON, query parameters or tool arguments) as `model`, or `ValidationFailed`."""
+    """`data` (decoded JSON, query parameters or tool arguments) as `model`, or `ValidationFailed`.
+
+    By the wire's names only: `populate_by_name` lets Python build a model by its attribute names,
+    but `{"account_id": ...}` in a body is an unknown field, as it always was."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as error:
         raise validation_failed(error) from None

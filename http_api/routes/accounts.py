@@ -11,11 +11,12 @@ from service.account_shapes import (
     PublishOptions,
     Templates,
 )
+from service.pagination import Page
 from service.shapes import page_of
 
 
-def list_(call: Call) -> dict[str, Any]:
-    return accounts.list_accounts(actor=call.actor, **dict(call.query)).as_dict()
+def list_(call: Call) -> Page:
+    return accounts.list_accounts(actor=call.actor, **dict(call.query))
 
 
 def get(call: Call) -> Account:

@@ -1,9 +1,8 @@
-from typing import Any
-
 from http_api.declare import op
 from http_api.routing import Call
 from service import api_keys
 from service.api_key_shapes import ApiKey, ApiKeyCreated, ApiKeyRevoked, CreateApiKey
+from service.pagination import Page
 from service.shapes import PageQuery, page_of
 
 
@@ -11,8 +10,8 @@ def create(call: Call) -> ApiKeyCreated:
     return api_keys.create(actor=call.actor, **dict(call.body))
 
 
-def list_(call: Call) -> dict[str, Any]:
-    return api_keys.list_keys(actor=call.actor, **dict(call.query)).as_dict()
+def list_(call: Call) -> Page:
+    return api_keys.list_keys(actor=call.actor, **dict(call.query))
 
 
 def revoke(call: Call) -> ApiKeyRevoked:

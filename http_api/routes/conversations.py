@@ -1,9 +1,8 @@
-from typing import Any
-
 from http_api.declare import op
 from http_api.routing import Call, Reply
 from service import conversations, outbound
 from service.inbox_shapes import Conversation, ConversationQuery, Message, SendMessage, StartConversation
+from service.pagination import Page
 from service.shapes import PageQuery, page_of
 
 
@@ -12,17 +11,17 @@ def start(call: Call) -> Reply:
     return Reply(started.conversation, status=201 if started.created else 200)
 
 
-def list_(call: Call) -> dict[str, Any]:
-    return conversations.list_conversations(actor=call.actor, **dict(call.query)).as_dict()
+def list_(call: Call) -> Page:
+    return conversations.list_conversations(actor=call.actor, **dict(call.query))
 
 
 def get(call: Call) -> Conversation:
     return conversations.get_conversation(actor=call.actor, conversation_id=call.path["id"])
 
 
-def messages(call: Call) -> dict[str, Any]:
+def messages(call: Call) -> Page:
     return conversations.get_messages(actor=call.actor, conversation_id=call.path["id"],
-                                      **dict(call.query)).as_dict()
+                                      **dict(call.query))
 
 
 def send(call: Call) -> Reply:

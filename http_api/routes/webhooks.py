@@ -1,8 +1,8 @@
-from typing import Any
 
 from http_api.declare import op
 from http_api.routing import Call, Reply
 from service import webhooks
+from service.pagination import Page
 from service.shapes import PageQuery, page_of
 from service.webhook_shapes import (
     CreateWebhook,
@@ -26,8 +26,8 @@ def create(call: Call) -> WebhookCreated:
     return webhooks.create(actor=call.actor, **dict(call.body))
 
 
-def list_(call: Call) -> dict[str, Any]:
-    return webhooks.list_endpoints(actor=call.actor, **dict(call.query)).as_dict()
+def list_(call: Call) -> Page:
+    return webhooks.list_endpoints(actor=call.actor, **dict(call.query))
 
 
 def get(call: Call) -> Webhook:
@@ -50,8 +50,8 @@ def send_test(call: Call) -> Reply:
     return Reply(webhooks.send_test(actor=call.actor, webhook_id=call.path["id"]), status=202)
 
 
-def deliveries(call: Call) -> dict[str, Any]:
-    return webhooks.list_deliveries(actor=call.actor, webhook_id=call.path["id"], **dict(call.query)).as_dict()
+def deliveries(call: Call) -> Page:
+    return webhooks.list_deliveries(actor=call.actor, webhook_id=call.path["id"], **dict(call.query))
 
 
 def redeliver(call: Call) -> Reply:

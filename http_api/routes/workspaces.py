@@ -1,8 +1,7 @@
-from typing import Any
-
 from http_api.declare import op
 from http_api.routing import Call
 from service import workspaces
+from service.pagination import Page
 from service.shapes import PageQuery, page_of
 from service.workspace_shapes import CreateProfile, Profile, ProfileDeleted, UpdateProfile, WorkspaceList
 
@@ -11,8 +10,8 @@ def list_workspaces(call: Call) -> WorkspaceList:
     return workspaces.list_workspaces(actor=call.actor)
 
 
-def list_profiles(call: Call) -> dict[str, Any]:
-    return workspaces.list_profiles(actor=call.actor, **dict(call.query)).as_dict()
+def list_profiles(call: Call) -> Page:
+    return workspaces.list_profiles(actor=call.actor, **dict(call.query))
 
 
 def create_profile(call: Call) -> Profile:

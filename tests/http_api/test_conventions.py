@@ -65,6 +65,15 @@ def test_unknown_fields_and_wrong_types_are_422_naming_each_field(client, tenant
     assert fields == {"name", "Name", "expiresInDays"}
 
 
+def test_fields_go_by_their_camel_case_names_only(client, tenant):
+    answer = client.post("/v1/api-keys", headers=bearer(tenant["apiKey"]),
+                         json={"name": "k", "expires_in_days": 3, "profile_ids": []})
+    assert answer.status_code == 422
+    details = answer.json()["error"]["details"]
+    assert {(d["field"], d["message"]) for d in details} == {
+        ("expires_in_days", "is not a known field"), ("profile_ids", "is not a known field")}
+
+
 def test_text_is_kept_byte_for_byte(client, tenant):
     name = ' <script>alert("x")</script> émoji 🎉 עברית "quotes" '
     created = client.post("/v1/profiles", headers=bearer(tenant["apiKey"]), json={"name": name})

@@ -72,3 +72,15 @@ def test_bodies_queries_and_records_are_the_pydantic_models(client):
     assert params["platform"]["schema"]["enum"] == ["INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X"]
     assert schemas["Conversation"]["properties"]["lastMessageAt"]["format"] == "date-time"
     assert not any("title" in prop for schema in schemas.values() for prop in schema.get("properties", {}).values())
+
+
+def test_error_answers_have_the_documented_error_shape(client, tenant):
+    refused = client.post("/v1/webhooks", headers={"Authorization": f"Bearer {tenant['apiKey']}"},
+                          json={"url": "http://plain.example.com", "events": ["nope"]})
+    missing = client.get("/v1/conversations/conv_nope", headers={"Authorization": f"Bearer {tenant['apiKey']}"})
+    document = client.get("/v1/openapi.json").json()
+    error = {**document["components"]["schemas"]["Error"], "components": document["components"]}
+    for answer in (refused, missing):
+        assert answer.status_code in (404, 422)
+        assert [e.message for e in Draft202012Validator(error).iter_errors(answer.json())] == []
+    assert refused.json()["error"]["details"][0]["field"] == "url"

@@ -107,7 +107,8 @@ def test_the_inbox_tools_publish_their_records_as_output_schemas(browser, tenant
                                    "MCP-Protocol-Version": "2025-06-18"}).json()["result"]["tools"]
     by_name = {tool["name"]: tool for tool in listed}
     send = by_name["send_message"]
-    assert send["inputSchema"]["required"] == ["conversationId", "text"]
+    assert send["inputSchema"]["required"] == ["conversationId"]  # and text, or on WhatsApp a template
+    assert {"text", "template"} <= set(send["inputSchema"]["properties"])
     assert send["inputSchema"]["additionalProperties"] is False
     assert send["outputSchema"]["properties"]["platformMessageId"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
     started = by_name["start_conversation"]["outputSchema"]
