@@ -4,7 +4,6 @@ failure, and what the platform received is read back from the sandbox emulator."
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 
 import httpx2
@@ -15,6 +14,7 @@ from storage.db import connection
 from storage.models import Event, IdempotencyRecord, Message
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
+from tests.support.webhook_receiver import wait_for
 
 
 def _telegram_conversation(client, tenant, chat_id="5001"):
@@ -38,15 +38,6 @@ def _outbound(conversation_id):
     with connection():
         return list(Message.select().where(Message.conversation == conversation_id, Message.direction == "outbound"))
 
-
-def _until(condition, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("the condition was not met in time")
 
 
 def test_twelve_concurrent_sends_with_one_key_make_one_message(client, tenant, server_url):
@@ -89,7 +80,7 @@ def test_a_client_that_timed_out_and_retried_sends_once(client, tenant, server_u
     retried = client.post(path, json={"text": "patience"}, headers=headers)
     assert retried.status_code == 409
     assert retried.json()["error"]["code"] == "idempotency_in_progress"
-    final = _until(lambda: (answer := client.post(path, json={"text": "patience"}, headers=headers)).status_code != 409
+    final = wait_for(lambda: (answer := client.post(path, json={"text": "patience"}, headers=headers)).status_code != 409
                    and answer)
     assert final.status_code == 201
     assert final.headers["Idempotent-Replayed"] == "true"
@@ -113,7 +104,7 @@ def test_a_platform_asking_to_slow_down_is_a_wait_not_a_failure(client, tenant):
         rows = client.get(f"/v1/conversations/{conversation['id']}/messages", headers=bearer(tenant["apiKey"]))
         return [m for m in rows.json()["data"] if m["id"] == accepted["id"] and m["status"] == "sent"]
 
-    sent = _until(settled, timeout=20)[0]
+    sent = wait_for(settled, timeout=20)[0]
     assert sent["platformMessageId"]
     assert sent["error"] is None
     assert [row["text"] for row in _sent(client, "telegram", bot)] == ["after the wait"]
@@ -179,7 +170,7 @@ def test_whatsapp_refusing_later_moves_the_sent_message_to_failed(client, tenant
         rows = client.get(f"/v1/conversations/{conversation['id']}/messages", headers=bearer(tenant["apiKey"]))
         return [m for m in rows.json()["data"] if m["id"] == answer.json()["id"] and m["status"] == "failed"]
 
-    (message,) = _until(failed)
+    (message,) = wait_for(failed)
     assert "(131047)" in message["error"] and "24 hours" in message["error"]
     assert _sent(client, "whatsapp", wa) == []
     with connection():

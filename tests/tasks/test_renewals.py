@@ -4,13 +4,13 @@ do, by the scheduler and a worker; a platform that refuses flags the account for
 from __future__ import annotations
 
 import datetime as dt
-import time
 
 from service import adapters, clock, crypto
 from storage.db import connection, db
 from storage.models import Account
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
+from tests.support.webhook_receiver import wait_for
 
 
 def _row(account_id: str) -> Account:
@@ -31,15 +31,6 @@ def _days_pass(client, account: dict, days: int) -> None:
             Account.id == row.id).execute()
 
 
-def _until(condition, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("the condition was not met in time")
-
 
 def test_a_token_lapsing_within_the_week_is_renewed_and_one_already_lapsed_flags_the_account(client, tenant):
     soon = connect_account(client, tenant, "instagram")
@@ -51,14 +42,14 @@ def test_a_token_lapsing_within_the_week_is_renewed_and_one_already_lapsed_flags
 
     _days_pass(client, soon, 55)
     _days_pass(client, lapsed, 61)
-    renewed = _until(lambda: (row := _row(soon["id"])).credentials_expire_at > clock.now() + dt.timedelta(days=50)
+    renewed = wait_for(lambda: (row := _row(soon["id"])).credentials_expire_at > clock.now() + dt.timedelta(days=50)
                      and row)
     assert adapters.context(renewed).credentials["accessToken"] != old_token
     assert renewed.needs_reauth is False
     with connection():
         assert adapters.call(renewed, lambda adapter, ctx: adapter.follower_count(ctx)) >= 0  # the new token works
 
-    listed = _until(lambda: [a for a in client.get("/v1/accounts", headers=bearer(tenant["apiKey"])).json()["data"]
+    listed = wait_for(lambda: [a for a in client.get("/v1/accounts", headers=bearer(tenant["apiKey"])).json()["data"]
                              if a["id"] == lapsed["id"] and a["needsReauth"]])
     assert listed[0]["status"] == "connected"
     # An account far from its lapse is left alone.

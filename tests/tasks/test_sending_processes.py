@@ -30,6 +30,7 @@ from tests.conftest import bearer
 from tests.support.live_server import free_port, live_server
 from tests.support.processes import serve_process, service_env, switchboard, wait_healthy, worker_processes
 from tests.support.sandbox import connect_account
+from tests.support.webhook_receiver import wait_for
 
 LEASE = "3"  # seconds a sender holds a message; short, so the test sees a lost one settled
 
@@ -64,22 +65,13 @@ def _statuses(conversation_id: str) -> dict[str, str]:
         return {row.text: row.status for row in rows}
 
 
-def _until(condition, timeout: float):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("the condition was not met in time")
-
 
 def _retry_all(url: str, tenant: dict[str, str], path: str, texts: list[str]) -> dict[str, dict]:
     retried = {}
     with httpx2.Client(base_url=url, timeout=30) as http:
         for text in texts:
             headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": f"key-{text}"}
-            answer = _until(lambda: (a := http.post(path, json={"text": text}, headers=headers)).status_code != 409
+            answer = wait_for(lambda: (a := http.post(path, json={"text": text}, headers=headers)).status_code != 409
                             and a, timeout=30)
             assert answer.status_code in (201, 202), answer.text
             retried[text] = answer.json()
@@ -108,7 +100,7 @@ def test_a_sender_killed_mid_call_leaves_every_message_settled_and_none_twice(ap
         for thread in threads:
             thread.start()
         # Kill it while its calls are in the platform's hands.
-        _until(lambda: list(_statuses(conversation["id"]).values()).count("sending") >= 3, timeout=20)
+        wait_for(lambda: list(_statuses(conversation["id"]).values()).count("sending") >= 3, timeout=20)
         sender.send_signal(signal.SIGKILL)
         sender.wait(timeout=10)
         for thread in threads:
@@ -122,7 +114,7 @@ def test_a_sender_killed_mid_call_leaves_every_message_settled_and_none_twice(ap
     # Restarted: within the lease and a sweep nothing is left in flight. What was in the platform's
     # hands is `unknown` (it may have arrived); what never left is sent now.
     with serve_process(settings, port, SWITCHBOARD_SEND_LEASE_SECONDS=LEASE) as restarted:
-        settled = _until(lambda: (s := _statuses(conversation["id"])) and not {"pending", "sending"} & set(s.values())
+        settled = wait_for(lambda: (s := _statuses(conversation["id"])) and not {"pending", "sending"} & set(s.values())
                          and s, timeout=float(LEASE) + 10)
         seconds_to_settle = time.monotonic() - killed_at
         on_platform = Counter(_sent_texts(api_only, bot))
@@ -150,7 +142,7 @@ def test_two_workers_share_one_bots_pace_and_send_each_message_once(api_only, te
             outbound.queue_outbound(row, account, text=text, source="inbox")
 
     with worker_processes(settings, 2, tmp_path):
-        _until(lambda: set(_statuses(conversation["id"]).values()) == {"sent"}, timeout=60)
+        wait_for(lambda: set(_statuses(conversation["id"]).values()) == {"sent"}, timeout=60)
     rows = api_only.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
 
     assert sorted(row["text"] for row in rows) == sorted(texts)  # each once
