@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+# Added to the wall clock: zero in production. Tests of schedules (a sequence step due in a day, a
+# broadcast across a DST change) move it forward instead of sleeping; every due time the service
+# computes and every "is it due" check reads `now()`, so work falls due exactly as it would later.
+_offset = timedelta(0)
 
 
 def now() -> datetime:
     """The current instant as a naive UTC datetime (what storage keeps)."""
-    return datetime.now(UTC).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None) + _offset
+
+
+def advance(seconds: float) -> None:
+    """Move this process's clock forward (tests only; see `_offset`)."""
+    global _offset
+    _offset += timedelta(seconds=seconds)
+
+
+def reset() -> None:
+    global _offset
+    _offset = timedelta(0)
 
 
 def iso(value: datetime | None) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,9 @@ import httpx2
 import pytest
 
 from mcp_server.app import create_app, prepare
+from platforms.base import PLATFORMS
 from service import bootstrap as bootstrap_module
+from service import clock
 from service.settings import Settings
 from storage.db import connection, db
 from storage.models import ALL_MODELS
@@ -54,12 +56,11 @@ def pg_database_url() -> Iterator[str | None]:
         admin.close()
 
 
-@pytest.fixture
-def settings(tmp_path: Path, pg_database_url: str | None) -> Settings:
+def _test_settings(data_parent: Path, pg_database_url: str | None) -> Settings:
     port = free_port()
     base = Settings.from_env(
         {
-            "SWITCHBOARD_DATA_DIR": str(tmp_path / "data"),
+            "SWITCHBOARD_DATA_DIR": str(data_parent / "data"),
             "SWITCHBOARD_BASE_URL": f"http://127.0.0.1:{port}",
             "SWITCHBOARD_SECRET_KEY": "test-secret-key-" + uuid.uuid4().hex,
             "SWITCHBOARD_SANDBOX": "1",
@@ -73,6 +74,18 @@ def settings(tmp_path: Path, pg_database_url: str | None) -> Settings:
     if QUEUE_URL:
         overrides["queue_url"] = QUEUE_URL
     return replace(base, **overrides)
+
+
+@pytest.fixture
+def settings(tmp_path: Path, pg_database_url: str | None) -> Settings:
+    return _test_settings(tmp_path, pg_database_url)
+
+
+@pytest.fixture(autouse=True)
+def _real_clock() -> Iterator[None]:
+    """A test that moved the clock (`clock.advance`) leaves it as it found it."""
+    yield
+    clock.reset()
 
 
 def _empty_everything() -> None:
@@ -98,6 +111,11 @@ def service(settings: Settings) -> Iterator[Settings]:
     _empty_everything()
     yield settings
     prepare(settings)  # a test may have pointed the process-wide handles elsewhere
+    _scan_postgres_for_secrets()
+    _empty_everything()
+
+
+def _scan_postgres_for_secrets() -> None:
     if PG_BASE:
         # PostgreSQL is emptied between tests, so each test's rows are scanned before they go (on
         # SQLite, every test's files are scanned at the end of the session).
@@ -105,7 +123,6 @@ def service(settings: Settings) -> Iterator[Settings]:
 
         found = findings(database_text())
         assert not found, f"secrets in the clear in the database: {found}"
-    _empty_everything()
 
 
 @pytest.fixture
@@ -133,6 +150,47 @@ def tenant(service: Settings) -> dict[str, str]:
 def other_tenant(service: Settings) -> dict[str, str]:
     with connection(), db.atomic():
         return bootstrap_module.bootstrap(email=f"other-{uuid.uuid4().hex[:8]}@example.com", password="battery staple")
+
+
+# -- one live service per module ---------------------------------------------------------------------
+# Starting the service (migrations, consumer, scheduler, uvicorn) costs far more than most tests: a
+# module whose tests only need their own tenant shares one server and gives each test a new
+# workspace (`live.tenant()`), which isolates it as well as fresh storage does. Such a module must
+# not also use the per-test `service`/`server_url` fixtures (they empty the storage under it).
+@dataclass
+class Live:
+    settings: Settings
+    url: str
+    client: httpx2.Client
+
+    def tenant(self) -> dict[str, str]:
+        """A new workspace with a profile, its owner and a full read-write key."""
+        with connection(), db.atomic():
+            return bootstrap_module.bootstrap(email=f"owner-{uuid.uuid4().hex[:8]}@example.com",
+                                              password="correct horse")
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory: pytest.TempPathFactory, pg_database_url: str | None) -> Iterator[tuple[Settings, str]]:
+    module_settings = _test_settings(tmp_path_factory.mktemp("module"), pg_database_url)
+    prepare(module_settings)
+    _empty_everything()
+    port = int(module_settings.base_url.rsplit(":", 1)[1])
+    with live_server(create_app(module_settings, worker=True), port=port) as url:
+        yield module_settings, url
+    prepare(module_settings)
+    _scan_postgres_for_secrets()
+    _empty_everything()
+
+
+@pytest.fixture
+def live(module_server: tuple[Settings, str]) -> Iterator[Live]:
+    """The module's running service, with the sandbox's per-platform latency back to none."""
+    module_settings, url = module_server
+    with httpx2.Client(base_url=url, timeout=30) as http:
+        for platform in PLATFORMS:
+            http.post(f"/sandbox/{platform}/latency", json={"milliseconds": 0}).raise_for_status()
+        yield Live(module_settings, url, http)
 
 
 def bearer(key: str) -> dict[str, str]:
