@@ -292,3 +292,14 @@ def parse(model: type[Shape], data: Any) -> Shape:
         return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as error:
         raise validation_failed(error) from None
+
+
+def button_problems(label: str | None, url: str | None, *, label_field: str = "buttonLabel",
+                    url_field: str = "buttonUrl") -> list[FieldProblem]:
+    """The button rule of broadcasts, sequence steps and automations' DMs: a label and an https URL
+    together, or neither (naming both fields). A label over the platforms' 20 characters is kept
+    whole and cut when shown."""
+    if (label is None) != (url is None):
+        message = "give buttonLabel and buttonUrl together, or neither"
+        return [FieldProblem(label_field, message), FieldProblem(url_field, message)]
+    return []
