@@ -23,7 +23,7 @@ from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
-from service import accounts, adapters, conversations, engine, events, inbound, outbound, pacer, webhooks
+from service import accounts, adapters, broadcasts, conversations, engine, events, inbound, outbound, pacer, webhooks
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
@@ -54,9 +54,12 @@ def wire() -> None:
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
         inbound.register(handler, *kinds)
     accounts.set_dependent("conversations", conversations.delete_for_account)
+    accounts.set_dependent("broadcasts", broadcasts.delete_for_account)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
+    engine.register(broadcasts.START_WORK)
+    outbound.set_finish_listeners(broadcasts.message_finished)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,

@@ -36,7 +36,8 @@ from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import account_shapes, accounts, conversations, outbound, shapes, workspace_shapes, workspaces
+from service import account_shapes, accounts, broadcasts, conversations, outbound, shapes, workspace_shapes, workspaces
+from service import broadcast_shapes as bc
 from service import inbox_shapes as inbox
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
@@ -60,6 +61,7 @@ class ToolDef:
     idempotent: bool = False
     waits: bool = False  # calls a platform: may wait seconds on the network
     render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
+    partial: bool = False  # pass only the arguments given: an omitted one keeps its value, null clears it
 
 
 TOOLS: list[ToolDef] = [
@@ -91,6 +93,25 @@ TOOLS: list[ToolDef] = [
             "later, once).",
             model=inbox.SendMessageTo, output=inbox.Message, destructive=True, waits=True,
             render=lambda sent: sent.record),
+    ToolDef("create_broadcast", broadcasts.create, "write",
+            "Create a broadcast: one message (with an optional link button) to many conversations of one account. "
+            "Audience: conversationIds (wins), else contacts active within activeWithinDays, else everyone; "
+            "resolved when sending starts. Draft without scheduledFor (with an offset, or a wall time plus an IANA "
+            "timezone) or sendNow; sendNow reaches real people at once.",
+            model=bc.CreateBroadcast, output=bc.Broadcast, destructive=True),
+    ToolDef("list_broadcasts", broadcasts.list_broadcasts, "read",
+            "Broadcasts of the workspace, newest first, filtered by status or account, with their counts; paginated.",
+            model=bc.BroadcastQuery, output=page_of(bc.Broadcast)),
+    ToolDef("update_broadcast", broadcasts.update, "write",
+            "Change a draft or scheduled broadcast (any field but accountId; omitted ones keep their value, null "
+            "clears one). A sending or finished broadcast cannot change (conflict).",
+            model=bc.UpdateBroadcastTool, output=bc.Broadcast, partial=True),
+    ToolDef("send_broadcast_now", broadcasts.send_now, "write",
+            "Start a draft or scheduled broadcast now. Reaches real people: it cannot be unsent.",
+            model=bc.BroadcastRef, output=bc.Broadcast, destructive=True),
+    ToolDef("cancel_broadcast", broadcasts.cancel, "write",
+            "Cancel a scheduled or sending broadcast: recipients not yet messaged are skipped.",
+            model=bc.BroadcastRef, output=bc.Broadcast, destructive=True, idempotent=True),
 ]
 
 
@@ -132,7 +153,9 @@ def _transaction(definition: ToolDef) -> Any:
 
 def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
     with connection(), _transaction(definition):
-        values = dict(shapes.parse(definition.model, arguments))  # snake_case, one level
+        parsed = shapes.parse(definition.model, arguments)
+        values = ({name: getattr(parsed, name) for name in parsed.model_fields_set} if definition.partial
+                  else dict(parsed))  # snake_case, one level
         result = definition.function(actor=actor, **values)
     if definition.render is not None:
         result = definition.render(result)

@@ -14,6 +14,10 @@ broadcast recipient, a sequence step, an automation's DM). From there:
 
 A late answer still counts: a call that outlives its lease and then succeeds moves `unknown` to
 `sent`. Events (`message.sent`, `message.failed`) are written in the transaction of the change.
+
+Features that queued a message learn its outcome through `on_finish` listeners (installed by the
+composition root): each runs in the transaction that moves the message to `sent`, `failed` or
+`unknown`, so what they keep (a broadcast recipient and its counts) moves with it or not at all.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +67,44 @@ def lease_seconds() -> float:
     return settings.current().send_lease_seconds
 
 
+@dataclass(frozen=True)
+class Finished:
+    """A message reached a final status (`sent`, `failed` or `unknown`; `unknown` may later turn
+    `sent` when a late answer comes)."""
+
+    message_id: str
+    source: str  # inbox | broadcast | sequence | automation: listeners look only at their own
+    status: str
+    at: dt.datetime
+    error: str | None
+
+
+FinishListener = Callable[[Finished], None]
+_finish_listeners: list[FinishListener] = []
+
+
+def set_finish_listeners(*listeners: FinishListener) -> None:
+    """Install what runs, in the finishing transaction, when a message finishes (composition root)."""
+    _finish_listeners[:] = listeners
+
+
+def _finished(done: Finished) -> None:
+    for listener in _finish_listeners:
+        listener(done)
+
+
+LOST_ERROR = ("The process sending this message stopped during the platform call; it may or may not have "
+              "arrived, so it is not sent again automatically.")
+
+
 def _lost(message_ids: list[str]) -> None:
     """The sweeper found these `sending` past their lease: say why they are `unknown`."""
-    Message.update(
-        error="The process sending this message stopped during the platform call; it may or may not have "
-              "arrived, so it is not sent again automatically."
-    ).where(Message.id.in_(message_ids)).execute()
+    Message.update(error=LOST_ERROR).where(Message.id.in_(message_ids)).execute()
     log.warning("%d outbound message(s) left unknown by a stopped worker", len(message_ids))
+    if _finish_listeners:
+        moment = clock.now()
+        for row in Message.select(Message.id, Message.source).where(Message.id.in_(message_ids)):
+            _finished(Finished(row.id, row.source, "unknown", moment, LOST_ERROR))
 
 
 def queue_outbound(
@@ -206,6 +242,7 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
             touch_outbound(conversation.id, moment)
             _announce(message, conversation, "message.sent", status="sent", at=moment,
                       platform_message_id=outcome.platform_message_id, error=None)
+            _finished(Finished(message.id, message.source, "sent", moment, None))
         return
     if isinstance(outcome, RetryLater):
         pacer.pause(loaded.account.id, outcome.delay_seconds)
@@ -216,8 +253,10 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
             return
         reason = f"The platform kept asking to slow down; gave up after {found.attempts} attempts."
     elif isinstance(outcome, Indeterminate):
-        engine.finish(found, status="unknown", error=f"No answer from the platform: {outcome.message}. "
-                                                     "It may or may not have arrived, so it is not sent again.")
+        error = (f"No answer from the platform: {outcome.message}. "
+                 "It may or may not have arrived, so it is not sent again.")
+        if engine.finish(found, status="unknown", error=error):
+            _finished(Finished(message.id, message.source, "unknown", moment, error))
         return
     elif isinstance(outcome, ReauthRequired):
         reason = "The platform refused the stored credentials; reconnect the account."
@@ -227,6 +266,7 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         reason = outcome.message
     if engine.finish(found, status="failed", at=moment, error=reason):
         _announce(message, conversation, "message.failed", status="failed", at=moment, error=reason)
+        _finished(Finished(message.id, message.source, "failed", moment, reason))
 
 
 def _announce(message: Message, conversation: Conversation, event_type: str, *, at: dt.datetime,
