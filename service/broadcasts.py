@@ -35,7 +35,7 @@ import logging
 from typing import Any
 
 from platforms.base import Button
-from service import accounts, adapters, clock, engine, events, ids, outbound
+from service import accounts, adapters, clock, engine, events, ids, outbound, settings
 from service.auth import Actor
 from service.broadcast_shapes import Audience, BroadcastDeleted
 from service.broadcast_shapes import Broadcast as BroadcastRecord
@@ -52,7 +52,6 @@ log = logging.getLogger("switchboard.broadcasts")
 
 CHUNK = 500  # conversations fanned out per transaction
 EDITABLE = ("draft", "scheduled")
-LEASE_SECONDS = 60.0  # a fan-out renews it with every chunk
 
 OUTSIDE_WINDOW = "outside_messaging_window"
 CANCELLED = "cancelled"
@@ -360,7 +359,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     held = hot.run(
         "UPDATE broadcast SET claimed_until = ?, updated_at = ? WHERE id = ? AND claim_token = ? "
         "AND status = 'sending'",
-        (moment + dt.timedelta(seconds=LEASE_SECONDS), moment, found.id, found.token)).rowcount
+        (moment + dt.timedelta(seconds=_lease()), moment, found.id, found.token)).rowcount
     if not held:
         return False
     row = hot.by_id(Broadcast, found.id)
@@ -460,7 +459,12 @@ def message_finished(done: outbound.Finished) -> None:
         _complete_if_done(broadcast_id)
 
 
+def _lease() -> float:
+    # The send lease: a fan-out renews it with every chunk, so a dead worker's share is taken over soon.
+    return settings.current().send_lease_seconds
+
+
 START_WORK = engine.Kind(
     name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
-    lease_seconds=lambda: LEASE_SECONDS, sweep_batch=100, sweep_batches_per_tick=1,
+    lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
 )
