@@ -453,9 +453,9 @@ def message_finished(done: outbound.Finished) -> None:
     sent = 1 if done.status == "sent" else 0
     failed = 1 if done.status == "failed" else 0
     settled = 1 if before == "pending" else 0  # unknown → sent (a late answer) was no longer pending
-    hot.run("UPDATE broadcast SET sent = sent + ?, failed = failed + ?, pending = pending - ?, updated_at = ? "
-            "WHERE id = ?", (sent, failed, settled, done.at, broadcast_id))
-    if settled:
+    left = hot.run("UPDATE broadcast SET sent = sent + ?, failed = failed + ?, pending = pending - ?, updated_at = ? "
+                   "WHERE id = ? RETURNING pending", (sent, failed, settled, done.at, broadcast_id)).fetchone()
+    if settled and left is not None and left[0] == 0:
         _complete_if_done(broadcast_id)
 
 

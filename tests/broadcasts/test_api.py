@@ -118,7 +118,7 @@ def test_each_rule_is_a_422_naming_the_field(live, body, fields):
 def test_a_conversation_of_another_account_is_refused_like_an_unknown_one(live):
     tenant, other = live.tenant(), live.tenant()
     bot, mine = _bot_with_contacts(live, tenant, 1)
-    second, theirs = _bot_with_contacts(live, tenant, 1)
+    _, theirs = _bot_with_contacts(live, tenant, 1)
     _, foreign = _bot_with_contacts(live, other, 1)
     ids = [next(iter(mine.values()))["id"], next(iter(theirs.values()))["id"], next(iter(foreign.values()))["id"],
            "conv_0000000000000000000000000"]
@@ -183,7 +183,7 @@ def test_conversation_ids_win_over_active_within_days(live):
 
 def test_active_within_days_leaves_out_quiet_contacts(live):
     tenant = live.tenant()
-    bot, conversations = _bot_with_contacts(live, tenant, 2)
+    bot, _ = _bot_with_contacts(live, tenant, 2)
     quiet = live.client.post("/v1/inbox/conversations", headers=bearer(tenant["apiKey"]),
                              json={"accountId": bot["id"], "externalConversationId": "61999"})
     assert quiet.status_code == 201
