@@ -63,7 +63,7 @@ def wire() -> None:
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
-                        renewal_tasks.renew_due])
+                        renewal_tasks.renew_due, broadcasts.complete_finished])
 
 
 def prepare(settings: Settings) -> None:

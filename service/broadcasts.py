@@ -18,9 +18,13 @@ dies mid fan-out leaves the rest to the next claim, which continues from the cur
 
 A recipient outside the platform's messaging window is `skipped` (`outside_messaging_window`) by a
 pre-flight check, before any message exists. Each recipient then follows its message: the
-outbound finish listener `message_finished` moves the recipient and the broadcast's counts in the
-transaction where the message becomes `sent`, `failed` or `unknown`, and completes the broadcast
-(`broadcast.completed`) when none is pending after the fan-out.
+outbound finish listener `message_finished` moves the recipient in the transaction where the
+message becomes `sent`, `failed` or `unknown`, and completes the broadcast (`broadcast.completed`)
+when none is pending after the fan-out. The counts are read from the recipients (an index on
+broadcast and status), so they are exact at every read and no finishing message writes to the
+broadcast's own row, which would make every send of a broadcast queue behind one row lock. Two
+messages finishing together at the very end may each still see the other pending; the scheduler's
+tick job `complete_finished` completes such a broadcast on its next tick.
 
 Cancelling deletes the messages of the broadcast that no worker has claimed yet (they were never
 sent, so they leave no trace in the conversations) and marks their recipients `skipped` with reason
@@ -58,18 +62,37 @@ CANCELLED = "cancelled"
 
 
 # -- records -----------------------------------------------------------------------------------
+_NO_COUNTS = {"targeted": 0, "sent": 0, "failed": 0, "skipped": 0}
+
+
+def _counts(broadcast_ids: list[str]) -> dict[str, dict[str, int]]:
+    """Each broadcast's counts, from its recipients (one grouped read for a page of broadcasts)."""
+    found: dict[str, dict[str, int]] = {}
+    if not broadcast_ids:
+        return found
+    marks = ", ".join("?" for _ in broadcast_ids)
+    rows = hot.run(f"SELECT broadcast_id, status, COUNT(*) FROM broadcast_recipient "  # noqa: S608 - marks only
+                   f"WHERE broadcast_id IN ({marks}) GROUP BY broadcast_id, status", tuple(broadcast_ids)).fetchall()
+    for broadcast_id, status, count in rows:
+        counts = found.setdefault(broadcast_id, dict(_NO_COUNTS))
+        counts["targeted"] += int(count)
+        if status in counts:
+            counts[status] += int(count)
+    return found
+
+
 def record(row: Broadcast) -> BroadcastRecord:
-    return BroadcastRecord.model_validate(_as_dict(row))
+    return BroadcastRecord.model_validate(_as_dict(row, _counts([row.id]).get(row.id, _NO_COUNTS)))
 
 
-def _as_dict(row: Broadcast) -> dict[str, Any]:
+def _as_dict(row: Broadcast, counts: dict[str, int]) -> dict[str, Any]:
     return {
         "id": row.id, "account_id": row.account_id, "name": row.name, "text": row.text,
         "button_label": row.button_label, "button_url": row.button_url,
         "audience": {"active_within_days": row.active_within_days, "conversation_ids": row.conversation_ids},
         "scheduled_for": row.scheduled_for, "timezone": row.timezone, "send_now": bool(row.send_now),
         "status": row.status,
-        "counts": {"targeted": row.targeted, "sent": row.sent, "failed": row.failed, "skipped": row.skipped},
+        "counts": counts,
         "started_at": row.started_at, "completed_at": row.completed_at, "error": row.error,
         "created_at": row.created_at, "updated_at": row.updated_at,
     }
@@ -176,7 +199,7 @@ def create(
     moment = clock.now()
     row = Broadcast(
         id=ids.new_id("bc"), workspace=account.workspace_id, profile=account.profile_id, account=account.id,
-        status="draft", targeted=0, sent=0, failed=0, skipped=0, pending=0, fanned_out=False, attempts=0,
+        status="draft", fanned_out=False, attempts=0,
         created_at=moment, updated_at=moment, scheduled_for=None, timezone=None, send_now=False,
     )
     values = {"name": name, "text": text, "button_label": button_label, "button_url": button_url,
@@ -212,7 +235,9 @@ def list_broadcasts(
     total = query.order_by().count()
     rows = list(query.order_by(Broadcast.created_at.desc(), Broadcast.id.desc()).paginate(page, limit)) \
         if (page - 1) * limit < total else []
-    return Page(BroadcastRecord, records(BroadcastRecord, [_as_dict(row) for row in rows]), page, limit, total)
+    counts = _counts([row.id for row in rows])
+    found = records(BroadcastRecord, [_as_dict(row, counts.get(row.id, _NO_COUNTS)) for row in rows])
+    return Page(BroadcastRecord, found, page, limit, total)
 
 
 def get(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
@@ -282,14 +307,10 @@ def cancel(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
     # A message a worker holds is `sending`, not `pending`: it stays, finishes and is counted.
     hot.run("DELETE FROM message WHERE status = 'pending' AND id IN "
             "(SELECT message_id FROM broadcast_recipient WHERE broadcast_id = ? AND status = 'pending')", (row.id,))
-    skipped = hot.run(
-        "UPDATE broadcast_recipient SET status = 'skipped', reason = ?, message_id = NULL, updated_at = ? "
-        "WHERE broadcast_id = ? AND status = 'pending' AND NOT EXISTS "
-        "(SELECT 1 FROM message WHERE message.id = broadcast_recipient.message_id)",
-        (CANCELLED, moment, row.id)).rowcount
-    if skipped:
-        hot.run("UPDATE broadcast SET skipped = skipped + ?, pending = pending - ? WHERE id = ?",
-                (skipped, skipped, row.id))
+    hot.run("UPDATE broadcast_recipient SET status = 'skipped', reason = ?, message_id = NULL, updated_at = ? "
+            "WHERE broadcast_id = ? AND status = 'pending' AND NOT EXISTS "
+            "(SELECT 1 FROM message WHERE message.id = broadcast_recipient.message_id)",
+            (CANCELLED, moment, row.id))
     return record(Broadcast.get_by_id(row.id))
 
 
@@ -380,36 +401,37 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     chunk = list(query.order_by(Conversation.id).limit(CHUNK))
     button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
     recipients: list[dict[str, Any]] = []
-    messages: list[str] = []
-    skipped = failed = 0
+    reachable: list[Conversation] = []
     for conversation in chunk:
         entry = {"id": ids.new_id("bcr"), "broadcast": row.id, "conversation_id": conversation.id,
                  "message_id": None, "status": "pending", "reason": None, "sent_at": None,
                  "created_at": moment, "updated_at": moment}
-        if not outbound.within_window(conversation, at=moment):
-            entry.update(status="skipped", reason=OUTSIDE_WINDOW)
-            skipped += 1
+        # The pre-flight check: a contact outside the window is skipped, not refused.
+        if outbound.within_window(conversation, at=moment):
+            reachable.append(conversation)
         else:
-            try:
-                message = outbound.queue_outbound(conversation, account, text=row.text, button=button,
-                                                  source="broadcast", nudge=False)
-            except (ValidationFailed, Conflict) as refused:
-                entry.update(status="failed", reason=refused.message)
-                failed += 1
-            else:
-                entry["message_id"] = message.id
-                messages.append(message.id)
+            entry.update(status="skipped", reason=OUTSIDE_WINDOW)
         recipients.append(entry)
+    try:
+        messages = outbound.queue_outbound_many(reachable, account, text=row.text, button=button,
+                                                source="broadcast")
+    except (ValidationFailed, Conflict) as refused:
+        messages = []
+        for entry in recipients:
+            if entry["status"] == "pending":
+                entry.update(status="failed", reason=refused.message)
+    else:
+        pending = iter(messages)
+        for entry in recipients:
+            if entry["status"] == "pending":
+                entry["message_id"] = next(pending)
     if recipients:
         BroadcastRecipient.insert_many(recipients).execute()
     # One task per group of messages (tasks/engine.py), never one per message.
     engine.nudge_after_commit(outbound.MESSAGE_WORK, messages)
     last = len(chunk) < CHUNK
-    hot.run(
-        "UPDATE broadcast SET fanout_cursor = ?, targeted = targeted + ?, skipped = skipped + ?, "
-        "failed = failed + ?, pending = pending + ?, fanned_out = ? WHERE id = ?",
-        (chunk[-1].id if chunk else row.fanout_cursor, len(recipients), skipped, failed, len(messages), last,
-         row.id))
+    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?",
+            (chunk[-1].id if chunk else row.fanout_cursor, last, row.id))
     if last:
         engine.finish(found, status="sending", next_attempt_at=None)
         _complete_if_done(row.id)
@@ -422,41 +444,44 @@ def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
     _announce(row.id, "broadcast.completed")
 
 
+_NONE_PENDING = ("status = 'sending' AND fanned_out = ? AND NOT EXISTS (SELECT 1 FROM broadcast_recipient "
+                 "WHERE broadcast_recipient.broadcast_id = broadcast.id AND broadcast_recipient.status = 'pending')")
+
+
 def _complete_if_done(broadcast_id: str) -> None:
+    """Complete it if the fan-out is over and no recipient is pending (once: the UPDATE is conditional)."""
     moment = clock.now()
-    done = hot.run(
-        "UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "
-        "WHERE id = ? AND status = 'sending' AND fanned_out = ? AND pending = 0",
-        (moment, moment, broadcast_id, True)).rowcount
+    done = hot.run(f"UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "  # noqa: S608
+                   f"WHERE id = ? AND {_NONE_PENDING}", (moment, moment, broadcast_id, True)).rowcount
     if done:
         _announce(broadcast_id, "broadcast.completed")
 
 
+def complete_finished() -> None:
+    """The scheduler's tick job: complete sending broadcasts with nobody pending that no finishing
+    message completed (the last two finished together, each seeing the other still pending)."""
+    with db.atomic():
+        moment = clock.now()
+        rows = hot.run(f"UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "  # noqa: S608
+                       f"WHERE id IN (SELECT id FROM broadcast WHERE {_NONE_PENDING} LIMIT 100) "
+                       "AND status = 'sending' RETURNING id", (moment, moment, True)).fetchall()
+        for (broadcast_id,) in rows:
+            _announce(broadcast_id, "broadcast.completed")
+
+
 def message_finished(done: outbound.Finished) -> None:
-    """Outbound's finish listener: the recipient follows its message and the counts move, in the
-    transaction that finishes the message; the last one completes the broadcast."""
+    """Outbound's finish listener: the recipient follows its message, in the transaction that
+    finishes the message; the last one completes the broadcast."""
     if done.source != "broadcast":
-        return
-    found = hot.run("SELECT id, broadcast_id, status FROM broadcast_recipient WHERE message_id = ?",
-                    (done.message_id,)).fetchone()
-    if found is None:
-        return
-    recipient_id, broadcast_id, before = found
-    if before not in ("pending", "unknown") or before == done.status:
         return
     reason = None if done.status == "sent" else done.error
     sent_at = done.at if done.status == "sent" else None
-    if not hot.run("UPDATE broadcast_recipient SET status = ?, reason = ?, sent_at = ?, updated_at = ? "
-                   "WHERE id = ? AND status = ?",
-                   (done.status, reason, sent_at, done.at, recipient_id, before)).rowcount:
-        return
-    sent = 1 if done.status == "sent" else 0
-    failed = 1 if done.status == "failed" else 0
-    settled = 1 if before == "pending" else 0  # unknown → sent (a late answer) was no longer pending
-    left = hot.run("UPDATE broadcast SET sent = sent + ?, failed = failed + ?, pending = pending - ?, updated_at = ? "
-                   "WHERE id = ? RETURNING pending", (sent, failed, settled, done.at, broadcast_id)).fetchone()
-    if settled and left is not None and left[0] == 0:
-        _complete_if_done(broadcast_id)
+    # From pending, or from unknown when a late answer says it arrived after all.
+    moved = hot.run("UPDATE broadcast_recipient SET status = ?, reason = ?, sent_at = ?, updated_at = ? "
+                    "WHERE message_id = ? AND status IN ('pending', 'unknown') AND status <> ? RETURNING broadcast_id",
+                    (done.status, reason, sent_at, done.at, done.message_id, done.status)).fetchone()
+    if moved is not None:
+        _complete_if_done(moved[0])
 
 
 def _lease() -> float:

@@ -107,6 +107,27 @@ def _lost(message_ids: list[str]) -> None:
             _finished(Finished(row.id, row.source, "unknown", moment, LOST_ERROR))
 
 
+def _check_sendable(account: Account, *, text: str | None, template: dict[str, Any] | None) -> None:
+    """What refuses a message to any contact of the account: a disconnected account (`Conflict`), a
+    platform without DMs, text over its limit, a template where there are none (`ValidationFailed`)."""
+    if account.status != "connected":
+        raise Conflict("The account is disconnected.")
+    if (text is None) == (template is None):
+        raise ValidationFailed("Give text, or a template.", details=[
+            FieldProblem("text", "give text or template, not both" if text else "is required without template")])
+    capabilities = adapters.adapter(account.platform).capabilities
+    if not capabilities.dm:
+        raise ValidationFailed(f"{account.platform} has no direct messages.")
+    if template is not None:
+        if not capabilities.templates:
+            raise ValidationFailed.field("template", f"only WhatsApp has message templates, not {account.platform}")
+    else:
+        assert text is not None
+        if capabilities.dm_text_limit is not None and len(text) > capabilities.dm_text_limit:
+            raise ValidationFailed.field("text", f"must be at most {capabilities.dm_text_limit} characters on "
+                                                 f"{account.platform}")
+
+
 def queue_outbound(
     conversation: Conversation,
     account: Account,
@@ -124,25 +145,10 @@ def queue_outbound(
     `nudge=False` when the caller sends it itself at once (`settle`): the row is marked as in hand,
     so the sweeper leaves it alone for a lease unless the caller dies first.
     """
-    if account.status != "connected":
-        raise Conflict("The account is disconnected.")
-    if (text is None) == (template is None):
-        raise ValidationFailed("Give text, or a template.", details=[
-            FieldProblem("text", "give text or template, not both" if text else "is required without template")])
-    capabilities = adapters.adapter(account.platform).capabilities
-    if not capabilities.dm:
-        raise ValidationFailed(f"{account.platform} has no direct messages.")
-    if template is not None:
-        if not capabilities.templates:
-            raise ValidationFailed.field("template", f"only WhatsApp has message templates, not {account.platform}")
-    else:
-        assert text is not None
-        if capabilities.dm_text_limit is not None and len(text) > capabilities.dm_text_limit:
-            raise ValidationFailed.field("text", f"must be at most {capabilities.dm_text_limit} characters on "
-                                                 f"{account.platform}")
-        # Outside the window only an approved template reaches the contact.
-        if not within_window(conversation):
-            raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
+    _check_sendable(account, text=text, template=template)
+    # Outside the window only an approved template reaches the contact.
+    if template is None and not within_window(conversation):
+        raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
     moment = clock.now()
     message = Message.create(
         id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text, template=template,
@@ -153,6 +159,28 @@ def queue_outbound(
     if nudge:
         engine.nudge_after_commit(MESSAGE_WORK, [message.id])
     return message
+
+
+def queue_outbound_many(
+    conversations: list[Conversation], account: Account, *, text: str, button: Button | None = None,
+    source: str,
+) -> list[str]:
+    """`queue_outbound` of one text to many conversations of one account (a broadcast's chunk): the
+    same checks, the account's once, and one INSERT. Every conversation must be within the window
+    (the caller checks with `within_window` first). The rows are marked as in hand: the caller
+    nudges their ids after commit, in groups (`engine.nudge_after_commit`), never one task each."""
+    _check_sendable(account, text=text, template=None)
+    if not all(within_window(conversation) for conversation in conversations):
+        raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
+    moment = clock.now()
+    rows: list[dict[str, Any]] = [
+        {"id": ids.new_id("msg"), "conversation": conversation.id, "direction": "outbound", "text": text,
+         "button_label": button.label if button else None, "button_url": button.url if button else None,
+         "status": "pending", "source": source, "attempts": 0, "next_attempt_at": moment,
+         "nudged_at": moment, "created_at": moment, "updated_at": moment} for conversation in conversations]
+    if rows:
+        Message.insert_many(rows).execute()
+    return [str(row["id"]) for row in rows]
 
 
 # -- one attempt -----------------------------------------------------------------------------------

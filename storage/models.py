@@ -474,9 +474,9 @@ class Broadcast(BaseModel):
 
     `scheduled` with a due `next_attempt_at` is the scheduler's work: the engine claims it, moves it
     to `sending` and fans the audience out into recipients in bounded chunks (`fanout_cursor`: the
-    last conversation id done, so a worker that dies mid fan-out is taken over from there). The
-    counts move in the transaction where each recipient's message finishes; `pending` reaching
-    zero after the fan-out (`fanned_out`) completes the broadcast.
+    last conversation id done, so a worker that dies mid fan-out is taken over from there). Counts
+    are read from the recipients, never kept here: a counter on this row would be written by every
+    finishing message and serialise them all on one row lock.
     """
 
     id = CharField(primary_key=True, max_length=40)
@@ -497,11 +497,6 @@ class Broadcast(BaseModel):
     send_now = BooleanField(default=False)
     # draft | scheduled | sending | completed | cancelled | failed
     status = CharField(max_length=16)
-    targeted = IntegerField(default=0)
-    sent = IntegerField(default=0)
-    failed = IntegerField(default=0)
-    skipped = IntegerField(default=0)
-    pending = IntegerField(default=0)  # recipients whose message has not finished
     fanned_out = BooleanField(default=False)
     fanout_cursor = CharField(max_length=40, null=True)
     error = TextField(null=True)  # why a broadcast `failed`
@@ -540,7 +535,10 @@ class BroadcastRecipient(BaseModel):
     updated_at = DateTimeField(default=now)
 
     class Meta:
-        indexes = ((("broadcast", "conversation_id"), True),)
+        indexes = (
+            (("broadcast", "conversation_id"), True),
+            (("broadcast", "status"), False),  # the counts, and "is anyone still pending"
+        )
 
 
 ALL_MODELS += [Broadcast, BroadcastRecipient]
