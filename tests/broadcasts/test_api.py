@@ -319,3 +319,42 @@ def test_list_filters_by_status_and_account(live):
                            headers=bearer(tenant["apiKey"])).status_code == 422
     assert live.client.get("/v1/broadcasts", params={"limit": 101},
                            headers=bearer(tenant["apiKey"])).status_code == 422
+
+
+def test_deleting_the_account_for_good_takes_its_broadcasts(live):
+    tenant = live.tenant()
+    bot, _ = _bot_with_contacts(live, tenant, 1)
+    sent = _create(live, tenant, accountId=bot["id"], name="Done", text="T", sendNow=True).json()
+    _finished(live, tenant, sent["id"])
+    draft = _create(live, tenant, accountId=bot["id"], name="Draft", text="T").json()
+    assert live.client.post(f"/v1/accounts/{bot['id']}/disconnect", headers=bearer(tenant["apiKey"])).status_code == 200
+    gone = live.client.delete(f"/v1/accounts/{bot['id']}/permanent", headers=bearer(tenant["apiKey"]))
+    assert gone.status_code == 200, gone.text
+    for broadcast in (sent, draft):
+        assert live.client.get(f"/v1/broadcasts/{broadcast['id']}", headers=bearer(tenant["apiKey"])).status_code == 404
+
+
+def test_scheduling_on_a_disconnected_account_is_a_conflict(live):
+    tenant = live.tenant()
+    bot, _ = _bot_with_contacts(live, tenant, 0)
+    draft = _create(live, tenant, accountId=bot["id"], name="D", text="T").json()
+    live.client.post(f"/v1/accounts/{bot['id']}/disconnect", headers=bearer(tenant["apiKey"]))
+    assert _create(live, tenant, accountId=bot["id"], name="N", text="T", sendNow=True).status_code == 409
+    refused = live.client.put(f"/v1/broadcasts/{draft['id']}", json={"sendNow": True},
+                              headers=bearer(tenant["apiKey"]))
+    assert refused.status_code == 409
+
+
+def test_a_read_key_lists_but_cannot_create_or_cancel(live):
+    tenant = live.tenant()
+    bot, _ = _bot_with_contacts(live, tenant, 0)
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).isoformat()
+    scheduled = _create(live, tenant, accountId=bot["id"], name="S", text="T", scheduledFor=later).json()
+    made = live.client.post("/v1/api-keys", json={"name": "reader", "permission": "read"},
+                            headers=bearer(tenant["apiKey"]))
+    reader = bearer(made.json()["key"])
+    assert live.client.get("/v1/broadcasts", headers=reader).json()["pagination"]["total"] == 1
+    assert live.client.post("/v1/broadcasts", json={"accountId": bot["id"], "name": "N", "text": "T"},
+                            headers=reader).status_code == 403
+    assert live.client.post(f"/v1/broadcasts/{scheduled['id']}/cancel", headers=reader).status_code == 403
+    assert _get(live, tenant, scheduled["id"])["status"] == "scheduled"
