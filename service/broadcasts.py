@@ -449,6 +449,11 @@ _NONE_PENDING = ("status = 'sending' AND fanned_out = ? AND NOT EXISTS (SELECT 1
 
 
 def _complete_if_done(broadcast_id: str) -> None:
+    """Where a change may have been the last one (a message finished, the fan-out ended)."""
+    _complete(broadcast_id)
+
+
+def _complete(broadcast_id: str) -> None:
     """Complete it if the fan-out is over and no recipient is pending (once: the UPDATE is conditional)."""
     moment = clock.now()
     done = hot.run(f"UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "  # noqa: S608
@@ -460,13 +465,11 @@ def _complete_if_done(broadcast_id: str) -> None:
 def complete_finished() -> None:
     """The scheduler's tick job: complete sending broadcasts with nobody pending that no finishing
     message completed (the last two finished together, each seeing the other still pending)."""
-    with db.atomic():
-        moment = clock.now()
-        rows = hot.run(f"UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "  # noqa: S608
-                       f"WHERE id IN (SELECT id FROM broadcast WHERE {_NONE_PENDING} LIMIT 100) "
-                       "AND status = 'sending' RETURNING id", (moment, moment, True)).fetchall()
-        for (broadcast_id,) in rows:
-            _announce(broadcast_id, "broadcast.completed")
+    # Read first: most ticks find nothing, and a write transaction every tick would contend with sends.
+    found = hot.run(f"SELECT id FROM broadcast WHERE {_NONE_PENDING} LIMIT 100", (True,)).fetchall()  # noqa: S608
+    for (broadcast_id,) in found:
+        with db.atomic():
+            _complete(broadcast_id)
 
 
 def message_finished(done: outbound.Finished) -> None:

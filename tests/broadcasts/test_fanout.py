@@ -74,3 +74,17 @@ def test_a_fan_out_cut_short_is_taken_over_from_where_it_stopped(live, monkeypat
     with connection():
         assert Event.select().where(Event.workspace == tenant["workspaceId"],
                                     Event.type == "broadcast.started").count() == 1
+
+
+def test_the_scheduler_completes_a_broadcast_that_no_finishing_message_completed(live, monkeypatch):
+    # As when the last two messages finish together and each still sees the other pending.
+    monkeypatch.setattr(broadcasts, "_complete_if_done", lambda broadcast_id: None)
+    tenant = live.tenant()
+    bot = _bot_with_contacts(live, tenant, 3)
+    created = live.client.post("/v1/broadcasts", headers=bearer(tenant["apiKey"]),
+                               json={"accountId": bot["id"], "name": "Net", "text": "caught", "sendNow": True})
+    done = _done(live, tenant, created.json()["id"], timeout=live.settings.scheduler_tick_seconds + 5)
+    assert done["counts"] == {"targeted": 3, "sent": 3, "failed": 0, "skipped": 0}
+    with connection():
+        assert Event.select().where(Event.workspace == tenant["workspaceId"],
+                                    Event.type == "broadcast.completed").count() == 1

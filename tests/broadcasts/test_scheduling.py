@@ -76,3 +76,15 @@ def test_send_now_starts_within_a_tick(live):
              timeout=5, interval=0.02)
     assert time.monotonic() - started_at <= live.settings.scheduler_tick_seconds + 1
     assert created["sendNow"] is True and created["scheduledFor"] is None
+
+
+def test_a_broadcast_whose_account_was_disconnected_before_its_time_fails_and_says_so(live):
+    tenant = live.tenant()
+    bot = _bot(live, tenant)
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = _create(live, tenant, bot, scheduledFor=soon)
+    assert live.client.post(f"/v1/accounts/{bot['id']}/disconnect", headers=bearer(tenant["apiKey"])).status_code == 200
+    clock.advance(5 * 60 + 1)
+    failed = wait_for(lambda: (b := _status(live, tenant, created["id"]))["status"] == "failed" and b, timeout=5)
+    assert "disconnected" in failed["error"] and failed["completedAt"] is not None
+    assert live.client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"] == []
