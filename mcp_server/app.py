@@ -60,6 +60,7 @@ def wire() -> None:
     engine.register(outbound.MESSAGE_WORK)
     engine.register(broadcasts.START_WORK)
     outbound.set_finish_listeners(broadcasts.message_finished)
+    conversations.set_failed_later_hooks(broadcasts.message_failed_later)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,

@@ -50,7 +50,7 @@ from service.scheduling import due_at
 from service.shapes import button_problems
 from storage import hot
 from storage.db import connection, db
-from storage.models import Account, Broadcast, BroadcastRecipient, Conversation
+from storage.models import Account, Broadcast, BroadcastRecipient, Conversation, Message
 
 log = logging.getLogger("switchboard.broadcasts")
 
@@ -479,12 +479,20 @@ def message_finished(done: outbound.Finished) -> None:
         return
     reason = None if done.status == "sent" else done.error
     sent_at = done.at if done.status == "sent" else None
-    # From pending, or from unknown when a late answer says it arrived after all.
+    # From pending; from unknown when a late answer says it arrived after all; from sent when the
+    # platform reports it undelivered later (`message_failed_later`).
     moved = hot.run("UPDATE broadcast_recipient SET status = ?, reason = ?, sent_at = ?, updated_at = ? "
-                    "WHERE message_id = ? AND status IN ('pending', 'unknown') AND status <> ? RETURNING broadcast_id",
+                    "WHERE message_id = ? AND status IN ('pending', 'unknown', 'sent') AND status <> ? "
+                    "RETURNING broadcast_id",
                     (done.status, reason, sent_at, done.at, done.message_id, done.status)).fetchone()
     if moved is not None:
         _complete_if_done(moved[0])
+
+
+def message_failed_later(message: Message, reason: str) -> None:
+    """The inbox's hook for a receipt that turns a sent message `failed` (WhatsApp reports messages
+    outside the window this way): its recipient follows."""
+    message_finished(outbound.Finished(message.id, message.source, "failed", clock.now(), reason))
 
 
 def _lease() -> float:

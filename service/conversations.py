@@ -56,8 +56,18 @@ StartedHook = Callable[[Conversation, str], None]
 InboundHook = Callable[[Conversation, Message, InboundEvent], None]
 """(conversation, message, event): a contact's message was stored (event.kind tells a story reply)."""
 
+FailedLaterHook = Callable[[Message, str], None]
+"""(message, reason): a platform reported a `sent` message as not delivered (WhatsApp's status webhook)."""
+
 _started_hooks: list[StartedHook] = []
 _inbound_hooks: list[InboundHook] = []
+_failed_later_hooks: list[FailedLaterHook] = []
+
+
+def set_failed_later_hooks(*hooks: FailedLaterHook) -> None:
+    """Install what runs, in the receipt's transaction, when a sent message turns `failed` (broadcast
+    recipients follow their message); the composition root sets them."""
+    _failed_later_hooks[:] = hooks
 
 
 def on_conversation_started(fn: StartedHook) -> StartedHook:
@@ -417,6 +427,8 @@ def receipt(account: Account, event: InboundEvent) -> None:
         row.status, row.error, row.updated_at = "failed", reason, moment
         events.emit(workspace_id=account.workspace_id, type="message.failed",
                     data=MessageRecord.model_validate(row).dump())
+        for hook in _failed_later_hooks:
+            hook(row, reason)
 
 
 # -- permanent deletion of an account ----------------------------------------------------------

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from storage.db import connection
-from storage.models import Event, Message
+from storage.models import Conversation, Event, Message
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
@@ -358,3 +358,22 @@ def test_a_read_key_lists_but_cannot_create_or_cancel(live):
                             headers=reader).status_code == 403
     assert live.client.post(f"/v1/broadcasts/{scheduled['id']}/cancel", headers=reader).status_code == 403
     assert _get(live, tenant, scheduled["id"])["status"] == "scheduled"
+
+
+def test_a_whatsapp_message_reported_failed_later_fails_its_recipient(live):
+    tenant = live.tenant()
+    number = connect_account(live.client, tenant, "whatsapp")
+    # The platform's window closed long ago (its clock), while ours still thinks it open: WhatsApp
+    # accepts the message, then reports it failed (131047) through its status webhook.
+    old = live.client.post("/sandbox/whatsapp/inbound-message", json={
+        "accountId": number["id"], "from": {"id": "15550104444"}, "text": "old", "timestamp": "2020-01-01T00:00:00Z"})
+    assert old.status_code == 200
+    with connection():
+        Conversation.update(last_inbound_at=dt.datetime.now(dt.UTC).replace(tzinfo=None)).where(
+            Conversation.account == number["id"]).execute()
+    created = _create(live, tenant, accountId=number["id"], name="Late", text="too late", sendNow=True).json()
+    rows = wait_for(lambda: (r := _recipients(live, tenant, created["id"])["data"]) and r[0]["status"] == "failed"
+                    and r, timeout=15)
+    assert "131047" in rows[0]["reason"]
+    final = _get(live, tenant, created["id"])
+    assert final["counts"] == {"targeted": 1, "sent": 0, "failed": 1, "skipped": 0}
