@@ -12,14 +12,16 @@ falls due, `sendNow` nudges it as soon as the request commits, and the engine's 
 means two workers never start one broadcast. Starting resolves the audience (conversationIds, else
 activeWithinDays on the contact's last message, else every conversation of the account) and fans it
 out in chunks of `CHUNK` conversations, each in its own short transaction that writes the recipient
-rows and their outbound messages (`outbound.queue_outbound`, so every DM is sent at most once, at the
-account's pace, `unknown` when a worker died during the call) and advances a cursor: a worker that
-dies mid fan-out leaves the rest to the next claim, which continues from the cursor.
+rows and their outbound messages (`outbound.queue_outbound_many`, one insert: every DM then goes the
+inbox's way, at most once, at the account's pace, `unknown` when a worker died during the call) and
+advances a cursor: a worker that dies mid fan-out leaves the rest to the next claim, which continues
+from the cursor. The messages are nudged in groups after each chunk commits, never a task each.
 
 A recipient outside the platform's messaging window is `skipped` (`outside_messaging_window`) by a
 pre-flight check, before any message exists. Each recipient then follows its message: the
 outbound finish listener `message_finished` moves the recipient in the transaction where the
-message becomes `sent`, `failed` or `unknown`, and completes the broadcast (`broadcast.completed`)
+message becomes `sent`, `failed` or `unknown` (or, through the inbox's receipts, when WhatsApp
+reports a sent message undelivered), and completes the broadcast (`broadcast.completed`)
 when none is pending after the fan-out. The counts are read from the recipients (an index on
 broadcast and status), so they are exact at every read and no finishing message writes to the
 broadcast's own row, which would make every send of a broadcast queue behind one row lock. Two
