@@ -416,7 +416,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
         recipients.append(entry)
     try:
         messages = outbound.queue_outbound_many(reachable, account, text=row.text, button=button,
-                                                source="broadcast")
+                                                source="broadcast", at=moment)
     except (ValidationFailed, Conflict) as refused:
         messages = []
         for entry in recipients:

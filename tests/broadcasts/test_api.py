@@ -379,3 +379,13 @@ def test_a_whatsapp_message_reported_failed_later_fails_its_recipient(live):
     assert "131047" in rows[0]["reason"]
     final = _get(live, tenant, created["id"])
     assert final["counts"] == {"targeted": 1, "sent": 0, "failed": 1, "skipped": 0}
+
+
+def test_an_empty_audience_completes_at_once_with_zero_counts(live):
+    tenant = live.tenant()
+    bot, _ = _bot_with_contacts(live, tenant, 0)
+    created = _create(live, tenant, accountId=bot["id"], name="Nobody", text="echo", sendNow=True).json()
+    done = _finished(live, tenant, created["id"])
+    assert done["status"] == "completed"
+    assert done["counts"] == {"targeted": 0, "sent": 0, "failed": 0, "skipped": 0}
+    assert _recipients(live, tenant, created["id"])["data"] == []
