@@ -389,3 +389,25 @@ def test_an_empty_audience_completes_at_once_with_zero_counts(live):
     assert done["status"] == "completed"
     assert done["counts"] == {"targeted": 0, "sent": 0, "failed": 0, "skipped": 0}
     assert _recipients(live, tenant, created["id"])["data"] == []
+
+
+def test_a_key_limited_to_one_profile_sees_only_that_profiles_broadcasts(live):
+    tenant = live.tenant()
+    mine, _ = _bot_with_contacts(live, tenant, 0)
+    other_profile = live.client.post("/v1/profiles", json={"name": "Other brand"},
+                                     headers=bearer(tenant["apiKey"])).json()
+    theirs = connect_account(live.client, {**tenant, "profileId": other_profile["id"]}, "telegram")
+    a = _create(live, tenant, accountId=mine["id"], name="Mine", text="T").json()
+    b = _create(live, tenant, accountId=theirs["id"], name="Theirs", text="T").json()
+    made = live.client.post("/v1/api-keys", json={"name": "brand", "scope": "profiles",
+                                                   "profileIds": [tenant["profileId"]]},
+                            headers=bearer(tenant["apiKey"]))
+    limited = bearer(made.json()["key"])
+    listed = live.client.get("/v1/broadcasts", headers=limited).json()
+    assert [row["id"] for row in listed["data"]] == [a["id"]]
+    assert live.client.get(f"/v1/broadcasts/{b['id']}", headers=limited).status_code == 403
+    assert live.client.get("/v1/broadcasts", params={"accountId": theirs["id"]}, headers=limited).status_code == 403
+    assert live.client.post("/v1/broadcasts", json={"accountId": theirs["id"], "name": "N", "text": "T"},
+                            headers=limited).status_code == 403
+    other = live.tenant()
+    assert live.client.get(f"/v1/broadcasts/{a['id']}", headers=bearer(other["apiKey"])).status_code == 404
