@@ -130,10 +130,11 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     routes += dashboard.build_routes(settings)  # /dashboard
     routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
     routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`
-    # Last: the MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer
-    # every unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors.
-    # Its protected-resource metadata route is served by ours above.
-    routes.append(Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
+    # The MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer every
+    # unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors. Its
+    # protected-resource metadata route is served by ours. First: the router tries routes in order,
+    # and a tool call should not be matched against every /v1 path before its own.
+    routes.insert(0, Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(RequestContext)
     return app
