@@ -128,10 +128,16 @@ def connection() -> Iterator[None]:
 
 
 def reading() -> Any:
-    """A read-only transaction: one consistent snapshot, without taking SQLite's write lock."""
+    """Reads that belong together.
+
+    SQLite: one DEFERRED transaction, a single consistent snapshot without the write lock.
+    PostgreSQL: no transaction at all. At its READ COMMITTED level each statement takes its own
+    snapshot inside a transaction too, so BEGIN and COMMIT would add two round trips to every read
+    and no consistency.
+    """
     if isinstance(db.obj, SqliteDatabase):
         return db.atomic("DEFERRED")
-    return db.atomic()
+    return contextlib.nullcontext()
 
 
 class WriteNeeded(Exception):
