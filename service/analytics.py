@@ -33,7 +33,6 @@ from service.analytics_shapes import (
     MAX_WINDOW_DAYS,
     AccountFollowers,
     FollowerAnalytics,
-    FollowerPoint,
     PostCounts,
 )
 from service.auth import Actor
@@ -213,20 +212,16 @@ def _accounts(actor: Actor, *, profile_id: str | None, account_id: str | None, p
     return [(row.id, row.platform) for row in query.order_by(Account.created_at, Account.id)]
 
 
-def read_snapshots(account_ids: list[str], start: dt.date, end: dt.date) -> list[tuple[str, str, int]]:
-    """`(account_id, "YYYY-MM-DD", followers)` of every count taken in the window, by account and day."""
+def read_snapshots(account_ids: list[str], start: dt.date, end: dt.date) -> list[tuple[str, str | dt.date, int]]:
+    """`(account_id, day, followers)` of every count taken in the window, by account and day. The day
+    is SQLite's text (`YYYY-MM-DD`) or PostgreSQL's date."""
     if not account_ids:
         return []
     marks = ", ".join([db.param] * len(account_ids))  # only placeholders go into the text
     sql = ("SELECT account_id, date, followers FROM follower_snapshot "  # noqa: S608
            f"WHERE account_id IN ({marks}) AND date >= {db.param} AND date <= {db.param} AND state = 'taken' "
            "ORDER BY account_id, date")
-    cursor = db.execute_sql(
-        sql,
-        [*account_ids, start.isoformat(), end.isoformat()],
-    )
-    # SQLite hands the date back as its text, PostgreSQL as a date: both print as YYYY-MM-DD.
-    return [(row[0], str(row[1]), row[2]) for row in cursor.fetchall()]
+    return list(db.execute_sql(sql, [*account_ids, start.isoformat(), end.isoformat()]).fetchall())
 
 
 def follower_analytics(
@@ -247,36 +242,44 @@ def follower_analytics(
     accounts = _accounts(actor, profile_id=profile_id, account_id=account_id, platform=platform)
     ids = [account for account, _ in accounts]
 
-    # Every day of the window, as text, with the bucket it falls in.
+    # Every day of the window, as text and as a date, with the bucket it falls in.
     days = [start + dt.timedelta(days=n) for n in range((end - start).days + 1)]
-    bucket_of = {day.isoformat(): _bucket(day, granularity).isoformat() for day in days}
+    bucket_of: dict[str | dt.date, str] = {}
+    for day in days:
+        bucket_of[day] = bucket_of[day.isoformat()] = _bucket(day, granularity).isoformat()
     buckets = list(dict.fromkeys(bucket_of.values()))
 
-    counts: dict[str, dict[str, int]] = {account: {} for account in ids}  # account -> day -> followers
+    # One pass over the rows (in day order): each bucket keeps its last count; each account its first and last.
+    in_bucket: dict[str, dict[str, int]] = {account: {} for account in ids}
+    first_of: dict[str, int] = {}
+    last_of: dict[str, int] = {}
     for account, day, followers in read_snapshots(ids, start, end):
-        counts[account][day] = followers
+        in_bucket[account][bucket_of[day]] = followers
+        if account not in first_of:
+            first_of[account] = followers
+        last_of[account] = followers
     posts = post_counts(account_ids=ids, from_date=start, to_date=end, source=source)
 
     out = []
     for account, account_platform in accounts:
-        taken = counts[account]  # in day order (the query's)
-        last_in_bucket: dict[str, int] = {}
-        for day, followers in taken.items():
-            last_in_bucket[bucket_of[day]] = followers
-        series: list[FollowerPoint] = []
+        counts = in_bucket[account]
+        # Plain dicts, validated into `FollowerPoint`s by pydantic-core in one go: a model built in
+        # Python per point costs more than the whole read (366 points an account).
+        series: list[dict[str, object]] = []
         previous: int | None = None
         for bucket in buckets:
-            count = last_in_bucket.get(bucket)
-            change = None if count is None or previous is None else count - previous
-            series.append(FollowerPoint(date=bucket, followers=count, change=change))
-            if count is not None:
-                previous = count
-        values = list(taken.values())
-        first, last = (values[0], values[-1]) if values else (None, None)
+            count = counts.get(bucket)
+            if count is None:
+                series.append({"date": bucket, "followers": None, "change": None})
+                continue
+            change = None if previous is None else count - previous
+            series.append({"date": bucket, "followers": count, "change": change})
+            previous = count
+        first, last = first_of.get(account), last_of.get(account)
         growth = None if first is None or last is None else last - first
         percent = round(growth * 100 / first, 2) if growth is not None and first else None
-        out.append(AccountFollowers(account_id=account, platform=account_platform, series=series,
-                                    current_followers=last, growth=growth, growth_percent=percent,
-                                    posts=posts[account]))
+        out.append(AccountFollowers.model_validate({
+            "account_id": account, "platform": account_platform, "series": series, "current_followers": last,
+            "growth": growth, "growth_percent": percent, "posts": posts[account]}))
     return FollowerAnalytics(from_date=start.isoformat(), to_date=end.isoformat(), granularity=granularity,
                              source=source, accounts=out)

@@ -7,6 +7,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
+from typing_extensions import TypedDict
 
 from service.account_shapes import PLATFORMS
 from service.shapes import LEFT_OUT, Id, Query, Record, rule
@@ -53,15 +54,18 @@ class FollowersQuery(Query):
 # -- records -----------------------------------------------------------------------------------
 
 
-class FollowerPoint(Record):
-    date: str = Field(description="The bucket: the day, the week's Monday or the month's first day (YYYY-MM-DD). "
-                                  "The first and last buckets may start before or end after the window; only "
-                                  "the window's days count.")
-    followers: int | None = Field(description="The last follower count taken in the bucket's days of the window; "
-                                              "null when none was taken then.")
-    change: int | None = Field(description="`followers` minus the latest earlier bucket of the window that has "
-                                           "a count; null for the first bucket with a count, or when this one has "
-                                           "none.")
+class FollowerPoint(TypedDict):
+    """One bucket of a follower series. A typed dict rather than a record: an answer holds up to 366
+    of them an account, and a model instance each would cost more than reading the rows."""
+
+    date: Annotated[str, Field(description="The bucket: the day, the week's Monday or the month's first day "
+                                           "(YYYY-MM-DD). The first and last buckets may start before or end "
+                                           "after the window; only the window's days count.")]
+    followers: Annotated[int | None, Field(description="The last follower count taken in the bucket's days of "
+                                                       "the window; null when none was taken then.")]
+    change: Annotated[int | None, Field(description="`followers` minus the latest earlier bucket of the window "
+                                                    "that has a count; null for the first bucket with a count, or "
+                                                    "when this one has none.")]
 
 
 class PostCounts(Record):

@@ -284,3 +284,17 @@ def test_an_assistant_reads_follower_analytics_through_mcp(live):
     assert bad.is_error is True
     assert structured(bad)["error"]["code"] == "validation_failed"
     assert structured(bad)["error"]["details"][0]["field"] == "granularity"
+
+
+def test_an_account_deleted_for_good_takes_its_snapshots_with_it(live):
+    tenant = live.tenant()
+    account = connect_account(live.client, tenant, "instagram")
+    _take_days(live.client, account, {0: 10, 1: 11})
+    auth = bearer(tenant["apiKey"])
+    assert live.client.post(f"/v1/accounts/{account['id']}/disconnect", headers=auth).status_code == 200
+    # A disconnected account keeps its history.
+    assert _one(live.client, tenant, accountId=account["id"])["currentFollowers"] == 11
+    deleted = live.client.delete(f"/v1/accounts/{account['id']}/permanent", headers=auth)
+    assert deleted.status_code == 200, deleted.text
+    assert _analytics(live.client, tenant, accountId=account["id"]).status_code == 404
+    assert _analytics(live.client, tenant).json()["accounts"] == []
