@@ -37,7 +37,7 @@ from service.analytics_shapes import (
 )
 from service.auth import Actor
 from service.errors import FieldProblem, NotFound, ValidationFailed
-from storage.db import connection, db, is_postgres
+from storage.db import connection, db
 from storage.models import Account, FollowerSnapshot
 
 log = logging.getLogger("switchboard.analytics")
@@ -71,11 +71,12 @@ def claim_due(limit: int = BATCH) -> list[str]:
     moment, day = clock.now(), today()
     stale = FollowerSnapshot.state.in_(("claimed", "failed")) & (FollowerSnapshot.taken_at <= moment - RETRY_AFTER)
     settled = FollowerSnapshot.select(FollowerSnapshot.account_id).where(FollowerSnapshot.date == day, ~stale)
+    # No lock on the accounts: the insert is the claim (a row already there claims nothing), and
+    # `FOR UPDATE` on them would deadlock with a snapshot inserted meanwhile (its foreign key takes
+    # a share lock on the account). Accounts in id order, so two claimers wait rather than deadlock.
     candidates = (Account.select(Account.id)
                   .where(Account.status == "connected", Account.id.not_in(settled))
                   .order_by(Account.id).limit(limit))
-    if is_postgres():
-        candidates = candidates.for_update(skip_locked=True)
     claimed: list[str] = []
     for account_id in [row.id for row in candidates]:
         inserted = (FollowerSnapshot
@@ -253,8 +254,8 @@ def follower_analytics(
     in_bucket: dict[str, dict[str, int]] = {account: {} for account in ids}
     first_of: dict[str, int] = {}
     last_of: dict[str, int] = {}
-    for account, day, followers in read_snapshots(ids, start, end):
-        in_bucket[account][bucket_of[day]] = followers
+    for account, taken_on, followers in read_snapshots(ids, start, end):
+        in_bucket[account][bucket_of[taken_on]] = followers
         if account not in first_of:
             first_of[account] = followers
         last_of[account] = followers
