@@ -298,3 +298,17 @@ def test_an_account_deleted_for_good_takes_its_snapshots_with_it(live):
     assert deleted.status_code == 200, deleted.text
     assert _analytics(live.client, tenant, accountId=account["id"]).status_code == 404
     assert _analytics(live.client, tenant).json()["accounts"] == []
+
+
+def test_the_dashboard_shows_each_accounts_followers(live):
+    tenant = live.tenant()
+    account = connect_account(live.client, tenant, "instagram")
+    _take_days(live.client, account, {0: 1200, 1: 1234})
+    with connection():
+        email = User.get_by_id(tenant["userId"]).email
+    with httpx2.Client(base_url=live.url, timeout=30) as browser:
+        browser_sign_in(browser, email, "correct horse")
+        page = browser.get("/dashboard")
+    assert page.status_code == 200
+    assert "Followers, last 30 days" in page.text
+    assert f"<code>{account['id']}</code></td><td>1234</td>" in page.text
