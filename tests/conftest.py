@@ -190,8 +190,16 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def module_server(tmp_path_factory: pytest.TempPathFactory, pg_database_url: str | None) -> Iterator[tuple[Settings, str]]:
-    module_settings = _test_settings(tmp_path_factory.mktemp("module"), pg_database_url)
+def live_overrides() -> dict[str, Any]:
+    """Settings the module's service runs with beyond the tests' defaults (a package's conftest may
+    override it, as tests/webhooks does for its short retry delays)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory: pytest.TempPathFactory, pg_database_url: str | None,
+                  live_overrides: dict[str, Any]) -> Iterator[tuple[Settings, str]]:
+    module_settings = replace(_test_settings(tmp_path_factory.mktemp("module"), pg_database_url), **live_overrides)
     prepare(module_settings)
     _empty_everything()
     port = int(module_settings.base_url.rsplit(":", 1)[1])
