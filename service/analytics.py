@@ -43,6 +43,10 @@ from storage.models import Account, FollowerSnapshot
 log = logging.getLogger("switchboard.analytics")
 
 RETRY_AFTER = dt.timedelta(hours=1)
+# A newly connected account is first asked a minute after connecting: connecting already makes its
+# own platform calls, and a caller trying the account at once (the sandbox's `faults` arm "the next
+# call") should meet only the calls it made.
+FIRST_AFTER = dt.timedelta(minutes=1)
 BATCH = 20
 
 Outcome = Literal["taken", "refused", "failed", "gone"]
@@ -65,9 +69,10 @@ def today() -> dt.date:
 
 
 def claim_due(limit: int = BATCH) -> list[str]:
-    """Take up to `limit` connected accounts whose count for today is still to be taken, in the
-    caller's transaction: each gets today's row in state `claimed` (or its stale `claimed`/`failed`
-    row is claimed again). Only the accounts whose claim went in are returned."""
+    """Take up to `limit` connected accounts (connected a minute ago at least) whose count for today
+    is still to be taken, in the caller's transaction: each gets today's row in state `claimed` (or
+    its stale `claimed`/`failed` row is claimed again). Only the accounts whose claim went in are
+    returned."""
     moment, day = clock.now(), today()
     stale = FollowerSnapshot.state.in_(("claimed", "failed")) & (FollowerSnapshot.taken_at <= moment - RETRY_AFTER)
     settled = FollowerSnapshot.select(FollowerSnapshot.account_id).where(FollowerSnapshot.date == day, ~stale)
@@ -75,7 +80,8 @@ def claim_due(limit: int = BATCH) -> list[str]:
     # `FOR UPDATE` on them would deadlock with a snapshot inserted meanwhile (its foreign key takes
     # a share lock on the account). Accounts in id order, so two claimers wait rather than deadlock.
     candidates = (Account.select(Account.id)
-                  .where(Account.status == "connected", Account.id.not_in(settled))
+                  .where(Account.status == "connected", Account.connected_at <= moment - FIRST_AFTER,
+                         Account.id.not_in(settled))
                   .order_by(Account.id).limit(limit))
     claimed: list[str] = []
     for account_id in [row.id for row in candidates]:
