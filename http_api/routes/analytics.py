@@ -13,9 +13,10 @@ OPERATIONS = [
        tag="Analytics", operation_id="getFollowerAnalytics", query=FollowersQuery, answer=FollowerAnalytics,
        description="One entry per account of the workspace that the filters and the key's profiles leave, "
                    "oldest account first (disconnected accounts keep their history). Counts come from a "
-                   "snapshot taken once a UTC day of every connected account (`switchboard analytics snapshot` "
-                   "takes one at once); platforms that do not share the count (WhatsApp, Meta Ads, LinkedIn "
-                   "without member analytics) have none. `series` has one point per day, week (dated its Monday) "
+                   "snapshot taken once a UTC day of every connected account (first a minute after it is "
+                   "connected; `switchboard analytics snapshot` takes one at once); platforms that do not "
+                   "share the count (WhatsApp, Meta Ads, LinkedIn without member analytics) have none. "
+                   "`series` has one point per day, week (dated its Monday) "
                    "or month (dated its first day) of the window `fromDate`..`toDate` (both included, at most "
                    "366 days): the last count taken in the bucket's days of the window, or null when none was. "
                    "`change` is the difference from the latest earlier point that has a count. `growth` runs "
