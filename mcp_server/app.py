@@ -23,13 +23,14 @@ from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
-from service import accounts, adapters, conversations, engine, events, inbound, outbound, pacer, webhooks
+from service import accounts, adapters, analytics, conversations, engine, events, inbound, outbound, pacer, webhooks
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
 from storage import files
 from storage.migrations import migrate
 from storage.models import Account
+from tasks import analytics as analytics_tasks
 from tasks import engine as engine_tasks
 from tasks import queue, scheduler
 from tasks import renewals as renewal_tasks
@@ -54,13 +55,14 @@ def wire() -> None:
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
         inbound.register(handler, *kinds)
     accounts.set_dependent("conversations", conversations.delete_for_account)
+    accounts.set_dependent("followerSnapshots", analytics.delete_for_account)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
-                        renewal_tasks.renew_due])
+                        renewal_tasks.renew_due, analytics_tasks.snapshot_due])
 
 
 def prepare(settings: Settings) -> None:

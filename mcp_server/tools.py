@@ -37,7 +37,17 @@ from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import account_shapes, accounts, conversations, outbound, shapes, workspace_shapes, workspaces
+from service import (
+    account_shapes,
+    accounts,
+    analytics,
+    analytics_shapes,
+    conversations,
+    outbound,
+    shapes,
+    workspace_shapes,
+    workspaces,
+)
 from service import inbox_shapes as inbox
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
@@ -92,6 +102,13 @@ TOOLS: list[ToolDef] = [
             "later, once).",
             model=inbox.SendMessageTo, output=inbox.Message, destructive=True, waits=True,
             render=lambda sent: sent.record),
+    ToolDef("get_follower_analytics", analytics.follower_analytics, "read",
+            "Follower counts over time per account, from daily snapshots: one point per day, week (Monday) or "
+            "month (first day) of the window fromDate..toDate (YYYY-MM-DD, default the last 30 days, at most 366), "
+            "with each point's change, the window's growth and growthPercent, and the account's posts of the "
+            "window (count, likes, comments, shares) of the source asked (all, service, external). Filter by "
+            "profileId, accountId or platform (lower case).",
+            model=analytics_shapes.FollowersQuery, output=analytics_shapes.FollowerAnalytics),
 ]
 
 
