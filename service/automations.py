@@ -42,7 +42,15 @@ from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import DEFAULT_LIMIT, Page, paginate
 from service.shapes import button_problems
 from storage.db import connection, db
-from storage.models import Account, AutomationContact, AutomationLog, CommentAutomation, Message, PublicReply
+from storage.models import (
+    Account,
+    AutomationContact,
+    AutomationLog,
+    CommentAutomation,
+    Conversation,
+    Message,
+    PublicReply,
+)
 
 log = logging.getLogger("switchboard.automations")
 
@@ -242,52 +250,81 @@ def comment_received(account: Account, event: InboundEvent) -> None:
     if not watching:
         return
     at = _naive_utc(event.occurred_at)
+    comment_id = str(event.comment_id)
+    handle = event.contact_handle or event.contact_name
     events.emit(workspace_id=account.workspace_id, type="comment.received", data={
-        "accountId": account.id, "platform": account.platform, "commentId": event.comment_id,
-        "mediaId": event.media_id, "commenterId": event.contact_id,
-        "commenterHandle": event.contact_handle or event.contact_name, "text": event.text,
+        "accountId": account.id, "platform": account.platform, "commentId": comment_id, "mediaId": event.media_id,
+        "commenterId": event.contact_id, "commenterHandle": handle, "text": event.text,
         "parentCommentId": event.parent_comment_id, "createdAt": clock.iso(at),
     })
-    for automation in watching:
-        _act(account, automation, event, at)
-
-
-def _act(account: Account, automation: CommentAutomation, event: InboundEvent, at: dt.datetime) -> None:
-    comment_id = str(event.comment_id)
-    matched = matching.matches(event.text, automation.keywords or [], automation.match_type)
+    # Every watching automation's log row in one statement; the unique (automation, comment) index
+    # leaves out those that saw this comment before.
     moment = clock.now()
-    entry = AutomationLog(
-        id=ids.new_id("cal"), automation=automation.id, comment_id=comment_id, media_id=event.media_id,
-        commenter_id=event.contact_id, commenter_handle=event.contact_handle or event.contact_name,
-        text=event.text, matched=matched, reason=None if matched else "no_match", created_at=moment,
-    )
-    claimed = list(AutomationLog.insert(**{name: getattr(entry, name) for name in (
-        "id", "automation", "comment_id", "media_id", "commenter_id", "commenter_handle", "text", "matched",
-        "reason", "created_at")}).on_conflict_ignore().returning(AutomationLog.id).execute())
-    if not claimed or not matched:  # acted on before, or nothing to do
-        return
-    commenter = event.contact_id or ""
+    entries = [
+        AutomationLog(id=ids.new_id("cal"), automation=automation.id, comment_id=comment_id, media_id=event.media_id,
+                      commenter_id=event.contact_id, commenter_handle=handle, text=event.text,
+                      matched=matching.matches(event.text, automation.keywords or [], automation.match_type),
+                      created_at=moment)
+        for automation in watching
+    ]
+    for entry in entries:
+        entry.reason = None if entry.matched else "no_match"
+    new = {row[0] for row in AutomationLog.insert_many([entry.__data__ for entry in entries])
+           .on_conflict_ignore().returning(AutomationLog.id).tuples().execute()}
+    comment = _Comment(account, event, comment_id, at)
+    for automation, entry in zip(watching, entries, strict=True):
+        if entry.id in new and entry.matched:
+            _act(comment, automation, entry)
+
+
+class _Comment:
+    """One comment as the automations that match it see it: the conversation with its author and
+    whether it has its private reply are found once, whichever automation needs them first."""
+
+    def __init__(self, account: Account, event: InboundEvent, comment_id: str, at: dt.datetime) -> None:
+        self.account, self.event, self.comment_id, self.at = account, event, comment_id, at
+        self._replied: bool | None = None
+        self._conversation: Conversation | None = None
+
+    @property
+    def replied(self) -> bool:
+        if self._replied is None:
+            self._replied = Message.select().where(Message.comment_id == self.comment_id).exists()
+        return self._replied
+
+    def mark_replied(self) -> None:
+        self._replied = True
+
+    @property
+    def conversation(self) -> Conversation:
+        if self._conversation is None:
+            self._conversation = conversations.conversation_with_commenter(self.account, self.event)
+        return self._conversation
+
+
+def _act(comment: _Comment, automation: CommentAutomation, entry: AutomationLog) -> None:
+    account = comment.account
+    commenter = comment.event.contact_id or ""
     reason: str | None = None
-    if Message.select().where(Message.comment_id == comment_id).exists():
+    if comment.replied:
         reason = "already_replied"
-    elif moment - at >= outbound.PRIVATE_REPLY_WINDOW:
+    elif clock.now() - comment.at >= outbound.PRIVATE_REPLY_WINDOW:
         reason = "outside_messaging_window"
     if reason is None and automation.once_per_user and not _claim_commenter(automation.id, commenter):
         entry.reason = "once_per_user"
         _save_log(entry)
         return
     message: Message | None = None
-    conversation = None
     if reason is None:
-        conversation = conversations.conversation_with_commenter(account, event)
         label, url = automation.dm_button_label, automation.dm_button_url
         try:
             with db.atomic():  # a savepoint: a second private reply to the comment breaks a unique index
                 message = outbound.queue_outbound(
-                    conversation, account, text=automation.dm_text,
+                    comment.conversation, account, text=automation.dm_text,
                     button=Button(label, url) if label and url else None, source="automation",
-                    comment_id=comment_id, comment_at=at,
+                    comment_id=comment.comment_id, comment_at=comment.at,
                 )
+            comment.mark_replied()
         except IntegrityError:
             reason = "already_replied"
         except Conflict:
@@ -296,9 +333,9 @@ def _act(account: Account, automation: CommentAutomation, event: InboundEvent, a
             reason = refused.code if refused.code != "validation_failed" else "not_sendable"
         if message is not None and not automation.once_per_user:
             _claim_commenter(automation.id, commenter)  # remembered, should oncePerUser be turned on later
-    reply_id = _queue_public_reply(account, comment_id, automation.public_reply_text) \
+    reply_id = _queue_public_reply(account, comment.comment_id, automation.public_reply_text) \
         if automation.public_reply_text else None
-    entry.conversation_id = conversation.id if conversation is not None and message is not None else None
+    entry.conversation_id = comment.conversation.id if message is not None else None
     entry.message_id = message.id if message is not None else None
     entry.reply_id = reply_id
     entry.reason = reason
@@ -310,8 +347,8 @@ def _act(account: Account, automation: CommentAutomation, event: InboundEvent, a
     setattr(entry, "reply_status", "pending" if reply_id is not None else None)  # noqa: B010
     events.emit(workspace_id=account.workspace_id, type="automation.triggered",
                 data=LogRecord.model_validate(entry).dump())
-    if message is not None and conversation is not None:
-        sequences.enroll_for_automation(conversation, automation.id)
+    if message is not None:
+        sequences.enroll_for_automation(comment.conversation, automation.id)
 
 
 def _save_log(entry: AutomationLog) -> None:
