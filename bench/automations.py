@@ -56,9 +56,11 @@ def main() -> int:
     from storage.models import Account, Conversation, Message
 
     work = Path(temp_dir())
-    port = free_port()
+    port, sandbox_port = free_port(), free_port()
+    sandbox = f"http://127.0.0.1:{sandbox_port}"
+    # The emulator in its own process, as a platform is: its work does not share our process's GIL.
     env = embedded_env(str(work / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{port}", SWITCHBOARD_SANDBOX="1",
-                       SWITCHBOARD_SCHEDULER_TICK_SECONDS="0.5")
+                       SWITCHBOARD_SANDBOX_URL=sandbox, SWITCHBOARD_SCHEDULER_TICK_SECONDS="0.5")
     for name in ("SWITCHBOARD_DATABASE_URL", "SWITCHBOARD_QUEUE_URL"):
         if os.environ.get(name):
             env[name] = os.environ[name]
@@ -70,7 +72,9 @@ def main() -> int:
                               "storage": settings.database_url.split(":", 1)[0] + " + " +
                               settings.queue_url.split(":", 1)[0]}
 
-    with process([sys.executable, "-m", "mcp_server", "serve", "--port", str(port)], base + "/v1/health", env=env):
+    with process([sys.executable, "-m", "mcp_server", "sandbox", "serve", "--port", str(sandbox_port)],
+                 sandbox + "/sandbox/telegram/sent", env=env), \
+         process([sys.executable, "-m", "mcp_server", "serve", "--port", str(port)], base + "/v1/health", env=env):
         prepare(settings)
         pace = adapters.adapter("instagram").capabilities.messages_per_second
         report["instagram_pace_per_second"] = pace or "none configured (Meta answers 429)"
@@ -85,7 +89,7 @@ def main() -> int:
                 "accountId": busy["id"], "name": f"Keyword {n}", "keywords": [f"code{n}"], "matchType": "contains",
                 "dmText": f"Here is code {n}: thanks for your comment!"}).raise_for_status()
 
-        injector = httpx2.Client(base_url=base, timeout=60, limits=httpx2.Limits(max_connections=args.injectors))
+        injector = httpx2.Client(base_url=sandbox, timeout=60, limits=httpx2.Limits(max_connections=args.injectors))
 
         def inject(account: dict[str, Any], tag: str) -> tuple[float, float, list[str]]:
             """(first comment sent, last comment handled, comment ids), monotonic seconds."""
@@ -134,8 +138,8 @@ def main() -> int:
             time.sleep(0.02)
         last_dm = time.monotonic()
         dm_rate = args.comments / (last_dm - first)
-        reached = [row for row in http.get("/sandbox/instagram/sent", params={"accountId": busy["id"]}).json()["data"]
-                   if row["kind"] == "private_reply"]
+        sent_log = httpx2.get(sandbox + "/sandbox/instagram/sent", params={"accountId": busy["id"]}, timeout=60)
+        reached = [row for row in sent_log.json()["data"] if row["kind"] == "private_reply"]
 
         report["handling"] = {
             "comments_per_second_with_automations": round(handled_rate),
