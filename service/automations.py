@@ -4,19 +4,19 @@ A comment reaches `comment_received` as a platform event, in the transaction tha
 once per account (so a webhook delivered twice is acted on once). For each active automation that
 watches the comment's post (no `mediaIds`: every post, also later ones), in that transaction:
 
-1. a log row, unique per (automation, comment): the record of what was done, and a second guard
-   against acting twice;
-2. keywords are matched (`service/matching.py`); no match → logged with `reason: no_match`;
-3. `oncePerUser`: the commenter is claimed in `automation_contact`, whose primary key makes ten
+1. keywords are matched (`service/matching.py`); no match → logged with `reason: no_match`;
+2. `oncePerUser`: the commenter is claimed in `automation_contact`, whose primary key makes ten
    concurrent comments from one person meet at the database: one wins, the others are skipped;
-4. the DM is queued as an outbound message addressed by the comment (a private reply) in the
+3. the DM is queued as an outbound message addressed by the comment (a private reply) in the
    conversation with the commenter, found or made as the inbox does; the outbound engine sends it
    at most once. The platforms take one private reply per comment within 7 days: an older comment,
    or one that already has its private reply (another automation's), gets none;
-5. the public reply is a work row of this module's engine kind (`REPLY_WORK`), posted at most once
+4. the public reply is a work row of this module's engine kind (`REPLY_WORK`), posted at most once
    (one per comment);
-6. `comment.received` (once per comment) and `automation.triggered` events, and enrolment in the
-   active `comment_automation` sequences that name the automation.
+5. `comment.received` (once per comment) and `automation.triggered` events, and enrolment in the
+   active `comment_automation` sequences that name the automation;
+6. one log row per automation, in one statement, unique per (automation, comment): the record of
+   what was done, and a second guard against acting twice.
 
 The account's own comments (its public replies coming back as webhooks) never trigger. The log's
 `dmStatus` is read from the message when asked, so it follows the send to its end.
@@ -29,7 +29,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from peewee import JOIN, IntegrityError, fn
+from peewee import JOIN, fn
 
 from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequired, RetryLater
 from platforms.inbound import InboundEvent
@@ -50,6 +50,7 @@ from storage.models import (
     Conversation,
     Message,
     PublicReply,
+    Sequence,
 )
 
 log = logging.getLogger("switchboard.automations")
@@ -237,16 +238,27 @@ def _naive_utc(moment: dt.datetime) -> dt.datetime:
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment
 
 
+_LOG_COLUMNS = ("id", "automation", "comment_id", "media_id", "commenter_id", "commenter_handle", "text", "matched",
+                "conversation_id", "message_id", "reply_id", "reason", "created_at")
+
+
+def _watching(account_id: str) -> list[CommentAutomation]:
+    """The account's active automations, each knowing whether an active sequence names it (read in
+    the same statement: a comment costs as few round trips as it can)."""
+    named = Sequence.select(Sequence.id).where(
+        Sequence.account == account_id, Sequence.trigger == "comment_automation",
+        Sequence.automation_id == CommentAutomation.id, Sequence.status == "active", Sequence.deleted_at.is_null())
+    return list(CommentAutomation.select(CommentAutomation, fn.EXISTS(named).alias("has_sequences"))
+                .where(CommentAutomation.account == account_id, CommentAutomation.status == "active")
+                .order_by(CommentAutomation.created_at, CommentAutomation.id))
+
+
 def comment_received(account: Account, event: InboundEvent) -> None:
     """The inbound handler for comments (see the module docstring), in the event's transaction."""
     if event.from_self or not event.comment_id or event.contact_id == account.platform_account_id:
         return
-    watching = [
-        automation for automation in CommentAutomation.select().where(
-            CommentAutomation.account == account.id, CommentAutomation.status == "active",
-        ).order_by(CommentAutomation.created_at, CommentAutomation.id)
-        if not automation.media_ids or event.media_id in automation.media_ids
-    ]
+    watching = [automation for automation in _watching(account.id)
+                if not automation.media_ids or event.media_id in automation.media_ids]
     if not watching:
         return
     at = _naive_utc(event.occurred_at)
@@ -257,43 +269,33 @@ def comment_received(account: Account, event: InboundEvent) -> None:
         "commenterId": event.contact_id, "commenterHandle": handle, "text": event.text,
         "parentCommentId": event.parent_comment_id, "createdAt": clock.iso(at),
     })
-    # Every watching automation's log row in one statement; the unique (automation, comment) index
-    # leaves out those that saw this comment before.
     moment = clock.now()
-    entries = [
-        AutomationLog(id=ids.new_id("cal"), automation=automation.id, comment_id=comment_id, media_id=event.media_id,
-                      commenter_id=event.contact_id, commenter_handle=handle, text=event.text,
-                      matched=matching.matches(event.text, automation.keywords or [], automation.match_type),
-                      created_at=moment)
-        for automation in watching
-    ]
-    for entry in entries:
-        entry.reason = None if entry.matched else "no_match"
-    new = {row[0] for row in AutomationLog.insert_many([entry.__data__ for entry in entries])
-           .on_conflict_ignore().returning(AutomationLog.id).tuples().execute()}
     comment = _Comment(account, event, comment_id, at)
-    for automation, entry in zip(watching, entries, strict=True):
-        if entry.id in new and entry.matched:
+    entries = []
+    for automation in watching:
+        matched = matching.matches(event.text, automation.keywords or [], automation.match_type)
+        entry = AutomationLog(id=ids.new_id("cal"), automation=automation.id, comment_id=comment_id,
+                              media_id=event.media_id, commenter_id=event.contact_id, commenter_handle=handle,
+                              text=event.text, matched=matched, conversation_id=None, message_id=None, reply_id=None,
+                              reason=None if matched else "no_match", created_at=moment)
+        if matched:
             _act(comment, automation, entry)
+        entries.append({name: entry.__data__[name] for name in _LOG_COLUMNS})
+    # The event's own record already made this the only delivery acted on; the unique (automation,
+    # comment) index is the second guard: a conflict here undoes the whole handler (its savepoint).
+    AutomationLog.insert_many(entries).execute()
 
 
 class _Comment:
-    """One comment as the automations that match it see it: the conversation with its author and
-    whether it has its private reply are found once, whichever automation needs them first."""
+    """One comment as the automations that match it see it: the conversation with its author is
+    found (or made) once, by the first automation that sends a DM."""
 
     def __init__(self, account: Account, event: InboundEvent, comment_id: str, at: dt.datetime) -> None:
         self.account, self.event, self.comment_id, self.at = account, event, comment_id, at
-        self._replied: bool | None = None
+        # The event was new (its record was just stored), so the comment has no private reply yet;
+        # the message table's unique index on the comment guards the rest.
+        self.replied = False
         self._conversation: Conversation | None = None
-
-    @property
-    def replied(self) -> bool:
-        if self._replied is None:
-            self._replied = Message.select().where(Message.comment_id == self.comment_id).exists()
-        return self._replied
-
-    def mark_replied(self) -> None:
-        self._replied = True
 
     @property
     def conversation(self) -> Conversation:
@@ -303,6 +305,7 @@ class _Comment:
 
 
 def _act(comment: _Comment, automation: CommentAutomation, entry: AutomationLog) -> None:
+    """Send what the automation sends for this matching comment, and fill its log entry."""
     account = comment.account
     commenter = comment.event.contact_id or ""
     reason: str | None = None
@@ -312,21 +315,19 @@ def _act(comment: _Comment, automation: CommentAutomation, entry: AutomationLog)
         reason = "outside_messaging_window"
     if reason is None and automation.once_per_user and not _claim_commenter(automation.id, commenter):
         entry.reason = "once_per_user"
-        _save_log(entry)
         return
     message: Message | None = None
     if reason is None:
         label, url = automation.dm_button_label, automation.dm_button_url
+        # No savepoint: a second private reply to the comment would break the message table's unique
+        # index, which undoes the whole handler (this event was new, so it cannot happen short of a bug).
         try:
-            with db.atomic():  # a savepoint: a second private reply to the comment breaks a unique index
-                message = outbound.queue_outbound(
-                    comment.conversation, account, text=automation.dm_text,
-                    button=Button(label, url) if label and url else None, source="automation",
-                    comment_id=comment.comment_id, comment_at=comment.at,
-                )
-            comment.mark_replied()
-        except IntegrityError:
-            reason = "already_replied"
+            message = outbound.queue_outbound(
+                comment.conversation, account, text=automation.dm_text,
+                button=Button(label, url) if label and url else None, source="automation",
+                comment_id=comment.comment_id, comment_at=comment.at,
+            )
+            comment.replied = True
         except Conflict:
             reason = "account_disconnected"
         except ValidationFailed as refused:
@@ -339,7 +340,6 @@ def _act(comment: _Comment, automation: CommentAutomation, entry: AutomationLog)
     entry.message_id = message.id if message is not None else None
     entry.reply_id = reply_id
     entry.reason = reason
-    _save_log(entry)
     if message is None and reply_id is None:
         return
     # What the log answers with, as a row read by `list_logs` carries them.
@@ -347,13 +347,8 @@ def _act(comment: _Comment, automation: CommentAutomation, entry: AutomationLog)
     setattr(entry, "reply_status", "pending" if reply_id is not None else None)  # noqa: B010
     events.emit(workspace_id=account.workspace_id, type="automation.triggered",
                 data=LogRecord.model_validate(entry).dump())
-    if message is not None:
+    if message is not None and getattr(automation, "has_sequences", True):
         sequences.enroll_for_automation(comment.conversation, automation.id)
-
-
-def _save_log(entry: AutomationLog) -> None:
-    AutomationLog.update(conversation_id=entry.conversation_id, message_id=entry.message_id, reply_id=entry.reply_id,
-                         reason=entry.reason).where(AutomationLog.id == entry.id).execute()
 
 
 def _claim_commenter(automation_id: str, commenter_id: str) -> bool:
