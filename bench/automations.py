@@ -23,6 +23,7 @@ the emulator posts their signed webhooks (`--injectors` at a time); each control
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -45,7 +46,8 @@ def main() -> int:
     parser.add_argument("--comments", type=int, default=1000)
     parser.add_argument("--automations", type=int, default=10)
     parser.add_argument("--injectors", type=int, default=8)
-    parser.add_argument("--workers", type=int, default=4, help="threads of the embedded worker (serve's default)")
+    parser.add_argument("--workers", type=int, default=4, help="threads of the worker (serve's default)")
+    parser.add_argument("--baseline", type=int, default=300, help="comments and private replies of the baselines")
     args = parser.parse_args()
 
     from mcp_server.app import prepare
@@ -72,9 +74,16 @@ def main() -> int:
                               "storage": settings.database_url.split(":", 1)[0] + " + " +
                               settings.queue_url.split(":", 1)[0]}
 
+    # The scale-out setup (PostgreSQL + Redis) runs the worker as a process of its own beside the API;
+    # the embedded one runs it inside `serve`.
+    scale_out = settings.queue_url.startswith("redis")
+    serve = [sys.executable, "-m", "mcp_server", "serve", "--port", str(port)] + (["--no-worker"] if scale_out else [])
+    worker = [sys.executable, "-m", "mcp_server", "worker", "--workers", str(args.workers)]
+    report["worker"] = "its own process" if scale_out else "inside serve"
     with process([sys.executable, "-m", "mcp_server", "sandbox", "serve", "--port", str(sandbox_port)],
                  sandbox + "/sandbox/telegram/sent", env=env), \
-         process([sys.executable, "-m", "mcp_server", "serve", "--port", str(port)], base + "/v1/health", env=env):
+         process(serve, base + "/v1/health", env=env), \
+         (process(worker, sandbox + "/sandbox/telegram/sent", env=env) if scale_out else contextlib.nullcontext()):
         prepare(settings)
         pace = adapters.adapter("instagram").capabilities.messages_per_second
         report["instagram_pace_per_second"] = pace or "none configured (Meta answers 429)"
@@ -91,7 +100,7 @@ def main() -> int:
 
         injector = httpx2.Client(base_url=sandbox, timeout=60, limits=httpx2.Limits(max_connections=args.injectors))
 
-        def inject(account: dict[str, Any], tag: str) -> tuple[float, float, list[str]]:
+        def inject(account: dict[str, Any], tag: str, count: int) -> tuple[float, float, list[str]]:
             """(first comment sent, last comment handled, comment ids), monotonic seconds."""
             def one(n: int) -> str:
                 answer = injector.post("/sandbox/instagram/comment", json={
@@ -103,12 +112,12 @@ def main() -> int:
 
             started = time.monotonic()
             with ThreadPoolExecutor(args.injectors) as pool:
-                ids = list(pool.map(one, range(args.comments)))
+                ids = list(pool.map(one, range(count)))
             return started, time.monotonic(), ids
 
         # 1a. the webhook's own cost: an account without automations.
-        started, ended, idle_comments = inject(idle, "9")
-        baseline_rate = args.comments / (ended - started)
+        started, ended, idle_comments = inject(idle, "9", args.baseline)
+        baseline_rate = args.baseline / (ended - started)
 
         # 2a. the platform's pace for private replies: the same number, through the adapter, with the
         # worker's number of threads, on the comments just made (they have no private reply yet).
@@ -120,7 +129,7 @@ def main() -> int:
         with ThreadPoolExecutor(args.workers) as pool:
             list(pool.map(lambda cid: adapter.private_reply(ctx, comment_id=cid, text="Here is code 0: thanks!"),
                           idle_comments))
-        bare_dm_rate = args.comments / (time.monotonic() - started)
+        bare_dm_rate = args.baseline / (time.monotonic() - started)
 
         # 1b and 2b: the account with automations.
         def dms_sent() -> int:
@@ -129,7 +138,7 @@ def main() -> int:
                         .where(Conversation.account == busy["id"], Message.source == "automation",
                                Message.status == "sent").count())
 
-        first, last_comment, _ = inject(busy, "1")
+        first, last_comment, _ = inject(busy, "1", args.comments)
         handled_rate = args.comments / (last_comment - first)
         deadline = time.monotonic() + 600
         while dms_sent() < args.comments:

@@ -15,8 +15,8 @@ REPLY_STATUSES = ("pending", "posting", "posted", "failed", "unknown")
 MAX_TEXT = 4096
 
 Name = Annotated[str, Field(min_length=1, max_length=255)]
-MediaId = Annotated[str, Field(min_length=1, max_length=255)]
-Keyword = Annotated[str, Field(min_length=1, max_length=100)]
+MediaId = Annotated[str, Field(min_length=1, max_length=255, examples=["17895695668004550"])]
+Keyword = Annotated[str, Field(min_length=1, max_length=100, examples=["price"])]
 MatchType = Literal[MATCH_TYPES]  # type: ignore[valid-type]
 
 
@@ -27,13 +27,14 @@ def _https_or_empty(value: str) -> str:
 
 
 # "" is a value here: it removes the button (both fields).
-DmButtonLabel = Annotated[str, Field(max_length=255, description=(
+DmButtonLabel = Annotated[str, Field(max_length=255, examples=["Prices"], description=(
     "Stored whole; the platforms show the first 20 characters. Give it with `dmButtonUrl`, or neither; `\"\"` "
     "removes the button."))]
-DmButtonUrl = Annotated[str, Field(max_length=2048), AfterValidator(_https_or_empty), Field(
-    json_schema_extra={"format": "uri"}, description="Absolute https URL, with `dmButtonLabel`; `\"\"` removes the "
-    "button.")]
+DmButtonUrl = Annotated[str, AfterValidator(_https_or_empty), Field(
+    max_length=2048, examples=["https://example.com/prices"], json_schema_extra={"format": "uri"},
+    description="Absolute https URL, with `dmButtonLabel`; `\"\"` removes the button.")]
 
+PublicReplyText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT, examples=["Sent you a DM!"])]
 MEDIA_HELP = ("The platform's ids of the posts to watch. Empty (the default): every post of the account, also "
               "later ones.")
 KEYWORDS_HELP = ("Matched against the comment ignoring case and accents (`Café` matches `cafe`). Required unless "
@@ -54,12 +55,11 @@ class CreateCommentAutomation(Body):
     keywords: Annotated[list[Keyword], Field(max_length=100, description=KEYWORDS_HELP)] = Field(
         default_factory=list)
     match_type: MatchType = Field(description=MATCH_HELP)
-    dm_text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT, description=(
+    dm_text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT, examples=["Here is our price list"], description=(
         "The private reply sent to the commenter (within the platform's own text limit)."))]
     dm_button_label: DmButtonLabel = LEFT_OUT
     dm_button_url: DmButtonUrl = LEFT_OUT
-    public_reply_text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] | None = Field(None, description=(
-        "Posted under the comment, in public, when set."))
+    public_reply_text: PublicReplyText | None = Field(None, description="Posted under the comment when set.")
     once_per_user: bool = Field(False, description=ONCE_HELP)
     status: Literal[STATUSES] = Field("active", description="`paused`: comments are ignored.")  # type: ignore[valid-type]
 
@@ -75,7 +75,7 @@ class UpdateCommentAutomation(Body):
     dm_text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = LEFT_OUT
     dm_button_label: DmButtonLabel = LEFT_OUT
     dm_button_url: DmButtonUrl = LEFT_OUT
-    public_reply_text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] | None = LEFT_OUT
+    public_reply_text: PublicReplyText | None = LEFT_OUT
     once_per_user: bool = Field(LEFT_OUT, description=ONCE_HELP)
     status: Literal[STATUSES] = LEFT_OUT  # type: ignore[valid-type]
 
@@ -129,13 +129,13 @@ class AutomationDeleted(Record):
 
 
 class AutomationLog(Record):
-    id: str
+    id: str = Field(examples=["cal_01jd8x2m4q7r9t5v3w6y8z0b1c"])
     automation_id: str
-    comment_id: str
-    media_id: str | None
-    commenter_id: str | None
-    commenter_handle: str | None
-    text: str | None
+    comment_id: str = Field(examples=["17858893269000001"], description="The platform's id of the comment.")
+    media_id: str | None = Field(examples=["17895695668004550"])
+    commenter_id: str | None = Field(examples=["6301234567890123"], description="The platform's id of its author.")
+    commenter_handle: str | None = Field(examples=["ana.silva"])
+    text: str | None = Field(examples=["Qual o preço?"])
     matched: bool = Field(description="Whether the comment matched the keywords.")
     dm_status: Literal[DM_STATUSES] | None = Field(description=(  # type: ignore[valid-type]
         "The private reply's message status (as in the inbox); null when none was sent."))

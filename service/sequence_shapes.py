@@ -18,15 +18,16 @@ MAX_DELAY_MINUTES = 525_600  # a year
 MAX_TEXT = 4096
 
 Name = Annotated[str, Field(min_length=1, max_length=255)]
-Keyword = Annotated[str, Field(min_length=1, max_length=100)]
+Keyword = Annotated[str, Field(min_length=1, max_length=100, examples=["promo"])]
 Keywords = Annotated[list[Keyword], Field(max_length=100, description=(
     "Matched against the text ignoring case and accents (`Café` matches `cafe`)."))]
 MatchType = Literal[MATCH_TYPES]  # type: ignore[valid-type]
-ButtonLabel = Annotated[str, Field(min_length=1, max_length=255, description=(
+ButtonLabel = Annotated[str, Field(min_length=1, max_length=255, examples=["Open the guide"], description=(
     "Stored whole; the platforms show the first 20 characters. Give it with `buttonUrl`, or neither."))]
 
 
-ButtonUrl = Annotated[HttpsUrl, Field(max_length=2048, description="Absolute https URL; with `buttonLabel`.")]
+ButtonUrl = Annotated[HttpsUrl, Field(max_length=2048, examples=["https://example.com/guide"],
+                                      description="Absolute https URL; with `buttonLabel`.")]
 
 TRIGGER_HELP = (
     "`conversation_started`: every new conversation on the account (the contact wrote first, or it was started "
@@ -38,7 +39,7 @@ TRIGGER_HELP = (
 class Step(Body):
     delay_minutes: Annotated[int, Field(ge=0, le=MAX_DELAY_MINUTES, description=(
         "Minutes after the previous step's due time (the first step: after enrolment)."))]
-    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT, examples=["Did you get a chance to look?"])]
     button_label: ButtonLabel = LEFT_OUT
     button_url: ButtonUrl = LEFT_OUT
 
