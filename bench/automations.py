@@ -47,8 +47,11 @@ def main() -> int:
     parser.add_argument("--automations", type=int, default=10)
     parser.add_argument("--injectors", type=int, default=8)
     parser.add_argument("--workers", type=int, default=4, help="threads of the worker (serve's default)")
-    parser.add_argument("--baseline", type=int, default=300, help="comments and private replies of the baselines")
+    parser.add_argument("--baseline", type=int, default=None,
+                        help="comments and private replies of the baselines (default: --comments; the emulator "
+                             "slows as an account's comments pile up, so equal sizes compare fairly)")
     args = parser.parse_args()
+    args.baseline = args.baseline or args.comments
 
     from mcp_server.app import prepare
     from mcp_server.sandbox_seed import connect
