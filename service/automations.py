@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from peewee import JOIN, fn
@@ -41,7 +42,9 @@ from service.automation_shapes import CommentAutomation as AutomationRecord
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import DEFAULT_LIMIT, Page, paginate
 from service.shapes import button_problems
+from storage import hot
 from storage.db import connection, db
+from storage.hot import Prepared
 from storage.models import (
     Account,
     AutomationContact,
@@ -238,19 +241,23 @@ def _naive_utc(moment: dt.datetime) -> dt.datetime:
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment
 
 
-_LOG_COLUMNS = ("id", "automation", "comment_id", "media_id", "commenter_id", "commenter_handle", "text", "matched",
-                "conversation_id", "message_id", "reply_id", "reason", "created_at")
+def _build_watching(account: str) -> Any:
+    named = Sequence.select(Sequence.id).where(
+        Sequence.account == account, Sequence.trigger == "comment_automation",
+        Sequence.automation_id == CommentAutomation.id, Sequence.status == "active", Sequence.deleted_at.is_null())
+    return (CommentAutomation.select(CommentAutomation, fn.EXISTS(named).alias("has_sequences"))
+            .where(CommentAutomation.account == account, CommentAutomation.status == "active")
+            .order_by(CommentAutomation.created_at, CommentAutomation.id))
+
+
+# Every comment runs it: built once (storage/hot.py), not by peewee on every call.
+_watching_query = Prepared(_build_watching, "account")
 
 
 def _watching(account_id: str) -> list[CommentAutomation]:
     """The account's active automations, each knowing whether an active sequence names it (read in
     the same statement: a comment costs as few round trips as it can)."""
-    named = Sequence.select(Sequence.id).where(
-        Sequence.account == account_id, Sequence.trigger == "comment_automation",
-        Sequence.automation_id == CommentAutomation.id, Sequence.status == "active", Sequence.deleted_at.is_null())
-    return list(CommentAutomation.select(CommentAutomation, fn.EXISTS(named).alias("has_sequences"))
-                .where(CommentAutomation.account == account_id, CommentAutomation.status == "active")
-                .order_by(CommentAutomation.created_at, CommentAutomation.id))
+    return list(_watching_query(account=account_id))
 
 
 def comment_received(account: Account, event: InboundEvent) -> None:
@@ -271,19 +278,46 @@ def comment_received(account: Account, event: InboundEvent) -> None:
     })
     moment = clock.now()
     comment = _Comment(account, event, comment_id, at)
-    entries = []
+    rows = []
     for automation in watching:
         matched = matching.matches(event.text, automation.keywords or [], automation.match_type)
-        entry = AutomationLog(id=ids.new_id("cal"), automation=automation.id, comment_id=comment_id,
-                              media_id=event.media_id, commenter_id=event.contact_id, commenter_handle=handle,
-                              text=event.text, matched=matched, conversation_id=None, message_id=None, reply_id=None,
-                              reason=None if matched else "no_match", created_at=moment)
+        entry = _Entry(id=ids.new_id("cal"), automation_id=automation.id, comment_id=comment_id,
+                       media_id=event.media_id, commenter_id=event.contact_id, commenter_handle=handle,
+                       text=event.text, matched=matched, reason=None if matched else "no_match", created_at=moment)
         if matched:
             _act(comment, automation, entry)
-        entries.append({name: entry.__data__[name] for name in _LOG_COLUMNS})
+        rows.append(entry.row())
     # The event's own record already made this the only delivery acted on; the unique (automation,
     # comment) index is the second guard: a conflict here undoes the whole handler (its savepoint).
-    AutomationLog.insert_many(entries).execute()
+    hot.insert_many(AutomationLog, rows)
+
+
+@dataclass
+class _Entry:
+    """A log row in the making (plain data: ten of them a comment)."""
+
+    id: str
+    automation_id: str
+    comment_id: str
+    media_id: str | None
+    commenter_id: str | None
+    commenter_handle: str | None
+    text: str | None
+    matched: bool
+    reason: str | None
+    created_at: dt.datetime
+    conversation_id: str | None = None
+    message_id: str | None = None
+    reply_id: str | None = None
+    dm_status: str | None = None
+    reply_status: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {"id": self.id, "automation": self.automation_id, "comment_id": self.comment_id,
+                "media_id": self.media_id, "commenter_id": self.commenter_id,
+                "commenter_handle": self.commenter_handle, "text": self.text, "matched": self.matched,
+                "conversation_id": self.conversation_id, "message_id": self.message_id, "reply_id": self.reply_id,
+                "reason": self.reason, "created_at": self.created_at}
 
 
 class _Comment:
@@ -304,7 +338,7 @@ class _Comment:
         return self._conversation
 
 
-def _act(comment: _Comment, automation: CommentAutomation, entry: AutomationLog) -> None:
+def _act(comment: _Comment, automation: CommentAutomation, entry: _Entry) -> None:
     """Send what the automation sends for this matching comment, and fill its log entry."""
     account = comment.account
     commenter = comment.event.contact_id or ""
@@ -342,9 +376,8 @@ def _act(comment: _Comment, automation: CommentAutomation, entry: AutomationLog)
     entry.reason = reason
     if message is None and reply_id is None:
         return
-    # What the log answers with, as a row read by `list_logs` carries them.
-    setattr(entry, "dm_status", message.status if message is not None else None)  # noqa: B010
-    setattr(entry, "reply_status", "pending" if reply_id is not None else None)  # noqa: B010
+    entry.dm_status = message.status if message is not None else None
+    entry.reply_status = "pending" if reply_id is not None else None
     events.emit(workspace_id=account.workspace_id, type="automation.triggered",
                 data=LogRecord.model_validate(entry).dump())
     if message is not None and getattr(automation, "has_sequences", True):
