@@ -143,6 +143,7 @@ def main() -> int:
 
         first, last_comment, _ = inject(busy, "1", args.comments)
         handled_rate = args.comments / (last_comment - first)
+        sent_by_last_comment = dms_sent()
         deadline = time.monotonic() + 600
         while dms_sent() < args.comments:
             if time.monotonic() > deadline:
@@ -164,6 +165,9 @@ def main() -> int:
             "ratio_to_bare": round(dm_rate / bare_dm_rate, 2),
             "against_pace": round(dm_rate / pace, 2) if pace else "unpaced",
             "last_comment_to_last_dm_seconds": round(last_dm - last_comment, 2),
+            "sent_by_the_last_comment": sent_by_last_comment,
+            "dms_per_second_after_the_last_comment": round((args.comments - sent_by_last_comment)
+                                                           / max(last_dm - last_comment, 1e-3)),
             "private_replies_reached_platform": len(reached),
             "sent_twice": len(reached) - len({row["to"] for row in reached}),
             "goal": "ratio_to_bare >= 0.7",
