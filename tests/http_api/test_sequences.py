@@ -311,3 +311,34 @@ def test_the_automation_must_be_on_the_same_account(client, tenant):
     assert [d["field"] for d in answer.json()["error"]["details"]] == ["automationId"]
     assert _create(client, tenant, facebook, _steps("a"), trigger="comment_automation",
                    automationId=automation["id"]).status_code == 201
+
+
+def test_concurrent_enrolments_of_one_conversation_make_one(client, tenant, bot):
+    from concurrent.futures import ThreadPoolExecutor
+
+    conversation = _conversation(client, tenant, bot, "7201")
+    sequence = _sequence(client, tenant, bot, _steps("only once", "later", delay=60))
+    with ThreadPoolExecutor(8) as pool:
+        enrolled = list(pool.map(lambda _: _enroll(client, tenant, sequence, conversation["id"]), range(8)))
+    assert len({e["id"] for e in enrolled}) == 1
+    assert len(_enrollments(client, tenant, sequence)) == 1
+    wait_for(lambda: _texts(client, bot) == ["only once"])
+    assert len(_events(tenant, "sequence.enrolled")) == 1
+
+
+def test_deleting_an_account_for_good_takes_its_automations_and_sequences(client, tenant):
+    instagram = connect_account(client, tenant, "instagram")
+    automation = client.post("/v1/comment-automations", headers=bearer(tenant["apiKey"]), json={
+        "accountId": instagram["id"], "name": "x", "matchType": "any", "dmText": "hi"}).json()
+    conversation = _conversation(client, tenant, instagram, "8301")
+    sequence = _sequence(client, tenant, instagram, _steps("a", "b", delay=60), trigger="comment_automation",
+                         automationId=automation["id"])
+    _enroll(client, tenant, sequence, conversation["id"])
+    client.post("/sandbox/instagram/comment", json={"accountId": instagram["id"], "mediaId": "m1",
+                                                    "from": {"id": "8302"}, "text": "hello"}).raise_for_status()
+    assert client.post(f"/v1/accounts/{instagram['id']}/disconnect", headers=bearer(tenant["apiKey"])).status_code == 200
+    deleted = client.delete(f"/v1/accounts/{instagram['id']}/permanent", headers=bearer(tenant["apiKey"]))
+    assert deleted.status_code == 200, deleted.text
+    assert client.get(f"/v1/sequences/{sequence['id']}", headers=bearer(tenant["apiKey"])).status_code == 404
+    assert client.get(f"/v1/comment-automations/{automation['id']}",
+                      headers=bearer(tenant["apiKey"])).status_code == 404
