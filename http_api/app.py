@@ -14,6 +14,7 @@ from starlette.routing import Match, Route
 from http_api import openapi
 from http_api.routes import (
     accounts,
+    analytics,
     api_keys,
     automations,
     connect,
@@ -28,7 +29,8 @@ from service.errors import BadRequest, MethodNotAllowed, NotFound
 
 log = logging.getLogger("switchboard.http")
 
-ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, webhooks, automations, sequences]
+ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, webhooks, analytics, automations,
+                 sequences]
 
 
 def all_operations() -> list[Operation]:

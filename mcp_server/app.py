@@ -26,6 +26,7 @@ from platforms.emulator import create_emulator_app
 from service import (
     accounts,
     adapters,
+    analytics,
     automations,
     conversations,
     engine,
@@ -42,6 +43,7 @@ from storage import db as storage_db
 from storage import files
 from storage.migrations import migrate
 from storage.models import Account
+from tasks import analytics as analytics_tasks
 from tasks import engine as engine_tasks
 from tasks import queue, scheduler
 from tasks import renewals as renewal_tasks
@@ -70,6 +72,7 @@ def wire() -> None:
     conversations.on_conversation_started(sequences.conversation_started)
     conversations.on_inbound_message(sequences.contact_wrote)
     accounts.set_dependent("conversations", conversations.delete_for_account)
+    accounts.set_dependent("followerSnapshots", analytics.delete_for_account)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
@@ -78,7 +81,7 @@ def wire() -> None:
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
-                        renewal_tasks.renew_due])
+                        renewal_tasks.renew_due, analytics_tasks.snapshot_due])
 
 
 def prepare(settings: Settings) -> None:
@@ -148,10 +151,11 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     routes += dashboard.build_routes(settings)  # /dashboard
     routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
     routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`
-    # Last: the MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer
-    # every unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors.
-    # Its protected-resource metadata route is served by ours above.
-    routes.append(Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
+    # The MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer every
+    # unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors. Its
+    # protected-resource metadata route is served by ours. First: the router tries routes in order,
+    # and a tool call should not be matched against every /v1 path before its own.
+    routes.insert(0, Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(RequestContext)
     return app

@@ -9,7 +9,8 @@ attributes as snake_case keywords, as the /v1 route calls it.
 A call: the bearer token (already verified by the SDK's middleware with our verifier) must carry
 the tool's scope; the arguments pass the /v1 model, once (the SDK's own argument check lets them
 through, so a refusal is `validation_failed` with `details`, as on /v1, not pydantic's text); the
-service function runs in a worker thread inside one transaction. Domain errors come back as tool
+service function runs inside one transaction: a read tool on SQLite on the event loop, in a snapshot
+that never waits (as /v1's reads), anything else in a worker thread. Domain errors come back as tool
 errors whose text and structured content are the /v1 error envelope (`{"error": {"code", "message",
 "details"?}}`); an unexpected fault is logged and answered with `internal_error`, never with the
 exception's text.
@@ -39,6 +40,8 @@ from mcp_server.verifier import StorageTokenVerifier, storage_threads
 from service import (
     account_shapes,
     accounts,
+    analytics,
+    analytics_shapes,
     automations,
     conversations,
     outbound,
@@ -55,7 +58,7 @@ from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
 from service.settings import VERSION, Settings
 from service.shapes import page_of
-from storage.db import connection, db, reading
+from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
 
 log = logging.getLogger("switchboard.mcp")
 
@@ -104,6 +107,13 @@ TOOLS: list[ToolDef] = [
             "later, once).",
             model=inbox.SendMessageTo, output=inbox.Message, destructive=True, waits=True,
             render=lambda sent: sent.record),
+    ToolDef("get_follower_analytics", analytics.follower_analytics, "read",
+            "Follower counts over time per account, from daily snapshots: one point per day, week (Monday) or "
+            "month (first day) of the window fromDate..toDate (YYYY-MM-DD, default the last 30 days, at most 366), "
+            "with each point's change, the window's growth and growthPercent, and the account's posts of the "
+            "window (count, likes, comments, shares) of the source asked (all, service, external). Filter by "
+            "profileId, accountId or platform (lower case).",
+            model=analytics_shapes.FollowersQuery, output=analytics_shapes.FollowerAnalytics),
     ToolDef("create_sequence", sequences.create, "write",
             "Create a sequence: 1 to 20 timed follow-up DMs (delayMinutes after the previous step) into which "
             "conversations are enrolled by a trigger (conversation_started, comment_automation with automationId, "
@@ -169,8 +179,11 @@ def _transaction(definition: ToolDef) -> Any:
     return reading() if definition.scope == "read" else db.atomic()
 
 
-def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
-    with connection(), _transaction(definition):
+def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any], *, on_loop: bool = False
+             ) -> dict[str, Any]:
+    """The tool's work in one transaction; `on_loop`: a read tool on the event loop, in a snapshot
+    that never waits (`WriteNeeded` when it would: run it on a storage thread instead)."""
+    with connection(), (read_on_loop() if on_loop else _transaction(definition)):
         parsed = shapes.parse(definition.model, arguments)
         # snake_case, one level; an update passes only what was given
         values = ({name: getattr(parsed, name) for name in parsed.model_fields_set} if definition.partial
@@ -204,6 +217,12 @@ def make_tool(definition: ToolDef) -> Callable[..., Any]:
             actor = _actor(definition)
             if definition.waits:  # the larger pool: a slow platform must not hold the storage threads
                 result = await run_in_threadpool(_execute, definition, actor, arguments)
+            elif definition.scope == "read" and reads_on_loop():  # as /v1's reads (http_api/routing.py)
+                try:
+                    result = _execute(definition, actor, arguments, on_loop=True)
+                except WriteNeeded:
+                    result = await asyncio.get_running_loop().run_in_executor(
+                        storage_threads(), _execute, definition, actor, arguments)
             else:
                 loop = asyncio.get_running_loop()
                 result = await loop.run_in_executor(storage_threads(), _execute, definition, actor, arguments)

@@ -14,6 +14,7 @@ from peewee import (
     BooleanField,
     CharField,
     CompositeKey,
+    DateField,
     DateTimeField,
     FloatField,
     ForeignKeyField,
@@ -624,3 +625,27 @@ class Enrollment(BaseModel):
 
 
 ALL_MODELS += [CommentAutomation, AutomationLog, AutomationContact, PublicReply, Sequence, Enrollment]
+
+
+# --- Follower analytics ---------------------------------------------------------------
+
+
+class FollowerSnapshot(BaseModel):
+    """An account's follower count on one UTC day: one row per account and day, a re-take the same
+    day updates it. The row is also the daily job's claim: `state` is `claimed` while a worker asks
+    the platform, then `taken` (with `followers`), `refused` (the platform does not share the count
+    for this account) or `failed` (it did not answer; tried again an hour later). Only `taken` rows
+    carry a count, and only they reach the series."""
+
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=False)
+    account_id: str  # the foreign key column, for type checkers
+    date = DateField()
+    followers = IntegerField(null=True)
+    state = CharField(max_length=8, default="taken")  # claimed | taken | refused | failed
+    taken_at = DateTimeField(default=now)  # when taken, or when last tried
+
+    class Meta:
+        primary_key = CompositeKey("account", "date")
+
+
+ALL_MODELS += [FollowerSnapshot]
