@@ -360,7 +360,10 @@ def _advance_once(enrollment_id: str) -> _Moved | None:
     if enrollment.last_message_id is not None:
         last = Message.get_or_none(Message.id == enrollment.last_message_id)
         if last is not None and last.status in ("pending", "sending"):
-            engine.finish(found, status="active", next_attempt_at=moment + ORDER_WAIT)
+            # Look again once the previous message's own next attempt has come (the pace may hold
+            # it a while), not on every tick.
+            after = max(moment, last.next_attempt_at or moment) if last.status == "pending" else moment
+            engine.finish(found, status="active", next_attempt_at=after + ORDER_WAIT)
             return None
     conversation = Conversation.get_by_id(enrollment.conversation_id)
     account = Account.get_by_id(conversation.account_id)
