@@ -23,7 +23,20 @@ from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
-from service import accounts, adapters, analytics, conversations, engine, events, inbound, outbound, pacer, webhooks
+from service import (
+    accounts,
+    adapters,
+    analytics,
+    automations,
+    conversations,
+    engine,
+    events,
+    inbound,
+    outbound,
+    pacer,
+    sequences,
+    webhooks,
+)
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
@@ -54,11 +67,17 @@ def wire() -> None:
     inbound.reset()
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
         inbound.register(handler, *kinds)
+    inbound.register(automations.comment_received, "comment")
+    conversations.reset_hooks()
+    conversations.on_conversation_started(sequences.conversation_started)
+    conversations.on_inbound_message(sequences.contact_wrote)
     accounts.set_dependent("conversations", conversations.delete_for_account)
     accounts.set_dependent("followerSnapshots", analytics.delete_for_account)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
+    engine.register(automations.REPLY_WORK)
+    engine.register(sequences.ENROLLMENT_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,

@@ -42,13 +42,17 @@ from service import (
     accounts,
     analytics,
     analytics_shapes,
+    automations,
     conversations,
     outbound,
+    sequences,
     shapes,
     workspace_shapes,
     workspaces,
 )
+from service import automation_shapes as automation
 from service import inbox_shapes as inbox
+from service import sequence_shapes as sequence
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
@@ -71,6 +75,7 @@ class ToolDef:
     idempotent: bool = False
     waits: bool = False  # calls a platform: may wait seconds on the network
     render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
+    partial: bool = False  # an update: only the arguments given are passed (the others keep their value)
 
 
 TOOLS: list[ToolDef] = [
@@ -109,6 +114,32 @@ TOOLS: list[ToolDef] = [
             "window (count, likes, comments, shares) of the source asked (all, service, external). Filter by "
             "profileId, accountId or platform (lower case).",
             model=analytics_shapes.FollowersQuery, output=analytics_shapes.FollowerAnalytics),
+    ToolDef("create_sequence", sequences.create, "write",
+            "Create a sequence: 1 to 20 timed follow-up DMs (delayMinutes after the previous step) into which "
+            "conversations are enrolled by a trigger (conversation_started, comment_automation with automationId, "
+            "story_reply filtered by keywords and matchType) or by hand (manual, enroll_in_sequence).",
+            model=sequence.CreateSequence, output=sequence.Sequence),
+    ToolDef("update_sequence", sequences.update, "write",
+            "Change a sequence's fields (the ones left out keep their value). status paused holds every enrolment; "
+            "active again sends the steps that fell due, in order.",
+            model=sequence.UpdateSequenceTool, output=sequence.Sequence, partial=True),
+    ToolDef("enroll_in_sequence", sequences.enroll, "write",
+            "Enrol a conversation of the sequence's account in the sequence; its steps will reach the contact. A "
+            "conversation already active in the sequence gets its enrolment back.",
+            model=sequence.EnrollTool, output=sequence.Enrollment, destructive=True, idempotent=True),
+    ToolDef("list_comment_automations", automations.list_automations, "read",
+            "Comment automations (a private-reply DM and optional public reply for matching comments), filtered by "
+            "account or status, each with its stats; paginated.",
+            model=automation.AutomationQuery, output=page_of(automation.CommentAutomation)),
+    ToolDef("create_comment_automation", automations.create, "write",
+            "Create a comment automation on an Instagram or Facebook account: comments on the watched posts "
+            "(mediaIds; empty: every post) that match keywords under matchType get dmText as a private reply "
+            "(with an optional button) and, when set, publicReplyText under the comment. It reaches real people.",
+            model=automation.CreateCommentAutomation, output=automation.CommentAutomation, destructive=True),
+    ToolDef("update_comment_automation", automations.update, "write",
+            "Change a comment automation's fields (the ones left out keep their value); dmButtonLabel \"\" or "
+            "dmButtonUrl \"\" removes the button; status paused makes it ignore comments.",
+            model=automation.UpdateCommentAutomationTool, output=automation.CommentAutomation, partial=True),
 ]
 
 
@@ -153,7 +184,10 @@ def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any], *, on
     """The tool's work in one transaction; `on_loop`: a read tool on the event loop, in a snapshot
     that never waits (`WriteNeeded` when it would: run it on a storage thread instead)."""
     with connection(), (read_on_loop() if on_loop else _transaction(definition)):
-        values = dict(shapes.parse(definition.model, arguments))  # snake_case, one level
+        parsed = shapes.parse(definition.model, arguments)
+        # snake_case, one level; an update passes only what was given
+        values = ({name: getattr(parsed, name) for name in parsed.model_fields_set} if definition.partial
+                  else dict(parsed))
         result = definition.function(actor=actor, **values)
     if definition.render is not None:
         result = definition.render(result)

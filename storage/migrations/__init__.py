@@ -29,6 +29,7 @@ from storage.migrations import (
     m0007_sessions,
     m0008_credentials_refresh,
     m0009_message_templates,
+    m0011_automations_sequences,
     m0013_follower_snapshots,
 )
 
@@ -44,6 +45,7 @@ MIGRATIONS: list[Migration] = [
     (7, "dashboard sessions", m0007_sessions.apply),
     (8, "credentials that lapse", m0008_credentials_refresh.apply),
     (9, "template messages", m0009_message_templates.apply),
+    (11, "comment automations and sequences", m0011_automations_sequences.apply),
     (13, "follower snapshots", m0013_follower_snapshots.apply),
 ]
 
