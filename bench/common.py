@@ -62,6 +62,29 @@ def embedded_env(data_dir: str, **extra: str) -> dict[str, str]:
     return env
 
 
+@contextlib.contextmanager
+def scale_out_env(data_dir: str, **extra: str) -> Iterator[dict[str, str]]:
+    """The scale-out setup's environment: a fresh PostgreSQL database (dropped after) and Redis
+    (database 13), from `BENCH_POSTGRES` (default the local server) and `BENCH_REDIS`."""
+    import uuid
+
+    import psycopg2
+
+    server = os.environ.get("BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432").rstrip("/")
+    name = f"switchboard_bench_{uuid.uuid4().hex[:8]}"
+    admin = psycopg2.connect(server + "/postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield embedded_env(data_dir, SWITCHBOARD_DATABASE_URL=f"{server}/{name}",
+                           SWITCHBOARD_QUEUE_URL=os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/13"), **extra)
+    finally:
+        with admin.cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
 def bootstrap(env: dict[str, str]) -> dict[str, str]:
     out = subprocess.run(
         [sys.executable, "-m", "mcp_server", "bootstrap", "--email", "bench@example.com", "--password",

@@ -6,7 +6,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["shapes.py", "workspaces.py", "adapter_dm.py", "conversations.py", "webhooks.py", "sending.py",
-              "broadcasts.py", "mcp_tools.py"]
+              "mcp_tools.py", "analytics.py", "automations.py",
+              "broadcasts.py"]
 
 if __name__ == "__main__":
     failed = []

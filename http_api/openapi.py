@@ -142,7 +142,7 @@ def _operation(op: Operation, components: dict[str, Any]) -> dict[str, Any]:
 ID_PREFIXES = {
     "workspace": "ws", "profile": "prf", "account": "acc", "conversation": "conv", "message": "msg",
     "broadcast": "bc", "sequence": "seq", "post": "post", "media": "med", "webhook": "wh", "event": "evt",
-    "delivery": "whd", "key": "key", "user": "usr", "enrollment": "enr",
+    "delivery": "whd", "key": "key", "user": "usr", "enrollment": "enr", "automation": "ca",
 }
 SAMPLE_TEXT = {
     "text": "Hello from Switchboard",

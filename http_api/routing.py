@@ -3,8 +3,17 @@
 An `Operation` names its method, path, body and query shapes and its answers, each a pydantic
 model (`service.shapes`); the same declaration validates requests (the body and query reach the
 handler as their models) and writes the OpenAPI document. Handlers are plain synchronous
-functions: `run()` does the whole request in one hop to the thread pool (authentication, rate
-limit, idempotency, the handler in one transaction) so the event loop never waits on the database.
+functions. Where a request runs:
+
+- on SQLite, a read (a GET whose key is known, whose rate-limit tokens are already leased to this
+  process and whose handler only reads) runs on the event loop itself, in one snapshot that never
+  waits (`storage.db.read_on_loop`): a key lookup and a page of rows cost tens of microseconds
+  there, less than the hop to a thread and back;
+- everything else, and every read that turns out to need a write it cannot make at once (the
+  process must lease more rate-limit tokens; the key's `lastUsedAt` is due while another
+  connection writes), runs in one hop to the storage threads (authentication, rate limit,
+  idempotency, the handler in one transaction), so the event loop never waits on a writer or on
+  the network.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from service import idempotency, json_input, ratelimit, settings, shapes
 from service.auth import Actor, authenticate_api_key
 from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from service.pagination import Page
-from storage.db import connection, db, reading
+from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -135,8 +144,26 @@ def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
     return shapes.parse(op.body, decoded)
 
 
-def _execute(op: Operation, request: Request, raw: bytes) -> Response:
-    """The synchronous part of a request, run in a worker thread."""
+def _read_on_loop(op: Operation, request: Request) -> tuple[Response | None, ratelimit.Quota | None]:
+    """A read in one snapshot on the event loop's own connection: its response, or None when it
+    needs a write that could wait (nothing was written), with the rate-limit token when one was spent."""
+    quota = None
+    try:
+        with read_on_loop():
+            actor = authenticate_api_key(request.headers.get("authorization"))
+            quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute,
+                                  leased_only=True)
+            call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None)
+            return _to_response(op, op.handler(call), quota.headers()), quota
+    except WriteNeeded:
+        return None, quota
+    except ServiceError as error:
+        return error_response(error, quota.headers() if quota is not None else {}), quota
+
+
+def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Quota | None = None) -> Response:
+    """The synchronous part of a request, run in a worker thread. `admitted`: the rate-limit token
+    that an attempt on the event loop already spent for this request."""
     headers: dict[str, str] = {}
     try:
         if not op.auth:
@@ -148,7 +175,7 @@ def _execute(op: Operation, request: Request, raw: bytes) -> Response:
                 return _to_response(op, op.handler(call), headers)
         with connection():
             actor = authenticate_api_key(request.headers.get("authorization"))
-            quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
+            quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
             headers.update(quota.headers())
             query = _query(op, request)
             body = parse_json_body(op, request.headers.get("content-type"), raw)
@@ -253,6 +280,11 @@ def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
             raw = b""
         if op.waits:
             return await run_in_threadpool(_execute, op, request, raw)
-        return await _storage_threads().run(_execute, op, request, raw)
+        admitted = None
+        if op.transaction == "read" and op.auth and reads_on_loop():
+            response, admitted = _read_on_loop(op, request)
+            if response is not None:
+                return response
+        return await _storage_threads().run(_execute, op, request, raw, admitted)
 
     return handle

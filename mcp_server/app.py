@@ -23,13 +23,28 @@ from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
-from service import accounts, adapters, broadcasts, conversations, engine, events, inbound, outbound, pacer, webhooks
+from service import (
+    accounts,
+    adapters,
+    analytics,
+    automations,
+    broadcasts,
+    conversations,
+    engine,
+    events,
+    inbound,
+    outbound,
+    pacer,
+    sequences,
+    webhooks,
+)
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
 from storage import files
 from storage.migrations import migrate
 from storage.models import Account
+from tasks import analytics as analytics_tasks
 from tasks import engine as engine_tasks
 from tasks import queue, scheduler
 from tasks import renewals as renewal_tasks
@@ -53,18 +68,26 @@ def wire() -> None:
     inbound.reset()
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
         inbound.register(handler, *kinds)
+    inbound.register(automations.comment_received, "comment")
+    conversations.reset_hooks()
+    conversations.on_conversation_started(sequences.conversation_started)
+    conversations.on_inbound_message(sequences.contact_wrote)
     accounts.set_dependent("conversations", conversations.delete_for_account)
+    accounts.set_dependent("followerSnapshots", analytics.delete_for_account)
     accounts.set_dependent("broadcasts", broadcasts.delete_for_account)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
+    engine.register(automations.REPLY_WORK)
+    engine.register(sequences.ENROLLMENT_WORK)
     engine.register(broadcasts.START_WORK)
     outbound.set_finish_listeners(broadcasts.message_finished)
     conversations.set_failed_later_hooks(broadcasts.message_failed_later)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
-                        renewal_tasks.renew_due, broadcasts.complete_finished])
+                        renewal_tasks.renew_due, analytics_tasks.snapshot_due,
+                        broadcasts.complete_finished])
 
 
 def prepare(settings: Settings) -> None:
@@ -134,10 +157,11 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     routes += dashboard.build_routes(settings)  # /dashboard
     routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
     routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`
-    # Last: the MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer
-    # every unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors.
-    # Its protected-resource metadata route is served by ours above.
-    routes.append(Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
+    # The MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer every
+    # unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors. Its
+    # protected-resource metadata route is served by ours. First: the router tries routes in order,
+    # and a tool call should not be matched against every /v1 path before its own.
+    routes.insert(0, Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(RequestContext)
     return app

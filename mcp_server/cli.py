@@ -1,4 +1,4 @@
-"""`switchboard`: serve, worker, bootstrap, users, sandbox (serve, seed), webhooks listen.
+"""`switchboard`: serve, worker, bootstrap, users, sandbox (serve, seed), webhooks listen, analytics snapshot.
 
 Every command reads the same settings as `serve` (`SWITCHBOARD_*`, the data dir beside the virtual
 environment by default) and says on stderr which data dir it uses; commands asked for `--json`
@@ -228,6 +228,28 @@ def _sandbox_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _analytics_snapshot(args: argparse.Namespace) -> int:
+    """Take today's follower count of every connected account now, as the daily job does."""
+    from mcp_server.app import prepare
+    from service import analytics
+
+    prepare(_settings(args))
+    day = analytics.today().isoformat()
+    snapshots = analytics.take_now()
+    taken = [s for s in snapshots if s.outcome == "taken"]
+    if args.json:
+        print(json.dumps({"date": day, "snapshots": [
+            {"accountId": s.account_id, "platform": s.platform, "outcome": s.outcome, "followers": s.followers,
+             "reason": s.reason} for s in snapshots]}))
+        return 0
+    for s in snapshots:
+        what = f"{s.followers} followers" if s.outcome == "taken" else f"{s.outcome}: {s.reason}"
+        print(f"{s.account_id}  {s.platform:10} {what}")
+    skipped = len(snapshots) - len(taken)
+    print(f"Follower snapshot of {day}: {len(taken)} account(s) taken, {skipped} skipped.")
+    return 0
+
+
 def _webhooks_listen(args: argparse.Namespace) -> int:
     from mcp_server.webhook_listen import listen
 
@@ -282,6 +304,13 @@ def build_parser() -> argparse.ArgumentParser:
     listen.add_argument("--url", help="the running service (default: SWITCHBOARD_BASE_URL, else the running serve's)")
     listen.add_argument("--port", type=int, default=0, help="port of the local HTTPS receiver (default: any free)")
     listen.set_defaults(run=_webhooks_listen)
+
+    analytics = commands.add_parser("analytics", help="follower analytics")
+    analytics_commands = analytics.add_subparsers(dest="analytics_command", required=True)
+    snapshot = analytics_commands.add_parser(
+        "snapshot", help="take today's follower count of every connected account now (the daily job does it too)")
+    snapshot.add_argument("--json", action="store_true")
+    snapshot.set_defaults(run=_analytics_snapshot)
     return parser
 
 

@@ -9,7 +9,8 @@ attributes as snake_case keywords, as the /v1 route calls it.
 A call: the bearer token (already verified by the SDK's middleware with our verifier) must carry
 the tool's scope; the arguments pass the /v1 model, once (the SDK's own argument check lets them
 through, so a refusal is `validation_failed` with `details`, as on /v1, not pydantic's text); the
-service function runs in a worker thread inside one transaction. Domain errors come back as tool
+service function runs inside one transaction: a read tool on SQLite on the event loop, in a snapshot
+that never waits (as /v1's reads), anything else in a worker thread. Domain errors come back as tool
 errors whose text and structured content are the /v1 error envelope (`{"error": {"code", "message",
 "details"?}}`); an unexpected fault is logged and answered with `internal_error`, never with the
 exception's text.
@@ -36,15 +37,30 @@ from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import account_shapes, accounts, broadcasts, conversations, outbound, shapes, workspace_shapes, workspaces
+from service import (
+    account_shapes,
+    accounts,
+    analytics,
+    analytics_shapes,
+    automations,
+    broadcasts,
+    conversations,
+    outbound,
+    sequences,
+    shapes,
+    workspace_shapes,
+    workspaces,
+)
+from service import automation_shapes as automation
 from service import broadcast_shapes as bc
 from service import inbox_shapes as inbox
+from service import sequence_shapes as sequence
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
 from service.pagination import Page
 from service.settings import VERSION, Settings
 from service.shapes import page_of
-from storage.db import connection, db, reading
+from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
 
 log = logging.getLogger("switchboard.mcp")
 
@@ -61,7 +77,7 @@ class ToolDef:
     idempotent: bool = False
     waits: bool = False  # calls a platform: may wait seconds on the network
     render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
-    partial: bool = False  # pass only the arguments given: an omitted one keeps its value, null clears it
+    partial: bool = False  # an update: only the arguments given are passed (the others keep their value)
 
 
 TOOLS: list[ToolDef] = [
@@ -112,6 +128,39 @@ TOOLS: list[ToolDef] = [
     ToolDef("cancel_broadcast", broadcasts.cancel, "write",
             "Cancel a scheduled or sending broadcast: recipients not yet messaged are skipped.",
             model=bc.BroadcastRef, output=bc.Broadcast, destructive=True, idempotent=True),
+    ToolDef("get_follower_analytics", analytics.follower_analytics, "read",
+            "Follower counts over time per account, from daily snapshots: one point per day, week (Monday) or "
+            "month (first day) of the window fromDate..toDate (YYYY-MM-DD, default the last 30 days, at most 366), "
+            "with each point's change, the window's growth and growthPercent, and the account's posts of the "
+            "window (count, likes, comments, shares) of the source asked (all, service, external). Filter by "
+            "profileId, accountId or platform (lower case).",
+            model=analytics_shapes.FollowersQuery, output=analytics_shapes.FollowerAnalytics),
+    ToolDef("create_sequence", sequences.create, "write",
+            "Create a sequence: 1 to 20 timed follow-up DMs (delayMinutes after the previous step) into which "
+            "conversations are enrolled by a trigger (conversation_started, comment_automation with automationId, "
+            "story_reply filtered by keywords and matchType) or by hand (manual, enroll_in_sequence).",
+            model=sequence.CreateSequence, output=sequence.Sequence),
+    ToolDef("update_sequence", sequences.update, "write",
+            "Change a sequence's fields (the ones left out keep their value). status paused holds every enrolment; "
+            "active again sends the steps that fell due, in order.",
+            model=sequence.UpdateSequenceTool, output=sequence.Sequence, partial=True),
+    ToolDef("enroll_in_sequence", sequences.enroll, "write",
+            "Enrol a conversation of the sequence's account in the sequence; its steps will reach the contact. A "
+            "conversation already active in the sequence gets its enrolment back.",
+            model=sequence.EnrollTool, output=sequence.Enrollment, destructive=True, idempotent=True),
+    ToolDef("list_comment_automations", automations.list_automations, "read",
+            "Comment automations (a private-reply DM and optional public reply for matching comments), filtered by "
+            "account or status, each with its stats; paginated.",
+            model=automation.AutomationQuery, output=page_of(automation.CommentAutomation)),
+    ToolDef("create_comment_automation", automations.create, "write",
+            "Create a comment automation on an Instagram or Facebook account: comments on the watched posts "
+            "(mediaIds; empty: every post) that match keywords under matchType get dmText as a private reply "
+            "(with an optional button) and, when set, publicReplyText under the comment. It reaches real people.",
+            model=automation.CreateCommentAutomation, output=automation.CommentAutomation, destructive=True),
+    ToolDef("update_comment_automation", automations.update, "write",
+            "Change a comment automation's fields (the ones left out keep their value); dmButtonLabel \"\" or "
+            "dmButtonUrl \"\" removes the button; status paused makes it ignore comments.",
+            model=automation.UpdateCommentAutomationTool, output=automation.CommentAutomation, partial=True),
 ]
 
 
@@ -151,11 +200,15 @@ def _transaction(definition: ToolDef) -> Any:
     return reading() if definition.scope == "read" else db.atomic()
 
 
-def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
-    with connection(), _transaction(definition):
+def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any], *, on_loop: bool = False
+             ) -> dict[str, Any]:
+    """The tool's work in one transaction; `on_loop`: a read tool on the event loop, in a snapshot
+    that never waits (`WriteNeeded` when it would: run it on a storage thread instead)."""
+    with connection(), (read_on_loop() if on_loop else _transaction(definition)):
         parsed = shapes.parse(definition.model, arguments)
+        # snake_case, one level; an update passes only what was given
         values = ({name: getattr(parsed, name) for name in parsed.model_fields_set} if definition.partial
-                  else dict(parsed))  # snake_case, one level
+                  else dict(parsed))
         result = definition.function(actor=actor, **values)
     if definition.render is not None:
         result = definition.render(result)
@@ -185,6 +238,12 @@ def make_tool(definition: ToolDef) -> Callable[..., Any]:
             actor = _actor(definition)
             if definition.waits:  # the larger pool: a slow platform must not hold the storage threads
                 result = await run_in_threadpool(_execute, definition, actor, arguments)
+            elif definition.scope == "read" and reads_on_loop():  # as /v1's reads (http_api/routing.py)
+                try:
+                    result = _execute(definition, actor, arguments, on_loop=True)
+                except WriteNeeded:
+                    result = await asyncio.get_running_loop().run_in_executor(
+                        storage_threads(), _execute, definition, actor, arguments)
             else:
                 loop = asyncio.get_running_loop()
                 result = await loop.run_in_executor(storage_threads(), _execute, definition, actor, arguments)

@@ -1,20 +1,23 @@
 """The MCP resource server's token verifier: our own storage, checked on every request.
 
 No cache: a revoked connected app, a revoked token or a member removed from the workspace is
-refused from the next request on, in every process.
+refused from the next request on, in every process. On SQLite the check is a read on the event
+loop in a snapshot that never waits (as /v1's reads); when the token's `lastUsedAt` is due and
+cannot be written at once, or on PostgreSQL, it runs on a storage thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import calendar
+import contextlib
 import functools
 from concurrent.futures import ThreadPoolExecutor
 
 from mcp.server.auth.provider import AccessToken
 
 from service import oauth_tokens
-from storage.db import connection
+from storage.db import WriteNeeded, connection, read_on_loop, reads_on_loop
 
 
 @functools.cache
@@ -27,8 +30,8 @@ def storage_threads() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=4, thread_name_prefix="mcp-storage")
 
 
-def _verify(token: str) -> AccessToken | None:
-    with connection():
+def _verify(token: str, *, on_loop: bool = False) -> AccessToken | None:
+    with connection(), (read_on_loop() if on_loop else contextlib.nullcontext()):
         info = oauth_tokens.verify_access_token(token)
     if info is None:
         return None
@@ -45,4 +48,7 @@ def _verify(token: str) -> AccessToken | None:
 
 class StorageTokenVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
+        if reads_on_loop():
+            with contextlib.suppress(WriteNeeded):
+                return _verify(token, on_loop=True)
         return await asyncio.get_running_loop().run_in_executor(storage_threads(), _verify, token)

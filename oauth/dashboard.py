@@ -190,9 +190,12 @@ def _follower_summaries(actor: Actor) -> list[dict[str, Any]]:
         report = function(actor=actor)
     except ServiceError:
         return []
+    if hasattr(report, "dump"):  # a record: its /v1 JSON shape, camelCase as the template reads it
+        report = report.dump()
     out = []
     for account in report.get("accounts", []):
-        values = [point.get("followers") or 0 for point in account.get("series", [])]
+        # Days without a snapshot (before the account was connected) are left out, not drawn as 0.
+        values = [point["followers"] for point in account.get("series", []) if point.get("followers") is not None]
         if not values:
             continue
         low, high = min(values), max(values)

@@ -52,7 +52,8 @@ WINDOW_MESSAGE = "The contact's last message is older than the platform's messag
 
 # -- hook points for other features ------------------------------------------------------------
 StartedHook = Callable[[Conversation, str], None]
-"""(conversation, how): how is "inbound" (the contact wrote first) or "api"."""
+"""(conversation, how): how is "inbound" (the contact wrote first), "api" or "comment" (a comment
+automation is about to send its private reply)."""
 InboundHook = Callable[[Conversation, Message, InboundEvent], None]
 """(conversation, message, event): a contact's message was stored (event.kind tells a story reply)."""
 
@@ -80,6 +81,12 @@ def on_inbound_message(fn: InboundHook) -> InboundHook:
     """Run `fn` in the transaction that stores a contact's message (story replies, stop on reply)."""
     _inbound_hooks.append(fn)
     return fn
+
+
+def reset_hooks() -> None:
+    """Forget every hook (the composition root installs them again)."""
+    _started_hooks.clear()
+    _inbound_hooks.clear()
 
 
 def _run_hooks(hooks: list[Any], *args: Any) -> None:
@@ -352,6 +359,21 @@ def contact_wrote(account: Account, event: InboundEvent) -> None:
     events.emit(workspace_id=account.workspace_id, type="message.received",
                 data=MessageRecord.model_validate(message).dump())
     _run_hooks(_inbound_hooks, conversation, message, event)
+
+
+def conversation_with_commenter(account: Account, event: InboundEvent) -> Conversation:
+    """The conversation with a comment's author, found or made as for their DMs (same platform id):
+    a comment automation's private reply is stored there, and their answer will arrive there."""
+    conversation, created = _find_or_create(
+        account,
+        external_id=event.contact_id,
+        handle=normalise_inbound_handle(account.platform, event.contact_handle),
+        name=event.contact_name,
+        from_contact=True,
+    )
+    if created:
+        _announce_started(conversation, "comment")
+    return conversation
 
 
 def _our_app(platform: str, app_id: str | None) -> bool:

@@ -12,6 +12,10 @@ broadcast recipient, a sequence step, an automation's DM). From there:
                          call (the lease expired while `sending`): it may have arrived, so it is
                          never sent again automatically; a person decides
 
+A message may be a private reply (a comment automation's DM): it carries the `comment_id` it answers
+and goes through the platform's private-reply call, addressed by that comment rather than by the
+contact, within the platform's days for it instead of the 24 h window; one per comment.
+
 A late answer still counts: a call that outlives its lease and then succeeds moves `unknown` to
 `sent`. Events (`message.sent`, `message.failed`) are written in the transaction of the change.
 
@@ -61,6 +65,11 @@ def within_window(conversation: Conversation, *, at: dt.datetime | None = None) 
     if conversation.last_inbound_at is None:
         return False
     return (at or clock.now()) - conversation.last_inbound_at < dt.timedelta(hours=hours)
+
+
+# Instagram and Facebook take one private reply per comment, within 7 days of the comment.
+PRIVATE_REPLY_WINDOW = dt.timedelta(days=7)
+PRIVATE_REPLY_WINDOW_MESSAGE = "The comment is older than the 7 days in which the platform takes a private reply."
 
 
 def lease_seconds() -> float:
@@ -137,6 +146,8 @@ def queue_outbound(
     button: Button | None = None,
     source: str = "inbox",
     nudge: bool = True,
+    comment_id: str | None = None,
+    comment_at: dt.datetime | None = None,
 ) -> Message:
     """Check that the platform would take the message now and store it `pending`, in the caller's
     transaction; the engine sends it once that commits. Disconnected account → `Conflict`; no DMs
@@ -144,16 +155,27 @@ def queue_outbound(
 
     `nudge=False` when the caller sends it itself at once (`settle`): the row is marked as in hand,
     so the sweeper leaves it alone for a lease unless the caller dies first.
+
+    `comment_id` makes it a private reply to that comment (made at `comment_at`): the platform must
+    take private replies, and the comment's 7 days replace the messaging window. A second private
+    reply to the same comment breaks the message table's unique index (`IntegrityError`).
     """
     _check_sendable(account, text=text, template=template)
-    # Outside the window only an approved template reaches the contact.
-    if template is None and not within_window(conversation):
-        raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
+    if template is None:
+        capabilities = adapters.adapter(account.platform).capabilities
+        if comment_id is not None:
+            if not capabilities.private_replies:
+                raise ValidationFailed(f"{account.platform} has no private replies to comments.")
+            if comment_at is not None and clock.now() - comment_at >= PRIVATE_REPLY_WINDOW:
+                raise ValidationFailed(PRIVATE_REPLY_WINDOW_MESSAGE, code="outside_messaging_window")
+        # Outside the window only an approved template reaches the contact.
+        elif not within_window(conversation):
+            raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
     moment = clock.now()
     message = Message.create(
         id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text, template=template,
         button_label=button.label if button else None, button_url=button.url if button else None,
-        status="pending", source=source, attempts=0, next_attempt_at=moment,
+        status="pending", source=source, comment_id=comment_id, attempts=0, next_attempt_at=moment,
         nudged_at=None if nudge else moment, created_at=moment, updated_at=moment,
     )
     if nudge:
@@ -248,6 +270,10 @@ def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
     text = message.text or ""
     template = message.template
     try:
+        comment_id = message.comment_id
+        if comment_id:
+            return adapters.call(loaded.account, lambda adapter, ctx: adapter.private_reply(
+                ctx, comment_id=comment_id, text=text, button=button))
         if template:
             return adapters.call(loaded.account, lambda adapter, ctx: adapter.send_template(
                 ctx, recipient=recipient, name=template["name"], language=template["language"],

@@ -16,11 +16,15 @@ from dataclasses import dataclass
 
 from service.errors import RateLimited
 from storage import hot
-from storage.db import db
+from storage.db import WriteNeeded, db
 from storage.models import RateLimitCounter
 
 WINDOW_SECONDS = 60
+# A lease is at most the larger of these: 32 tokens, or 1/64 of the limit (a key allowed a million
+# requests a minute leases 15,625 at a time, not 32: leasing is a write, which the event loop's
+# read path hands to a thread).
 MAX_LEASE = 32
+LEASE_SHARE = 64
 
 
 @dataclass(frozen=True)
@@ -49,11 +53,14 @@ _lock = threading.Lock()
 
 
 def _lease_size(limit: int, counted: int) -> int:
-    return max(1, min(MAX_LEASE, (limit - counted) // 8))
+    return max(1, min(max(MAX_LEASE, limit // LEASE_SHARE), (limit - counted) // 8))
 
 
-def hit(credential_id: str, *, limit: int, at: float | None = None) -> Quota:
-    """Admit one request or raise RateLimited (with the quota headers and Retry-After)."""
+def hit(credential_id: str, *, limit: int, at: float | None = None, leased_only: bool = False) -> Quota:
+    """Admit one request or raise RateLimited (with the quota headers and Retry-After).
+
+    `leased_only`: spend a token this process already leased, or raise `WriteNeeded` (and spend
+    nothing) when admitting the request needs a lease from storage."""
     moment = int(at if at is not None else time.time())
     window = moment - moment % WINDOW_SECONDS
     reset = window + WINDOW_SECONDS
@@ -63,6 +70,8 @@ def hit(credential_id: str, *, limit: int, at: float | None = None) -> Quota:
             lease.unspent -= 1
             return Quota(limit, max(limit - lease.counted, 0) + lease.unspent, reset)
         counted_before = lease.counted if lease is not None and lease.window == window else 0
+    if leased_only:
+        raise WriteNeeded()
     size = _lease_size(limit, counted_before)
     # Its own transaction: the count stands even when the request it admitted fails.
     with db.atomic():

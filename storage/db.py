@@ -3,7 +3,9 @@
 SQLite (embedded default) runs in WAL mode with `BEGIN IMMEDIATE` transactions: a read-then-write
 transaction otherwise fails with "database is locked" under concurrency instead of waiting.
 PostgreSQL (scale-out) uses a connection pool. Connections are per thread: open them in the
-thread that does the work (`with db.connection_context():`), never on the event loop.
+thread that does the work (`with connection():`). The event loop's own connection serves only
+`read_on_loop()` (SQLite reads, which never wait on a writer in WAL mode); nothing else touches
+storage on the event loop.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from peewee import Database, DatabaseProxy, SqliteDatabase
+from peewee import Database, DatabaseProxy, OperationalError, SqliteDatabase
 from playhouse.pool import PooledPostgresqlDatabase
 
 from storage import files
@@ -126,10 +128,52 @@ def connection() -> Iterator[None]:
 
 
 def reading() -> Any:
-    """A read-only transaction: one consistent snapshot, without taking SQLite's write lock."""
+    """Reads that belong together.
+
+    SQLite: one DEFERRED transaction, a single consistent snapshot without the write lock.
+    PostgreSQL: no transaction at all. At its READ COMMITTED level each statement takes its own
+    snapshot inside a transaction too, so BEGIN and COMMIT would add two round trips to every read
+    and no consistency.
+    """
     if isinstance(db.obj, SqliteDatabase):
         return db.atomic("DEFERRED")
-    return db.atomic()
+    return contextlib.nullcontext()
+
+
+class WriteNeeded(Exception):
+    """A block run under `read_on_loop()` needs a write that could wait; nothing was written. Run it
+    again where writes may wait (a storage thread)."""
+
+
+def reads_on_loop() -> bool:
+    """Whether reads may run on the event loop: SQLite only, where a read in WAL mode costs
+    microseconds and never waits on a writer. PostgreSQL is a network round trip: a thread's job."""
+    return isinstance(db.obj, SqliteDatabase)
+
+
+@contextlib.contextmanager
+def read_on_loop() -> Iterator[None]:
+    """One snapshot on this thread's connection that never waits for a lock.
+
+    For the event loop: with SQLite's busy timeout at zero for the block, a statement that would
+    wait (a write while another connection writes, a snapshot that can no longer be upgraded) fails
+    at once and `WriteNeeded` is raised after the snapshot is rolled back, so the caller can run the
+    work on a thread instead. The snapshot is a DEFERRED transaction, and transactions nested in it
+    (`db.atomic()`) are its savepoints: none of them reaches `SerialisedSqliteDatabase`'s writer lock.
+    (`PRAGMA query_only` would refuse writes outright, but toggling it expires every prepared
+    statement of the connection, which then costs more than the hop it saves.)
+    """
+    db.connect(reuse_if_open=True)
+    db.execute_sql("PRAGMA busy_timeout = 0")
+    try:
+        with db.atomic("DEFERRED"):
+            yield
+    except OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            raise WriteNeeded() from None
+        raise
+    finally:
+        db.execute_sql(f"PRAGMA busy_timeout = {SQLITE_PRAGMAS['busy_timeout']}")
 
 
 def ping() -> bool:

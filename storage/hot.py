@@ -162,3 +162,23 @@ def insert(model: type[Model], **values: Any) -> None:
         sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'  # noqa: S608 - names from code
         _insert_sql[cache_key] = sql
     db.execute_sql(sql, tuple(fields[name].db_value(value) for name, value in values.items()))
+
+
+_insert_many_sql: dict[tuple[type[Model], tuple[str, ...], int, str], str] = {}
+
+
+def insert_many(model: type[Model], rows: list[dict[str, Any]]) -> None:
+    """`model.insert_many(rows).execute()` with the SQL built once per model, set of columns and
+    number of rows (see `insert`); every row names the same columns."""
+    if not rows:
+        return
+    fields = model._meta.fields
+    names = tuple(rows[0])
+    cache_key = (model, names, len(rows), db.param)
+    sql = _insert_many_sql.get(cache_key)
+    if sql is None:
+        columns = ", ".join(f'"{fields[name].column_name}"' for name in names)
+        one = "(" + ", ".join([db.param] * len(names)) + ")"
+        sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES {", ".join([one] * len(rows))}'  # noqa: S608
+        _insert_many_sql[cache_key] = sql
+    db.execute_sql(sql, tuple(fields[name].db_value(row[name]) for row in rows for name in names))

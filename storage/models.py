@@ -14,6 +14,7 @@ from peewee import (
     BooleanField,
     CharField,
     CompositeKey,
+    DateField,
     DateTimeField,
     FloatField,
     ForeignKeyField,
@@ -299,6 +300,9 @@ class Message(BaseModel):
     error = TextField(null=True)
     source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
     template = JSONField(null=True)  # a WhatsApp template message: {name, language, parameters}
+    # A private reply (a comment automation's DM) is addressed by the comment, not the contact; one
+    # per comment (the platforms allow one), held by the unique index of migration 11.
+    comment_id = CharField(max_length=255, null=True)
     # The work engine's columns (service/engine.py); outbound messages only.
     attempts = IntegerField(default=0)
     next_attempt_at = DateTimeField(null=True)
@@ -464,6 +468,187 @@ class DashboardSession(BaseModel):
 
 
 ALL_MODELS += [DashboardSession]
+
+
+# --- Comment automations and sequences ----------------------------------------------------------
+
+
+class CommentAutomation(BaseModel):
+    """A private-reply DM (and optional public reply) for comments that match on watched posts."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    workspace_id: str  # the foreign key column, for type checkers
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    profile_id: str  # the foreign key column, for type checkers
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=True)
+    account_id: str  # the foreign key column, for type checkers
+    name = CharField(max_length=255)
+    media_ids = JSONField(default=list)  # []: every post of the account, also later ones
+    keywords = JSONField(default=list)
+    match_type = CharField(max_length=16)  # contains | exact | any
+    dm_text = TextField()
+    dm_button_label = CharField(max_length=255, null=True)
+    dm_button_url = TextField(null=True)
+    public_reply_text = TextField(null=True)
+    once_per_user = BooleanField(default=False)
+    status = CharField(max_length=16, default="active")  # active | paused
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("workspace", "created_at", "id"), False),)
+
+
+class AutomationLog(BaseModel):
+    """What one automation did with one comment: at most one row per (automation, comment), which
+    is also what makes a comment delivered twice acted on once."""
+
+    id = CharField(primary_key=True, max_length=40)
+    automation = ForeignKeyField(CommentAutomation, on_delete="CASCADE", index=False)
+    automation_id: str  # the foreign key column, for type checkers
+    comment_id = CharField(max_length=255)
+    media_id = CharField(max_length=255, null=True)
+    commenter_id = CharField(max_length=255, null=True)
+    commenter_handle = CharField(max_length=255, null=True)
+    text = TextField(null=True)
+    matched = BooleanField()
+    conversation_id = CharField(max_length=40, null=True)
+    message_id = CharField(max_length=40, null=True)  # the private reply; its status is the log's dmStatus
+    reply_id = CharField(max_length=40, null=True)  # the public reply's work row
+    reason = CharField(max_length=64, null=True)  # why nothing (or not everything) was done
+    created_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = (
+            (("automation", "comment_id"), True),
+            (("automation", "created_at", "id"), False),
+        )
+
+
+class AutomationContact(BaseModel):
+    """Commenters an automation has sent a DM to: the primary key is what holds `oncePerUser`
+    when ten webhooks from one person arrive at once."""
+
+    automation = ForeignKeyField(CommentAutomation, on_delete="CASCADE")
+    automation_id: str  # the foreign key column, for type checkers
+    commenter_id = CharField(max_length=255)
+    created_at = DateTimeField(default=now)
+
+    class Meta:
+        primary_key = CompositeKey("automation", "commenter_id")
+
+
+class PublicReply(BaseModel):
+    """A public answer under a comment: a work row of the engine, posted at most once."""
+
+    id = CharField(primary_key=True, max_length=40)
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=False)
+    account_id: str  # the foreign key column, for type checkers
+    comment_id = CharField(max_length=255)
+    text = TextField()
+    # pending | posting | posted | failed | unknown
+    status = CharField(max_length=16)
+    platform_reply_id = CharField(max_length=255, null=True)
+    error = TextField(null=True)
+    attempts = IntegerField(default=0)
+    next_attempt_at = DateTimeField(null=True)
+    claimed_until = DateTimeField(null=True)
+    claim_token = CharField(max_length=32, null=True)
+    nudged_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = (
+            (("account", "comment_id"), True),  # one public reply per comment
+            (("status", "next_attempt_at"), False),  # the sweeper's due rows
+        )
+
+
+class Sequence(BaseModel):
+    """Timed follow-up messages into which conversations are enrolled."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    workspace_id: str  # the foreign key column, for type checkers
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    profile_id: str  # the foreign key column, for type checkers
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=True)
+    account_id: str  # the foreign key column, for type checkers
+    name = CharField(max_length=255)
+    trigger = CharField(max_length=32)  # conversation_started | comment_automation | story_reply | manual
+    automation_id = CharField(max_length=40, null=True)
+    keywords = JSONField(default=list)
+    match_type = CharField(max_length=16, default="contains")
+    stop_on_reply = BooleanField(default=False)
+    steps = JSONField()  # [{delayMinutes, text, buttonLabel, buttonUrl}]
+    status = CharField(max_length=16, default="active")  # active | paused
+    deleted_at = DateTimeField(null=True)  # deleted: gone from the API, its enrolments cancelled
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("workspace", "created_at", "id"), False),)
+
+
+class Enrollment(BaseModel):
+    """One conversation's way through one sequence: a work row of the engine whose `next_attempt_at`
+    is its next step's due time (the sweeper is the scheduler)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    sequence = ForeignKeyField(Sequence, on_delete="CASCADE", index=False)
+    sequence_id: str  # the foreign key column, for type checkers
+    conversation = ForeignKeyField(Conversation, on_delete="CASCADE", index=True)
+    conversation_id: str  # the foreign key column, for type checkers
+    status = CharField(max_length=16)  # active | completed | stopped | cancelled
+    current_step = IntegerField(default=0)  # steps handled (sent or skipped)
+    next_step_at = DateTimeField(null=True)  # the next step's due time, while active
+    last_message_id = CharField(max_length=40, null=True)  # the last step's message: the next waits for it
+    history = JSONField(default=list)  # [{step, status, messageId, reason, at}]
+    reason = CharField(max_length=64, null=True)
+    enrolled_at = DateTimeField(default=now)
+    ended_at = DateTimeField(null=True)
+    attempts = IntegerField(default=0)
+    next_attempt_at = DateTimeField(null=True)  # null while the sequence is paused
+    claimed_until = DateTimeField(null=True)
+    claim_token = CharField(max_length=32, null=True)
+    nudged_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = (
+            (("sequence", "enrolled_at", "id"), False),
+            (("status", "next_attempt_at"), False),  # the sweeper's due rows
+        )
+
+
+ALL_MODELS += [CommentAutomation, AutomationLog, AutomationContact, PublicReply, Sequence, Enrollment]
+
+
+# --- Follower analytics ---------------------------------------------------------------
+
+
+class FollowerSnapshot(BaseModel):
+    """An account's follower count on one UTC day: one row per account and day, a re-take the same
+    day updates it. The row is also the daily job's claim: `state` is `claimed` while a worker asks
+    the platform, then `taken` (with `followers`), `refused` (the platform does not share the count
+    for this account) or `failed` (it did not answer; tried again an hour later). Only `taken` rows
+    carry a count, and only they reach the series."""
+
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=False)
+    account_id: str  # the foreign key column, for type checkers
+    date = DateField()
+    followers = IntegerField(null=True)
+    state = CharField(max_length=8, default="taken")  # claimed | taken | refused | failed
+    taken_at = DateTimeField(default=now)  # when taken, or when last tried
+
+    class Meta:
+        primary_key = CompositeKey("account", "date")
+
+
+ALL_MODELS += [FollowerSnapshot]
 
 
 # --- Broadcasts -------------------------------------------------------------------------

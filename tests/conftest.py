@@ -81,6 +81,25 @@ def settings(tmp_path: Path, pg_database_url: str | None) -> Settings:
     return _test_settings(tmp_path, pg_database_url)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_password_hashes() -> Iterator[None]:
+    """Argon2id at its lowest cost in the test process. At its real cost one hash takes ~0.3 s (more
+    on a busy machine) and every new tenant pays two (checking the password, then hashing it): that
+    was most of a test's set-up. Hashes carry their parameters, so they still verify anywhere (a
+    `switchboard` process started by a test, whose hasher is the real one, upgrades them on sign-in);
+    what is hashed, salted and compared is unchanged."""
+    from argon2 import PasswordHasher
+
+    from service import users
+
+    real = users._hasher
+    users._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    users._dummy_hash.cache_clear()
+    yield
+    users._hasher = real
+    users._dummy_hash.cache_clear()
+
+
 @pytest.fixture(autouse=True)
 def _real_clock() -> Iterator[None]:
     """A test that moved the clock (`clock.advance`) leaves it as it found it."""
@@ -171,8 +190,16 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def module_server(tmp_path_factory: pytest.TempPathFactory, pg_database_url: str | None) -> Iterator[tuple[Settings, str]]:
-    module_settings = _test_settings(tmp_path_factory.mktemp("module"), pg_database_url)
+def live_overrides() -> dict[str, Any]:
+    """Settings the module's service runs with beyond the tests' defaults (a package's conftest may
+    override it, as tests/webhooks does for its short retry delays)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory: pytest.TempPathFactory, pg_database_url: str | None,
+                  live_overrides: dict[str, Any]) -> Iterator[tuple[Settings, str]]:
+    module_settings = replace(_test_settings(tmp_path_factory.mktemp("module"), pg_database_url), **live_overrides)
     prepare(module_settings)
     _empty_everything()
     port = int(module_settings.base_url.rsplit(":", 1)[1])

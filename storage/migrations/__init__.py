@@ -30,6 +30,8 @@ from storage.migrations import (
     m0008_credentials_refresh,
     m0009_message_templates,
     m0010_broadcasts,
+    m0011_automations_sequences,
+    m0013_follower_snapshots,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -45,6 +47,8 @@ MIGRATIONS: list[Migration] = [
     (8, "credentials that lapse", m0008_credentials_refresh.apply),
     (9, "template messages", m0009_message_templates.apply),
     (10, "broadcasts", m0010_broadcasts.apply),
+    (11, "comment automations and sequences", m0011_automations_sequences.apply),
+    (13, "follower snapshots", m0013_follower_snapshots.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -11,6 +11,17 @@ from storage.models import ApiKey
 from tests.conftest import PG_BASE, bearer
 
 
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
+
+
 def test_created_key_has_the_contract_shape_and_is_shown_once(client, tenant):
     h = bearer(tenant["apiKey"])
     created = client.post("/v1/api-keys", headers=h, json={"name": "CI", "permission": "read", "expiresInDays": 30})
@@ -92,19 +103,20 @@ def _make_keys(client, tenant):
 
 
 @pytest.mark.skipif(bool(PG_BASE), reason="the database is a file only on the embedded setup")
-def test_no_plaintext_key_anywhere_in_the_database_file(client, service, tenant):
+def test_no_plaintext_key_anywhere_in_the_database_file(client, live, tenant):
     secrets = _make_keys(client, tenant)
-    path = Path(service.database_url.removeprefix("sqlite:///"))
+    path = Path(live.settings.database_url.removeprefix("sqlite:///"))
     raw = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))  # WAL and shm included
     assert raw
     for secret in secrets:
         assert secret[3:].encode() not in raw
-    rows = sqlite3.connect(path).execute("SELECT secret_hash, prefix FROM api_key").fetchall()
+    rows = sqlite3.connect(path).execute("SELECT secret_hash, prefix FROM api_key WHERE workspace_id = ?",
+                                         (tenant["workspaceId"],)).fetchall()
     assert len(rows) == 4
     assert all(re.fullmatch(r"[0-9a-f]{64}", h) and re.fullmatch(r"sk_[0-9a-f]{8}", p) for h, p in rows)
 
 
-def test_no_plaintext_key_in_any_table(client, service, tenant):
+def test_no_plaintext_key_in_any_table(client, tenant):
     secrets = _make_keys(client, tenant)
     with connection():
         text = "\n".join(

@@ -12,6 +12,23 @@ from tests.conftest import bearer
 from tests.support.processes import service_env, switchboard
 from tests.support.sandbox import connect_account
 
+
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def other_tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
+
+
 OAUTH = ["instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin"]
 
 
@@ -146,9 +163,9 @@ def test_disconnected_account_refuses_platform_calls(client, tenant):
     assert client.get(f"/v1/accounts/{tiktok['id']}/publish-options", headers=h).status_code == 409
 
 
-def test_sandbox_seed_connects_one_account_per_platform(client, service, tenant):
+def test_sandbox_seed_connects_one_account_per_platform(client, live, tenant):
     out = subprocess.run(switchboard("sandbox", "seed", "--profile", tenant["profileId"], "--json"),
-                         env=service_env(service), capture_output=True, text=True, timeout=120)
+                         env=service_env(live.settings), capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     accounts = json.loads(out.stdout)["accounts"]
     assert set(accounts) == set(PLATFORMS)

@@ -2,16 +2,31 @@
 
 import json
 
+import pytest
+
 from platforms.inbound import meta_signature
 from service import adapters
 from storage.db import connection
-from storage.models import InboundRecord
+from storage.models import Account, InboundRecord
 from tests.support.sandbox import connect_account
 
 
-def _records():
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
+
+
+def _records(tenant):
+    """What was stored for the workspace's accounts (other tests' workspaces share the storage)."""
     with connection():
-        return list(InboundRecord.select().order_by(InboundRecord.received_at))
+        return list(InboundRecord.select().join(Account).where(Account.workspace == tenant["workspaceId"])
+                    .order_by(InboundRecord.received_at))
 
 
 def test_a_contacts_dm_arrives_signed_and_is_stored_once_even_when_delivered_twice(client, tenant):
@@ -20,7 +35,7 @@ def test_a_contacts_dm_arrives_signed_and_is_stored_once_even_when_delivered_twi
         "accountId": ig["id"], "from": {"id": "igsid-9", "handle": "bea", "name": "Bea"}, "text": "Olá 👋",
         "deliveries": 2})
     assert sent.status_code in (200, 201, 202)
-    records = _records()
+    records = _records(tenant)
     assert len(records) == 1
     assert records[0].account_id == ig["id"]
     assert records[0].kind == "message"
@@ -32,7 +47,7 @@ def test_telegram_update_with_the_bots_secret_is_stored(client, tenant):
     bot = connect_account(client, tenant, "telegram")
     client.post("/sandbox/telegram/inbound-message", json={
         "accountId": bot["id"], "from": {"id": "5001", "handle": "carl", "name": "Carl"}, "text": "/start"})
-    assert [r.event["text"] for r in _records()] == ["/start"]
+    assert [r.event["text"] for r in _records(tenant)] == ["/start"]
 
 
 def test_bad_or_missing_meta_signature_is_403_and_nothing_is_stored(client, tenant):
@@ -46,11 +61,11 @@ def test_bad_or_missing_meta_signature_is_403_and_nothing_is_stored(client, tena
                         headers={**headers, "X-Hub-Signature-256": meta_signature("not-the-secret", body)})
     assert missing.status_code == wrong.status_code == 403
     assert missing.json()["error"]["code"] == "forbidden"
-    assert _records() == []
+    assert _records(tenant) == []
     good = client.post("/hooks/instagram", content=body,
                        headers={**headers, "X-Hub-Signature-256": meta_signature(adapters.config().meta_app_secret, body)})
     assert good.status_code == 200
-    assert [r.event["text"] for r in _records()] == ["forged"]
+    assert [r.event["text"] for r in _records(tenant)] == ["forged"]
 
 
 def test_instagram_webhooks_may_be_signed_with_the_instagram_app_secret_and_only_instagram_ones(client, tenant):
@@ -69,7 +84,7 @@ def test_instagram_webhooks_may_be_signed_with_the_instagram_app_secret_and_only
 
     assert hook("instagram", ig, "ig-signed").status_code == 200
     assert hook("facebook", fb, "fb-signed").status_code == 403
-    assert [r.event["text"] for r in _records()] == ["ig-signed"]
+    assert [r.event["text"] for r in _records(tenant)] == ["ig-signed"]
 
 
 def test_bad_telegram_secret_is_403(client, tenant):
@@ -81,7 +96,7 @@ def test_bad_telegram_secret_is_403(client, tenant):
         answer = client.post(f"/hooks/telegram?bot={bot_id}", content=update,
                              headers={"Content-Type": "application/json", **headers})
         assert answer.status_code == 403
-    assert _records() == []
+    assert _records(tenant) == []
 
 
 def test_meta_subscription_challenge(client):

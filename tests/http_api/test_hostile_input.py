@@ -4,13 +4,26 @@ import datetime as dt
 import json
 import re
 
+import pytest
+
 from http_api.app import all_operations
 from platforms.inbound import meta_signature
 from service import adapters
 from storage.db import connection
-from storage.models import InboundRecord
+from storage.models import Account, InboundRecord
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
+
+
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
 
 LONE_SURROGATES = (b'{"name": "\\ud800"}', b'{"\\udfff": "x"}', b'{"name": ["a", {"b": "\\udc00x"}]}')
 HUGE_INTEGER = b'{"name": "k", "expiresInDays": ' + b"9" * 5000 + b"}"
@@ -67,9 +80,11 @@ def test_oauth_registration_refuses_surrogates_and_huge_integers_with_400(client
         assert answer.json()["error"] == "invalid_client_metadata"
 
 
-def _inbound_records():
+def _inbound_records(tenant):
+    """What was stored for the workspace's accounts (other tests' workspaces share the storage)."""
     with connection():
-        return list(InboundRecord.select().order_by(InboundRecord.received_at))
+        return list(InboundRecord.select().join(Account).where(Account.workspace == tenant["workspaceId"])
+                    .order_by(InboundRecord.received_at))
 
 
 def test_a_signed_telegram_update_with_a_lone_surrogate_is_stored_with_the_character_replaced(client, tenant):
@@ -82,7 +97,7 @@ def test_a_signed_telegram_update_with_a_lone_surrogate_is_stored_with_the_chara
         "Content-Type": "application/json",
         "X-Telegram-Bot-Api-Secret-Token": adapters.config().telegram_secret(bot_id)})
     assert answer.status_code == 200
-    assert [r.event["text"] for r in _inbound_records()] == ["broken \ufffd here"]
+    assert [r.event["text"] for r in _inbound_records(tenant)] == ["broken \ufffd here"]
 
 
 def test_a_signed_instagram_webhook_with_an_absurd_timestamp_is_stored_with_the_receipt_time(client, tenant):
@@ -96,7 +111,7 @@ def test_a_signed_instagram_webhook_with_an_absurd_timestamp_is_stored_with_the_
             "Content-Type": "application/json",
             "X-Hub-Signature-256": meta_signature(adapters.config().meta_app_secret, body)})
         assert answer.status_code == 200, (timestamp, answer.text)
-    records = _inbound_records()
+    records = _inbound_records(tenant)
     assert sorted(r.event["text"] for r in records) == ["when 0", "when 1", "when 2", "when 3"]
     for record in records:
         occurred = record.event["occurred_at"]

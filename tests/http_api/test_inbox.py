@@ -5,12 +5,34 @@ import datetime as dt
 import threading
 
 import httpx2
+import pytest
 
 from storage.db import connection
 from storage.models import Event, Message
 from tests.conftest import bearer
 from tests.support.factories import add_key, add_profile
 from tests.support.sandbox import connect_account
+
+
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def other_tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
+
+
+@pytest.fixture
+def server_url(live):
+    return live.url
 
 
 def _dm(client, platform, account, contact_id, text, **sender):
@@ -39,9 +61,11 @@ def _messages(client, tenant, conversation_id, **params):
     return answer.json()["data"]
 
 
-def _events(kind):
+def _events(tenant, kind):
+    """The workspace's events of that kind (other tests' workspaces share the storage)."""
     with connection():
-        return [e.data for e in Event.select().where(Event.type == kind).order_by(Event.created_at, Event.id)]
+        return [e.data for e in Event.select().where(Event.type == kind, Event.workspace == tenant["workspaceId"])
+                .order_by(Event.created_at, Event.id)]
 
 
 def test_a_contacts_dm_appears_in_the_inbox_once(client, tenant):
@@ -61,8 +85,8 @@ def test_a_contacts_dm_appears_in_the_inbox_once(client, tenant):
     messages = _messages(client, tenant, conversation["id"])
     assert [(m["direction"], m["text"], m["status"], m["source"]) for m in messages] == [
         ("inbound", "Olá 👋 <b>", "received", "inbox")]
-    assert [e["id"] for e in _events("conversation.started")] == [conversation["id"]]
-    assert [e["id"] for e in _events("message.received")] == [messages[0]["id"]]
+    assert [e["id"] for e in _events(tenant, "conversation.started")] == [conversation["id"]]
+    assert [e["id"] for e in _events(tenant, "message.received")] == [messages[0]["id"]]
     one = client.get(f"/v1/conversations/{conversation['id']}", headers=bearer(tenant["apiKey"]))
     assert one.status_code == 200
     assert one.json() == conversation
@@ -105,7 +129,7 @@ def test_a_reply_reaches_the_contact_on_the_platform(client, tenant):
     assert after["lastMessageAt"] >= conversation["lastMessageAt"]
     assert [m["text"] for m in _messages(client, tenant, conversation["id"])] == [
         "Do you ship to Porto?", "Yes — 2 days 🚚"]
-    assert [e["id"] for e in _events("message.sent")] == [message["id"]]
+    assert [e["id"] for e in _events(tenant, "message.sent")] == [message["id"]]
 
 
 def test_a_second_start_returns_the_same_conversation(client, tenant):
@@ -124,7 +148,7 @@ def test_a_second_start_returns_the_same_conversation(client, tenant):
     by_chat = _start(client, tenant, accountId=bot["id"], externalConversationId="5001")
     assert by_chat.status_code == 200
     assert by_chat.json()["id"] == first.json()["id"]
-    assert len(_events("conversation.started")) == 1
+    assert len(_events(tenant, "conversation.started")) == 1
 
 
 def test_whatsapp_numbers_are_compared_in_e164(client, tenant):
@@ -163,7 +187,7 @@ def test_twenty_racing_starts_make_one_conversation(client, tenant, server_url):
     assert sorted(a.status_code for a in answers) == [200] * 19 + [201]
     assert len({a.json()["id"] for a in answers}) == 1
     assert _conversations(client, tenant)["pagination"]["total"] == 1
-    assert len(_events("conversation.started")) == 1
+    assert len(_events(tenant, "conversation.started")) == 1
 
 
 def test_start_needs_a_handle_or_an_id_and_a_connected_account(client, tenant):
@@ -247,7 +271,7 @@ def test_platform_refusal_is_502_and_the_message_stays_failed(client, tenant):
     failed = _messages(client, tenant, conversation["id"])[-1]
     assert (failed["text"], failed["status"], failed["platformMessageId"]) == ("will fail", "failed", None)
     assert failed["error"]
-    assert [e["id"] for e in _events("message.failed")] == [failed["id"]]
+    assert [e["id"] for e in _events(tenant, "message.failed")] == [failed["id"]]
     assert _send(client, tenant, conversation["id"], "works now").status_code == 201
 
 
@@ -364,6 +388,7 @@ def test_permanent_deletion_of_the_account_takes_its_conversations(client, tenan
     bot = connect_account(client, tenant, "telegram")
     for chat in ("51", "52"):
         _dm(client, "telegram", bot, chat, "hi")
+    conversation_ids = [c["id"] for c in _conversations(client, tenant)["data"]]
     h = bearer(tenant["apiKey"])
     client.post(f"/v1/accounts/{bot['id']}/disconnect", headers=h)
     deleted = client.delete(f"/v1/accounts/{bot['id']}/permanent", headers=h)
@@ -371,7 +396,7 @@ def test_permanent_deletion_of_the_account_takes_its_conversations(client, tenan
     assert deleted.json()["conversations"] == 2
     assert _conversations(client, tenant) == {"data": [], "pagination": {"page": 1, "limit": 20, "total": 0, "pages": 0}}
     with connection():
-        assert Message.select().count() == 0
+        assert Message.select().where(Message.conversation.in_(conversation_ids)).count() == 0
 
 
 def test_facebook_read_watermark_marks_everything_sent_before_it(client, tenant):

@@ -1,8 +1,20 @@
 """The OpenAPI document names its shapes (`components/schemas`, reused by `$ref`) and shows an
 example per operation that its own schema accepts, so generated clients get real type names."""
 
+import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import OpenAPIV31SpecValidator
+
+
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
 
 
 def _refs(node):

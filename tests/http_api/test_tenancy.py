@@ -6,6 +6,22 @@ from tests.conftest import bearer
 from tests.support.factories import add_account, add_key, add_profile
 
 
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def other_tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
+
+
 @pytest.fixture
 def world(tenant, other_tenant):
     """Two workspaces; in ours a second profile with an account, and keys of every kind."""

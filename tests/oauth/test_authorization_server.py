@@ -20,6 +20,22 @@ from tests.support.oauth_flow import (
 )
 
 
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
+
+
+@pytest.fixture
+def server_url(live):
+    return live.url
+
+
 @pytest.fixture
 def browser(server_url, tenant):
     with connection():

@@ -1,9 +1,24 @@
 """Open dynamic client registration (RFC 7591): what a stranger may register, and how much."""
 
+import pytest
+
 from storage.db import connection
 from storage.models import OAuthClient
 
 GOOD = "https://app.example/cb"
+
+
+# One service for the module: each test counts the clients registered while it ran.
+@pytest.fixture
+def client(live):
+    return live.client
+
+
+@pytest.fixture
+def registered(live):
+    """How many clients this test has registered so far."""
+    before = _clients()
+    return lambda: _clients() - before
 
 
 def _clients() -> int:
@@ -19,7 +34,7 @@ def _refused(client, body=None, *, content=None):
     return answer
 
 
-def test_fields_of_the_wrong_type_are_400_invalid_client_metadata(client):
+def test_fields_of_the_wrong_type_are_400_invalid_client_metadata(client, registered):
     for body in (
         {"redirect_uris": [123]},
         {"redirect_uris": [None]},
@@ -34,30 +49,30 @@ def test_fields_of_the_wrong_type_are_400_invalid_client_metadata(client):
         {"redirect_uris": [GOOD], "contacts": [{"a": 1}]},
     ):
         _refused(client, body)
-    assert _clients() == 0
+    assert registered() == 0
 
 
-def test_only_https_or_http_on_a_loopback_host_may_be_a_redirect_uri(client):
+def test_only_https_or_http_on_a_loopback_host_may_be_a_redirect_uri(client, registered):
     for uri in ("http://evil.example/cb", "", "javascript:alert(1)", "ftp://app.example/cb", "https:///cb",
                 "//app.example/cb", "/cb", "https://app.example/cb#frag", "https://app.example/c b",
                 "https://app.example/cb\t", "http://127.0.0.2.evil.example/cb", "http://localhost.evil.example/cb"):
         _refused(client, {"redirect_uris": [uri]})
-    assert _clients() == 0
+    assert registered() == 0
     for uri in ("https://app.example/cb", "http://127.0.0.1:33418/callback", "http://[::1]:8080/cb",
                 "http://localhost/cb"):
         answer = client.post("/oauth/register", json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"})
         assert answer.status_code == 201, (uri, answer.text)
         assert answer.json()["redirect_uris"] == [uri]
-    assert _clients() == 4
+    assert registered() == 4
 
 
-def test_the_body_and_each_field_are_capped(client):
+def test_the_body_and_each_field_are_capped(client, registered):
     _refused(client, {"redirect_uris": [GOOD], "client_name": "n" * 201})
     _refused(client, {"redirect_uris": [f"{GOOD}/{i}" for i in range(11)]})
     _refused(client, {"redirect_uris": [f"{GOOD}/{i}" for i in range(50_000)]})
     _refused(client, content=b'{"redirect_uris": ["' + GOOD.encode() + b'"], "client_name": "' + b"n" * 2_000_000 + b'"}')
     _refused(client, content=b'{"redirect_uris": ["' + GOOD.encode() + b'"], "x": "' + b"y" * (64 * 1024) + b'"}')
-    assert _clients() == 0
+    assert registered() == 0
     ok = client.post("/oauth/register", json={"redirect_uris": [f"{GOOD}/{i}" for i in range(10)],
                                               "client_name": "n" * 200})
     assert ok.status_code == 201

@@ -100,7 +100,9 @@ def _app(receiver: Receiver) -> Starlette:
 @contextlib.contextmanager
 def running_receiver(tls: Tls, behaviour: Behaviour | None = None, host: str = "localhost") -> Iterator[Receiver]:
     receiver = Receiver(url="", behaviour=behaviour or always(200))
-    with live_server(_app(receiver), ssl_certfile=tls.cert_path, timeout_graceful_shutdown=1,
+    # The service keeps its connection to the receiver alive, and uvicorn waits out the graceful
+    # timeout for it on stopping: short, so a test does not wait a second for an idle connection.
+    with live_server(_app(receiver), ssl_certfile=tls.cert_path, timeout_graceful_shutdown=0.2,
                      timeout_keep_alive=30) as base:
         receiver.url = base.replace("http://127.0.0.1", f"https://{host}")
         yield receiver

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,10 +22,20 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> Tls:
     return make_tls(Path(tmp_path_factory.mktemp("tls")), "localhost", "127.0.0.1", "hooks.example.test")
 
 
+def _webhook_overrides(tls: Tls) -> dict[str, Any]:
+    return {"webhook_ca_bundle": tls.ca_path, "webhook_retry_delays": TEST_DELAYS,
+            "webhook_timeout_seconds": TEST_TIMEOUT}
+
+
 @pytest.fixture
 def settings(settings: Settings, tls: Tls) -> Settings:
-    return replace(settings, webhook_ca_bundle=tls.ca_path, webhook_retry_delays=TEST_DELAYS,
-                   webhook_timeout_seconds=TEST_TIMEOUT)
+    return replace(settings, **_webhook_overrides(tls))
+
+
+@pytest.fixture(scope="module")
+def live_overrides(tls: Tls) -> dict[str, Any]:
+    """The same settings for a module that runs on one service (`live`)."""
+    return _webhook_overrides(tls)
 
 
 @pytest.fixture

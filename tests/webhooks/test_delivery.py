@@ -7,6 +7,7 @@ import json
 import threading
 import time
 
+import pytest
 import stripe
 
 from service import events
@@ -14,6 +15,23 @@ from storage.db import connection, db
 from tests.conftest import bearer
 from tests.support.webhook_receiver import Answer, running_receiver, wait_for
 from tests.webhooks.conftest import TEST_DELAYS, TEST_TIMEOUT
+
+
+# One service for the module; each test works in a workspace of its own.
+@pytest.fixture
+def tenant(live):
+    made = live.tenant()
+    yield made
+    # As a service of its own did by stopping: no delivery of this test outlives it, to reach a later
+    # test's receiver (on a port used again) or to keep the workers busy while that test is timed.
+    key = bearer(made["apiKey"])
+    for endpoint in live.client.get("/v1/webhooks", headers=key, params={"limit": 100}).json()["data"]:
+        live.client.delete(f"/v1/webhooks/{endpoint['id']}", headers=key)
+
+
+@pytest.fixture
+def client(live):
+    return live.client
 
 
 def _endpoint(client, tenant, url, **body):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from dataclasses import replace
 
 import httpx2
 import pytest
@@ -14,9 +13,21 @@ from tests.conftest import bearer
 from tests.support.webhook_receiver import running_receiver
 
 
+@pytest.fixture(scope="module")
+def live_overrides(live_overrides):
+    """The module's one service, with private addresses refused as the operator's default has it."""
+    return {**live_overrides, "webhook_allow_private": False}
+
+
+# Each test works in a workspace of its own.
 @pytest.fixture
-def settings(settings):
-    return replace(settings, webhook_allow_private=False)
+def tenant(live):
+    return live.tenant()
+
+
+@pytest.fixture
+def client(live):
+    return live.client
 
 
 @pytest.mark.parametrize(
