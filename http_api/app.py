@@ -12,13 +12,13 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 
 from http_api import openapi
-from http_api.routes import accounts, api_keys, connect, conversations, health, webhooks, workspaces
+from http_api.routes import accounts, api_keys, connect, conversations, health, media, posts, webhooks, workspaces
 from http_api.routing import Operation, endpoint, error_response, json_response
 from service.errors import BadRequest, MethodNotAllowed, NotFound
 
 log = logging.getLogger("switchboard.http")
 
-ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, webhooks]
+ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, posts, media, webhooks]
 
 
 def all_operations() -> list[Operation]:

@@ -19,11 +19,24 @@ from starlette.routing import BaseRoute, Mount, Route
 from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
+from http_api.routes import media as media_routes
 from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
-from service import accounts, adapters, conversations, engine, events, inbound, outbound, pacer, webhooks
+from service import (
+    accounts,
+    adapters,
+    conversations,
+    engine,
+    events,
+    inbound,
+    outbound,
+    pacer,
+    posts,
+    publishing,
+    webhooks,
+)
 from service import settings as settings_module
 from service.settings import Settings
 from storage import db as storage_db
@@ -31,6 +44,7 @@ from storage import files
 from storage.migrations import migrate
 from storage.models import Account
 from tasks import engine as engine_tasks
+from tasks import posts as post_tasks
 from tasks import queue, scheduler
 from tasks import renewals as renewal_tasks
 from tasks import webhooks as webhook_tasks
@@ -54,13 +68,15 @@ def wire() -> None:
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
         inbound.register(handler, *kinds)
     accounts.set_dependent("conversations", conversations.delete_for_account)
+    accounts.set_dependent("postTargets", posts.delete_for_account)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
+    engine.register(publishing.TARGET_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
-                        renewal_tasks.renew_due])
+                        renewal_tasks.renew_due, post_tasks.forget_expired_uploads])
 
 
 def prepare(settings: Settings) -> None:
@@ -123,7 +139,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
         finally:
             stop_worker(runtime)
 
-    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES]
+    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES, *media_routes.ROUTES]
     if settings.sandbox and not settings.sandbox_url:  # else `switchboard sandbox serve` runs it apart
         routes.append(Mount("/sandbox", app=sandbox_app(settings)))
     routes += endpoints.routes(settings)  # /.well-known, /oauth

@@ -43,6 +43,7 @@ class InstagramAdapter(MessengerStyle):
         dm_text_limit=1000,
         post_text_limit=2200,
         post_media="required_image_or_video",
+        max_media=10,
         button="template",
         messaging_window_hours=24,
         comments=True,

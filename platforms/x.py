@@ -83,6 +83,8 @@ class XAdapter(BaseAdapter):
         dm_text_limit=10000,
         post_text_limit=280,
         post_media="optional",
+        max_media=4,
+        video_posts=False,
         comments=True,
         publish=True,
         delete_post=True,

@@ -29,6 +29,7 @@ from storage.migrations import (
     m0007_sessions,
     m0008_credentials_refresh,
     m0009_message_templates,
+    m0012_posts_media,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -43,6 +44,7 @@ MIGRATIONS: list[Migration] = [
     (7, "dashboard sessions", m0007_sessions.apply),
     (8, "credentials that lapse", m0008_credentials_refresh.apply),
     (9, "template messages", m0009_message_templates.apply),
+    (12, "posts and media", m0012_posts_media.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
