@@ -86,6 +86,8 @@ class Settings:
     instagram_app_secret: str = ""
     linkedin_version: str = ""
     meta_verify_token: str = ""
+    tiktok_audited: bool = False
+    tiktok_verified_domains: tuple[str, ...] = ()
 
     @property
     def sandbox_base_url(self) -> str:
@@ -141,6 +143,10 @@ class Settings:
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
+            tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
+            tiktok_verified_domains=tuple(
+                d.strip().lower() for d in (env.get("SWITCHBOARD_TIKTOK_VERIFIED_DOMAINS") or "").split(",")
+                if d.strip()),
         )
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
 

@@ -65,13 +65,16 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
         "nickname": "Creator One",
         "username": "creator.one",
         "avatarUrl": options["avatarUrl"],
-        "privacyLevels": ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+        # The app is not audited: TikTok takes private posts only, so that is the one choice offered.
+        "privacyLevels": ["SELF_ONLY"],
+        "appAudited": False,
         "commentDisabled": False,
         "duetDisabled": False,
         "stitchDisabled": True,
         "maxVideoDurationSec": 600,
     }
-    video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 100)
+    # Served from a domain not verified for the app: TikTok would refuse to pull it, so the bytes go up.
+    video = _media(sandbox, "clip.mp4", "video/mp4", 3000)
     post = adapter.publish_post(acc, text="My clip", media=[video], options={"privacyLevel": "SELF_ONLY"})
     assert sandbox.sent("tiktok", acc)[-1]["payload"] == {
         "post_info": {
@@ -82,13 +85,39 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
             "disable_stitch": False,
             "video_cover_timestamp_ms": 1000,
         },
-        "source_info": {"source": "PULL_FROM_URL", "video_url": "https://cdn.example.com/v.mp4"},
+        "source_info": {"source": "FILE_UPLOAD", "video_size": 3000, "chunk_size": 3000, "total_chunk_count": 1},
     }
     assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
+    with pytest.raises(Rejected) as unaudited:
+        adapter.publish_post(acc, text="x", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
+    assert unaudited.value.code == "unaudited_client_can_only_post_to_private_accounts"
     with pytest.raises(Rejected):
         adapter.publish_post(acc, text="x", media=[video], options={"privacyLevel": "EVERYONE"})
     with pytest.raises(Unsupported):
         adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+
+
+def test_tiktok_pulls_only_from_a_verified_domain(sandbox):
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 100)
+    sandbox.config.tiktok_verified_domains = ("cdn.example.com",)
+    sandbox.config.tiktok_audited = True
+    try:
+        assert "PUBLIC_TO_EVERYONE" in adapter.publish_options(acc)["privacyLevels"]
+        post = adapter.publish_post(acc, text="Pulled", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
+        assert sandbox.sent("tiktok", acc)[-1]["payload"]["source_info"] == {
+            "source": "PULL_FROM_URL", "video_url": "https://cdn.example.com/v.mp4"}
+        assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
+        sandbox.config.tiktok_verified_domains = ()
+        with pytest.raises(Rejected) as unverified:
+            adapter._api(acc, "POST", "/v2/post/publish/video/init/", json={
+                "post_info": {"title": "x", "privacy_level": "SELF_ONLY"},
+                "source_info": {"source": "PULL_FROM_URL", "video_url": video.url}})
+        assert unverified.value.code == "url_ownership_unverified"
+    finally:
+        sandbox.config.tiktok_verified_domains = ()
+        sandbox.config.tiktok_audited = False
 
 
 def test_youtube_resumable_upload_reply_and_delete(sandbox):
