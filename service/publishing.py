@@ -57,6 +57,7 @@ log = logging.getLogger("switchboard.publishing")
 POOL_SIZE = 32
 MAX_RETRY_LATER = 5  # a platform that keeps saying "later" gets this many attempts, then the target fails
 MAX_RECONCILE_ATTEMPTS = 30
+MAX_CHAINED_STEPS = 5
 
 _pool: ThreadPoolExecutor | None = None
 
@@ -126,12 +127,33 @@ def publish(target_id: str) -> None:
                      for m in post.media_ids or [] if m in rows]
         loaded = _Loaded(target, post, account, items)
         progress = target.progress or None
-        reconciling = bool(progress and progress.get("reconcile"))
-        outcome = _reconcile(loaded, found) if reconciling else _step(loaded, progress)
+        if progress and progress.get("reconcile"):
+            outcome = _reconcile(loaded, found)
+        else:
+            outcome = _step(loaded, progress)
+            # A next step due at once runs now, in the same hands, once its progress is stored.
+            for _ in range(MAX_CHAINED_STEPS):
+                if not (isinstance(outcome, PublishPending) and outcome.poll_after <= 0):
+                    break
+                progress = {**outcome.progress, "repeatable": outcome.repeatable}
+                if not _store_progress(found, progress):
+                    return
+                outcome = _step(loaded, progress)
         if outcome is None:
             return
         with db.atomic():
             _finish(found, loaded, outcome)
+
+
+def _store_progress(found: engine.Claim, progress: dict[str, Any]) -> bool:
+    """Keep a step's result before the next one (and renew the lease), if still in our hands."""
+    moment = clock.now()
+    with db.atomic():
+        cursor = db.execute_sql(
+            sql("UPDATE post_target SET progress = ?, claimed_until = ?, updated_at = ? "
+                "WHERE id = ? AND claim_token = ?"),
+            (_json(progress), moment + dt.timedelta(seconds=lease_seconds()), moment, found.id, found.token))
+    return bool(cursor.rowcount)
 
 
 def _step(loaded: _Loaded, progress: dict[str, Any] | None) -> Outcome:

@@ -67,6 +67,7 @@ class Controls(EmulatorBase):
                 Route(f"/{platform}/sent", self.c_sent, methods=["GET"]),
                 Route(f"/{platform}/followers", self.c_followers, methods=["POST"]),
                 Route(f"/{platform}/latency", self.c_latency, methods=["POST"]),
+                Route(f"/{platform}/processing", self.c_processing, methods=["POST"]),
                 Route(f"/{platform}/faults", self.c_faults, methods=["POST"]),
                 Route(f"/{platform}/accounts", self.c_accounts, methods=["POST"]),
                 Route(f"/{platform}/expire-token", self.c_expire, methods=["POST"]),
@@ -464,6 +465,22 @@ class Controls(EmulatorBase):
                 raise ControlInvalid([{"field": "milliseconds", "message": "must be 0..60000"}])
             self.state.set_latency(platform, body["milliseconds"])
             return JSONResponse({"milliseconds": body["milliseconds"]})
+
+        return await self._guard(request, run)
+
+    async def c_processing(self, request: Request) -> Response:
+        """`{seconds?, advanceSeconds?}`: how long video media takes to process from now on (Instagram
+        containers), and/or move the emulator's clock on, so processing ends without waiting."""
+
+        async def run(platform: str, request: Request) -> Response:
+            body = _check(await self._body(request), {"seconds": ((int, float), False),
+                                                     "advanceSeconds": ((int, float), False)})
+            if body.get("seconds") is not None:
+                self.processing_seconds[platform] = float(body["seconds"])
+            if body.get("advanceSeconds") is not None:
+                self.clock_offset += float(body["advanceSeconds"])
+            return JSONResponse({"seconds": self.processing_seconds.get(platform, 0.0),
+                                 "clockOffsetSeconds": self.clock_offset})
 
         return await self._guard(request, run)
 

@@ -383,9 +383,17 @@ class EmulatorBase:
             if isinstance(code, dict):
                 self.codes[value] = AuthCode(**code)
         self.started = time.time()
+        # How long video media takes to process, per platform (control `processing`), and how far
+        # the emulator's clock was moved on (`advanceSeconds`): a container that takes minutes is
+        # tried without waiting minutes. Kept in memory only.
+        self.processing_seconds: dict[str, float] = {}
+        self.clock_offset = 0.0
         # Webhooks the platform sends a moment after answering (a delivery's failed status), kept
         # referenced until they ran.
         self._background: set[asyncio.Task[None]] = set()
+
+    def now(self) -> float:
+        return time.time() + self.clock_offset
 
     # -- API calls ---------------------------------------------------------------------------
     def bearer(self, request: Request) -> str | None:

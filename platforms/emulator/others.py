@@ -86,6 +86,7 @@ class OtherEmulators(EmulatorBase):
             Route("/x/2/users/me", self.x_me, methods=["GET"]),
             Route("/x/2/tweets", self.x_tweet, methods=["POST"]),
             Route("/x/2/tweets/{id}", self.x_delete, methods=["DELETE"]),
+            Route("/x/2/users/{id}/tweets", self.x_timeline, methods=["GET"]),
             Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
             Route("/x/2/media/upload", self.x_media, methods=["POST"]),
             Route("/linkedin/oauth/v2/authorization", self.li_authorize, methods=["GET"]),
@@ -802,6 +803,21 @@ class OtherEmulators(EmulatorBase):
                 )
             self.record(call, "delete_post", tweet_id, None, tweet_id)
             return JSONResponse({"data": {"deleted": True}})
+
+        return await self.api("x", request, handle)
+
+    async def x_timeline(self, request: Request) -> Response:
+        """`GET /2/users/{id}/tweets`: the user's own posts, newest first."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.request.path_params["id"] != account.id:
+                return x_error(404, "Not Found Error", "Could not find user.",
+                               kind="https://api.twitter.com/2/problems/resource-not-found")
+            tweets = [{"id": pid, "text": post.get("text")} for pid, post in reversed(list(account.posts.items()))]
+            limit = int(call.query.get("max_results", "10") or 10)
+            return JSONResponse({"data": tweets[:limit], "meta": {"result_count": min(len(tweets), limit)}})
 
         return await self.api("x", request, handle)
 

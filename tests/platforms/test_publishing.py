@@ -25,11 +25,13 @@ def test_instagram_image_post_uses_container_then_media_publish(sandbox):
         "caption": "Hello IG",
     }
     assert set(record["payload"]["media_publish"]) == {"creation_id"}
-    sandbox.adapters["instagram"].delete_post(acc, platform_post_id=post.platform_post_id)
-    sandbox.adapters["instagram"].delete_post(
-        acc, platform_post_id=post.platform_post_id
-    )  # already gone: fine
-    assert [r["kind"] for r in sandbox.sent("instagram", acc)] == ["post", "delete_post"]
+    # Instagram Login offers no delete: the adapter says so, and so does the platform when asked.
+    assert not sandbox.adapters["instagram"].capabilities.delete_post
+    with pytest.raises(Unsupported):
+        sandbox.adapters["instagram"].delete_post(acc, platform_post_id=post.platform_post_id)
+    with pytest.raises(Rejected):
+        sandbox.adapters["instagram"]._delete_node(acc, post.platform_post_id)
+    assert [r["kind"] for r in sandbox.sent("instagram", acc)] == ["post"]
 
 
 def test_instagram_carousel_and_media_required(sandbox):
@@ -39,6 +41,11 @@ def test_instagram_carousel_and_media_required(sandbox):
     assert post.platform_post_id
     with pytest.raises(Rejected):
         sandbox.adapters["instagram"].publish_post(acc, text="none", media=[], options={})
+    eleven = [MediaItem(f"https://cdn.example.com/{i}.jpg", "image/jpeg", 1) for i in range(11)]
+    with pytest.raises(Rejected) as too_many:  # never cut to 10 silently
+        sandbox.adapters["instagram"].publish_post(acc, text="eleven", media=eleven, options={})
+    assert too_many.value.code == "too_many_items"
+    assert len(sandbox.sent("instagram", acc)) == 1
 
 
 def test_facebook_feed_photo_and_delete(sandbox):
