@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from service.account_shapes import PLATFORMS
-from service.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Query, Record
+from service.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 
 POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled")
 TARGET_STATUSES = ("queued", "publishing", "published", "failed", "unknown")
@@ -68,8 +68,18 @@ class PostRef(Body):
     post_id: Id
 
 
+def _query_bool(value: Any) -> Any:
+    # A URL carries text: `true` and `false` only (as the document says), not "1", "yes" or "True".
+    if isinstance(value, str):
+        if value in ("true", "false"):
+            return value == "true"
+        raise rule("must be true or false")
+    return value
+
+
 class DeleteQuery(Query):
-    from_platforms: Annotated[bool, Field(description="Also delete a published post on each platform.")] | None = None
+    from_platforms: Annotated[bool, BeforeValidator(_query_bool),
+                              Field(description="`true`: also delete a published post on each platform.")] | None = None
 
 
 class UploadIn(Body):

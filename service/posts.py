@@ -31,10 +31,18 @@ X_LIMIT = 280
 
 
 # -- the record ----------------------------------------------------------------------------------
+def _shown_status(target: PostTarget) -> str:
+    # Between the steps of a multi-step publish (a container processing) the row waits as `queued`
+    # for its next poll; for the caller it is publishing.
+    if target.status == "queued" and target.progress and not target.progress.get("reconcile"):
+        return "publishing"
+    return str(target.status)
+
+
 def _target_record(post: Post, target: PostTarget) -> Target:
     return Target.model_validate(dict(
         account_id=target.account_id, platform=target.platform,
-        content=target.content if target.content is not None else post.content, status=target.status,
+        content=target.content if target.content is not None else post.content, status=_shown_status(target),
         platform_post_id=target.platform_post_id, url=target.url, error=target.error,
         published_at=target.published_at))
 
