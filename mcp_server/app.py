@@ -67,6 +67,7 @@ def wire() -> None:
     inbound.reset()
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
         inbound.register(handler, *kinds)
+    inbound.register(publishing.on_native_post, "post")
     accounts.set_dependent("conversations", conversations.delete_for_account)
     accounts.set_dependent("postTargets", posts.delete_for_account)
     engine.reset()

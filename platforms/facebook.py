@@ -56,6 +56,7 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         inbound_webhooks=True,
         followers=True,
         post_listing=True,
+        publish_settle_seconds=5.0,
     )
 
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:

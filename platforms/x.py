@@ -87,6 +87,7 @@ class XAdapter(BaseAdapter):
         max_media=4,
         video_posts=False,
         post_listing=True,
+        publish_settle_seconds=5.0,
         comments=True,
         publish=True,
         delete_post=True,

@@ -363,6 +363,12 @@ def record_external(account: Account, *, platform_post_id: str, text: str | None
     return True
 
 
+def on_native_post(account: Account, event: Any) -> None:
+    """The inbound handler of `post` events (Telegram `channel_post`, a Page's `feed` post)."""
+    if event.platform_message_id:
+        record_external(account, platform_post_id=event.platform_message_id, text=event.text)
+
+
 TARGET_WORK = engine.Kind(
     name="post_target", table="post_target", ready=("queued", "unknown"), in_flight="publishing", lost="unknown",
     on_lost=_lost, run=run, lease_seconds=lease_seconds,

@@ -68,6 +68,7 @@ class Controls(EmulatorBase):
                 Route(f"/{platform}/followers", self.c_followers, methods=["POST"]),
                 Route(f"/{platform}/latency", self.c_latency, methods=["POST"]),
                 Route(f"/{platform}/processing", self.c_processing, methods=["POST"]),
+                Route(f"/{platform}/native-post", self.c_native_post, methods=["POST"]),
                 Route(f"/{platform}/faults", self.c_faults, methods=["POST"]),
                 Route(f"/{platform}/accounts", self.c_accounts, methods=["POST"]),
                 Route(f"/{platform}/expire-token", self.c_expire, methods=["POST"]),
@@ -267,6 +268,45 @@ class Controls(EmulatorBase):
                 "text": text,
             },
         }
+
+    # -- a post made in the platform's own app ---------------------------------------------------
+    async def c_native_post(self, request: Request) -> Response:
+        """`{accountId, text}`: the account posts on the platform itself (not through the service); the
+        platform tells the service by its webhook: Telegram a `channel_post` update, Facebook a Page
+        `feed` change (`item: status`, `verb: add`)."""
+
+        async def run(platform: str, request: Request) -> Response:
+            body = _check(await self._body(request), {"accountId": (str, True), "text": (str, True),
+                                                     "chatId": (str, False)})
+            if platform not in ("telegram", "facebook"):
+                raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no webhook for new posts"}])
+            try:
+                account = await self._account(platform, body["accountId"])
+            except LookupError:
+                return self._unknown(body["accountId"])
+            at = time.time()
+            if platform == "telegram":
+                chat = body.get("chatId") or "@sandboxchannel"
+                message_id = self.state.serial()
+                post_id = f"{chat}:{message_id}"
+                account.posts[post_id] = {"text": body["text"]}
+                payload: dict[str, Any] = {"update_id": 100000000 + self.state.serial(), "channel_post": {
+                    "message_id": message_id, "date": int(at), "text": body["text"],
+                    "chat": {"id": -1001000000000 - self.state.serial(), "type": "channel",
+                             "username": chat.lstrip("@"), "title": chat.lstrip("@")}}}
+            else:
+                post_id = f"{account.id}_{14000000000000000 + self.state.serial()}"
+                account.posts[post_id] = {"text": body["text"], "permalink": f"https://www.facebook.com/{post_id}"}
+                change = {"field": "feed", "value": {
+                    "item": "status", "verb": "add", "post_id": post_id, "message": body["text"],
+                    "from": {"id": account.id, "name": account.display_name}, "created_time": int(at)}}
+                payload = {"object": "page", "entry": [{"id": account.id, "time": int(at), "changes": [change]}]}
+            answer = await self._send_hook(platform, account, payload)
+            if answer.status_code >= 300:
+                return answer
+            return JSONResponse({"platformPostId": post_id})
+
+        return await self._guard(request, run)
 
     # -- comment -----------------------------------------------------------------------------
     async def c_comment(self, request: Request) -> Response:

@@ -412,10 +412,12 @@ class EmulatorBase:
         kinds: tuple[str, ...] = ("access",),
         auth: bool = True,
     ) -> Response:
+        # The request is the platform's once received: a client that dies while the platform takes
+        # its time does not undo the call (what makes a lost answer dangerous to repeat).
+        raw = await request.body()
         delay = self.state.latency_ms.get(platform, 0)
         if delay:
             await asyncio.sleep(delay / 1000)
-        raw = await request.body()
         token = account = None
         if auth:
             value = token_value if token_value is not None else self.bearer(request)

@@ -609,14 +609,23 @@ class OtherEmulators(EmulatorBase):
                 return Response(
                     status_code=200, headers={"Location": location, "X-GUploader-UploadID": upload_id}
                 )
-            upload = account.uploads.pop(call.query.get("upload_id", ""), None)
+            upload = account.uploads.get(call.query.get("upload_id", ""))
             if upload is None:
                 return google_error(404, "notFound", "The upload session does not exist.")
+            content_range = call.request.headers.get("content-range", "")
+            if content_range.startswith("bytes */"):
+                # A status query of the session (how an interrupted upload resumes): done → the video.
+                if upload.get("video_id"):
+                    return self._yt_video(upload)
+                return Response(status_code=308)
+            if upload.get("video_id"):
+                return self._yt_video(upload)  # sent again after it completed: the same video, not another
             if upload["length"] is not None and str(len(call.raw)) != upload["length"]:
                 return google_error(
                     400, "badContent", "The uploaded size does not match X-Upload-Content-Length."
                 )
             video_id = random_token(11)
+            upload["video_id"] = video_id
             metadata = upload["metadata"]
             account.posts[video_id] = {"text": (metadata.get("snippet") or {}).get("description")}
             self.record(
@@ -627,16 +636,21 @@ class OtherEmulators(EmulatorBase):
                 video_id,
                 {**metadata, "uploadedBytes": len(call.raw)},
             )
-            return JSONResponse(
-                {
-                    "kind": "youtube#video",
-                    "id": video_id,
-                    "snippet": metadata.get("snippet"),
-                    "status": {**(metadata.get("status") or {}), "uploadStatus": "uploaded"},
-                }
-            )
+            return self._yt_video(upload)
 
         return await self.api("youtube", request, handle)
+
+    @staticmethod
+    def _yt_video(upload: dict[str, Any]) -> JSONResponse:
+        metadata = upload["metadata"]
+        return JSONResponse(
+            {
+                "kind": "youtube#video",
+                "id": upload["video_id"],
+                "snippet": metadata.get("snippet"),
+                "status": {**(metadata.get("status") or {}), "uploadStatus": "uploaded"},
+            }
+        )
 
     async def yt_delete(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:

@@ -313,3 +313,40 @@ def test_static_publish_options_and_capabilities(sandbox):
     assert sandbox.adapters["whatsapp"].capabilities.messages_per_second == 80
     assert sandbox.adapters["telegram"].capabilities.messages_per_second == 30
     assert sandbox.adapters["x"].capabilities.post_text_limit == 280
+
+
+def test_youtube_upload_step_resumes_instead_of_uploading_twice(sandbox):
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    video = _media(sandbox, "resume.mp4", "video/mp4", 2048)
+    opened = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=None)
+    assert opened.progress["phase"] == "upload" and opened.repeatable
+    assert sandbox.sent("youtube", acc) == []  # a session is nothing public yet
+    first = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=opened.progress)
+    # The worker died before storing the answer: the step runs again and asks the session first.
+    again = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=opened.progress)
+    assert first.platform_post_id == again.platform_post_id
+    assert [r["platformId"] for r in sandbox.sent("youtube", acc)] == [first.platform_post_id]
+
+
+def test_instagram_video_container_is_polled_step_by_step(sandbox):
+    acc = sandbox.account("instagram")
+    adapter = sandbox.adapters["instagram"]
+    sandbox.emulator.processing_seconds["instagram"] = 90
+    try:
+        video = MediaItem("https://cdn.example.com/reel.mp4", "video/mp4", 10)
+        step = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=None)
+        assert step.poll_after == adapter.video_poll_seconds  # no sleep: the next poll is the engine's
+        polled = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
+        assert polled.progress == step.progress  # still processing, same container
+        sandbox.emulator.clock_offset += 90
+        done = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
+        assert sandbox.sent("instagram", acc)[-1]["payload"]["media_publish"] == {
+            "creation_id": step.progress["container"]}
+        # Run again (a lost answer): the container says PUBLISHED and the media is found, not published twice.
+        again = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
+        assert again.platform_post_id == done.platform_post_id
+        assert len(sandbox.sent("instagram", acc)) == 1
+    finally:
+        sandbox.emulator.processing_seconds.pop("instagram", None)
+        sandbox.emulator.clock_offset = 0.0

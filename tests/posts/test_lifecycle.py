@@ -127,3 +127,27 @@ def test_an_instagram_video_that_takes_minutes_publishes_without_starting_again(
     (published,) = sent_posts(live.client, "instagram", ig["id"])
     assert published["payload"]["media_publish"] == {"creation_id": container}  # the first container, never rebuilt
     assert target().attempts >= 5
+
+
+def test_posts_made_on_the_platform_itself_are_kept_as_external(live):
+    tenant = live.tenant()
+    headers = bearer(tenant["apiKey"])
+    bot = connect_account(live.client, tenant, "telegram")
+    page = connect_account(live.client, tenant, "facebook")
+    ours = live.client.post("/v1/posts", headers=headers, json={
+        "content": "Through the service", "publishNow": True, "targets": [{"accountId": page["id"]}]}).json()
+    wait_settled(live.client, tenant, ours["id"])
+    native = {}
+    for platform, account in (("telegram", bot), ("facebook", page)):
+        made = live.client.post(f"/sandbox/{platform}/native-post",
+                                json={"accountId": account["id"], "text": f"Typed in the {platform} app"})
+        assert made.status_code == 200, made.text
+        native[platform] = made.json()["platformPostId"]
+
+    external = live.client.get("/v1/posts", headers=headers, params={"source": "external"}).json()["data"]
+    assert {p["targets"][0]["platform"]: p["targets"][0]["platformPostId"] for p in external} == native
+    assert {p["content"] for p in external} == {"Typed in the telegram app", "Typed in the facebook app"}
+    assert all(p["status"] == "published" and p["source"] == "external" for p in external)
+    service = live.client.get("/v1/posts", headers=headers, params={"source": "service"}).json()["data"]
+    assert [p["id"] for p in service] == [ours["id"]]
+    assert live.client.get("/v1/posts", headers=headers).json()["pagination"]["total"] == 3
