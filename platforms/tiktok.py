@@ -184,7 +184,7 @@ class TikTokAdapter(BaseAdapter):
         publish_id = str(progress["publishId"])
         if progress.get("phase") == "upload":
             self._upload(account, str(progress["uploadUrl"]), progress)
-            return PublishPending({**progress, "phase": "status"}, poll_after=1.0)
+            return PublishPending({**progress, "phase": "status"}, poll_after=0.0)
         status = self._api(account, "POST", "/v2/post/publish/status/fetch/", json={"publish_id": publish_id})
         if status.get("status") == "PUBLISH_COMPLETE":
             found = status.get("publicaly_available_post_id") or []
@@ -227,7 +227,7 @@ class TikTokAdapter(BaseAdapter):
                             size=video.size, chunk=source["chunk_size"], contentType=video.content_type)
             return PublishPending(progress, poll_after=0.0)
         # Pulled from the URL: the post is TikTok's from here on; only its status is left to learn.
-        return PublishPending({**progress, "phase": "status"}, poll_after=1.0)
+        return PublishPending({**progress, "phase": "status"}, poll_after=0.0)
 
     def _upload(self, account: AccountContext, upload_url: str, progress: dict[str, Any]) -> None:
         """The video's bytes to TikTok's upload URL, chunk by chunk (a repeated chunk changes nothing)."""
