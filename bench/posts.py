@@ -41,6 +41,11 @@ JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x01" * 20_000
 MP4 = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x03" * 200_000
 VIDEO = ("instagram", "tiktok", "youtube", "facebook", "telegram", "meta_ads")
 IMAGE = ("x", "linkedin")
+# Platform calls a publish makes (each waits the injected latency): Instagram creates a container, checks
+# it, publishes and reads the permalink; TikTok inits, uploads, checks; YouTube opens a session, asks it,
+# uploads; LinkedIn registers the image, uploads it, posts; X uploads the image, posts.
+CALLS = {"telegram": 1, "facebook": 1, "meta_ads": 1, "x": 2, "linkedin": 3, "tiktok": 3, "youtube": 3,
+         "instagram": 4}
 OPTIONS = {"tiktok": {"privacyLevel": "SELF_ONLY"}, "telegram": {"chatId": "@benchnews"},
            "meta_ads": {"pageId": "1234567890", "link": "https://example.com/"}}
 
@@ -67,6 +72,7 @@ def fan_out(http: httpx2.Client, headers: dict[str, str], accounts: dict[str, st
     started = time.monotonic()
     with ThreadPoolExecutor(2) as pool:
         made = list(pool.map(lambda body: http.post("/v1/posts", headers=headers, json=body).json()["id"], bodies))
+    created = time.monotonic() - started
     done_at: dict[str, float] = {}
     while len(done_at) < len(VIDEO) + len(IMAGE) and time.monotonic() - started < 30:
         for post_id in made:
@@ -78,33 +84,46 @@ def fan_out(http: httpx2.Client, headers: dict[str, str], accounts: dict[str, st
         time.sleep(0.01)
     for platform in (*VIDEO, *IMAGE):
         http.post(f"/sandbox/{platform}/latency", json={"milliseconds": 0})
-    return done_at
+    return {"created": created, "done": done_at}
 
 
-def scheduled(http: httpx2.Client, headers: dict[str, str], page: str, count: int, tick: float) -> dict[str, Any]:
-    due = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=4 + count / 60)).replace(microsecond=0)
-    when = due.strftime("%Y-%m-%dT%H:%M:%SZ")
-    texts = [f"scheduled {n}" for n in range(count)]
+def scheduled(http: httpx2.Client, headers: dict[str, str], page: str, count: int, tick: float,
+              window: float) -> dict[str, Any]:
+    clients = [httpx2.Client(base_url=str(http.base_url), timeout=30) for _ in range(8)]
 
-    def make(text: str) -> None:
-        with httpx2.Client(base_url=str(http.base_url), timeout=30) as client:
-            answer = client.post("/v1/posts", headers=headers, json={
-                "content": text, "scheduledFor": when, "targets": [{"accountId": page}]})
-            answer.raise_for_status()
+    def make(n: int, text: str, when: str | None) -> None:
+        body: dict[str, Any] = {"content": text, "targets": [{"accountId": page}]}
+        if when:
+            body["scheduledFor"] = when
+        clients[n % 8].post("/v1/posts", headers=headers, json=body).raise_for_status()
 
+    # How fast posts are made here decides how far ahead they can all be due in the same second.
+    started = time.monotonic()
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(make, texts))
+        list(pool.map(lambda n: make(n, f"draft {n}", None), range(100)))
+    rate = 100 / (time.monotonic() - started)
+    first = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3 + 1.5 * count / rate)).replace(microsecond=0)
+    # Due times spread evenly over the window, whole seconds (window 0: all in the same second).
+    dues = [first + dt.timedelta(seconds=int(window * n / count)) for n in range(count)]
+    texts = [f"scheduled {n}" for n in range(count)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda n: make(n, texts[n], dues[n].strftime("%Y-%m-%dT%H:%M:%SZ")), range(count)))
+    due = dues[-1]
+    for client in clients:
+        client.close()
+    print(f"  ({count} posts made at {rate:.0f} posts/s through POST /v1/posts, 8 clients)")
     if dt.datetime.now(dt.UTC) >= due:
         raise SystemExit("creating the posts took longer than planned: raise the margin")
     deadline = time.monotonic() + (due - dt.datetime.now(dt.UTC)).total_seconds() + 60
     rows: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
         rows = [r for r in http.get("/sandbox/facebook/sent", params={"accountId": page}).json()["data"]
-                if r["kind"] == "post"]
+                if r["kind"] == "post" and str(r["text"]).startswith("scheduled ")]
         if len({r["text"] for r in rows}) >= count:
             break
         time.sleep(0.25)
-    lateness = sorted(dt.datetime.fromisoformat(r["at"].replace("Z", "+00:00")).timestamp() - due.timestamp()
+    due_of = {text: moment.timestamp() for text, moment in zip(texts, dues, strict=True)}
+    lateness = sorted(dt.datetime.fromisoformat(r["at"].replace("Z", "+00:00")).timestamp() - due_of[r["text"]]
                       for r in rows)
     duplicates = sum(n - 1 for n in Counter(r["text"] for r in rows).values())
     return {"count": len(rows), "p50": statistics.median(lateness), "p95": lateness[int(len(lateness) * 0.95) - 1],
@@ -115,6 +134,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency-ms", type=int, default=200)
     parser.add_argument("--scheduled", type=int, default=1000)
+    parser.add_argument("--window", type=float, default=30.0,
+                        help="seconds over which the scheduled posts fall due, within one minute (0: the same second)")
     args = parser.parse_args()
     tick = 1.0
     port = free_port()
@@ -127,19 +148,23 @@ def main() -> int:
         headers = {"Authorization": f"Bearer {tenant['apiKey']}"}
         accounts = {p: connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform=p)["id"]
                     for p in (*VIDEO, *IMAGE)}
-        done_at = fan_out(http, headers, accounts, args.latency_ms)
+        fanned = fan_out(http, headers, accounts, args.latency_ms)
+        done_at, created = fanned["done"], fanned["created"]
         latency = args.latency_ms / 1000
-        single = {p: t for p, t in done_at.items() if p not in ("instagram", "tiktok", "youtube")}
-        print(f"fan-out to {len(done_at)} platforms, {args.latency_ms} ms a platform call:")
+        print(f"fan-out to {len(done_at)} platforms, {args.latency_ms} ms a platform call; both posts answered 201 "
+              f"after {created * 1000:.0f} ms (TikTok's privacy levels are read live while checking):")
         for platform, seconds in sorted(done_at.items(), key=lambda item: item[1]):
-            print(f"  {platform:10s} published after {seconds * 1000:6.0f} ms")
-        print(f"  single-call platforms: last after {max(single.values()) * 1000:.0f} ms = "
-              f"{max(single.values()) / latency:.2f} x the platform latency (goal < 2)")
-        print(f"  all eight: last after {max(done_at.values()) * 1000:.0f} ms = "
-              f"{max(done_at.values()) / latency:.2f} x the platform latency")
-        result = scheduled(http, headers, accounts["facebook"], args.scheduled, tick)
-        print(f"{args.scheduled} scheduled posts due in the same second (tick {tick:g} s): published {result['count']}, "
-              f"missing {result['missing']}, duplicates {result['duplicates']}")
+            calls = CALLS[platform]
+            print(f"  {platform:10s} published {seconds * 1000:5.0f} ms after publishNow, {(seconds - created) * 1000:5.0f}"
+                  f" ms after its 201: {calls} platform call(s), {(seconds - created) / (calls * latency):.2f} x "
+                  f"their latency")
+        single = [p for p in done_at if CALLS[p] == 1]
+        last = max(done_at[p] for p in single)
+        print(f"  single-call platforms: last published {last / latency:.2f} x the latency after publishNow, "
+              f"{(last - created) / latency:.2f} x after the 201 (goal < 2)")
+        result = scheduled(http, headers, accounts["facebook"], args.scheduled, tick, args.window)
+        print(f"{args.scheduled} scheduled posts due within {args.window:g} s of the same minute (tick {tick:g} s): "
+              f"published {result['count']}, missing {result['missing']}, duplicates {result['duplicates']}")
         print(f"  lateness p50 {result['p50']:.2f} s, p95 {result['p95']:.2f} s, max {result['max']:.2f} s; "
               f"p95 / (tick + 1 s) = {result['p95'] / (tick + 1):.2f} (goal < 1)")
     return 0

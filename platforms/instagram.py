@@ -227,7 +227,10 @@ class InstagramAdapter(MessengerStyle):
         account's recent media rather than published again."""
         if progress is None:
             return self._create(account, text=text, media=media)
-        poll = self.video_poll_seconds if progress.get("video") else self.image_poll_seconds
+        # Polls back off: soon at first (an image is ready at once), every `video_poll_seconds` at most.
+        polls = int(progress.get("polls", 0))
+        progress = {**progress, "polls": polls + 1}
+        poll = min(self.video_poll_seconds if progress.get("video") else self.image_poll_seconds, 0.5 * 2 ** polls)
         if progress.get("phase") == "children":
             statuses = [self._status(account, child) for child in progress["children"]]
             failed = [s for s in statuses if s in ("ERROR", "EXPIRED")]
@@ -271,16 +274,14 @@ class InstagramAdapter(MessengerStyle):
         video = any(item.is_video for item in media)
         if len(media) == 1:
             container = self._container(account, {**self._media_fields(media[0]), "caption": text})
-            return PublishPending({"phase": "status", "container": container, "video": video},
-                                  poll_after=self.video_poll_seconds if video else 0.0)
+            return PublishPending({"phase": "status", "container": container, "video": video}, poll_after=0.0)
         children = []
         for item in media:
             fields = self._media_fields(item)
             if item.is_video:
                 fields["media_type"] = "VIDEO"
             children.append(self._container(account, {**fields, "is_carousel_item": True}))
-        return PublishPending({"phase": "children", "children": children, "video": video},
-                              poll_after=self.video_poll_seconds if video else 0.0)
+        return PublishPending({"phase": "children", "children": children, "video": video}, poll_after=0.0)
 
     def publish_post(
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]

@@ -24,7 +24,7 @@ from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import Page, records
 from service.post_shapes import Post as PostRecord
 from service.post_shapes import PostDeleted, Target
-from storage.db import db
+from storage.db import db, reading
 from storage.models import Account, Media, Post, PostTarget
 
 X_LIMIT = 280
@@ -146,7 +146,7 @@ def check(actor: Actor, *, content: str, media_ids: list[str], targets: list[Any
         problems.append(FieldProblem("publishNow", "give scheduledFor or publishNow, not both"))
     due, time_problems = scheduling.due_at(scheduled_for, timezone)
     problems += time_problems
-    with db.atomic():
+    with reading():
         found_media = media.completed(actor.workspace_id, media_ids)
         accounts, account_problems = _load_accounts(actor, targets)
     problems += account_problems

@@ -54,7 +54,7 @@ from storage.models import Account, Post, PostTarget
 
 log = logging.getLogger("switchboard.publishing")
 
-POOL_SIZE = 32
+POOL_SIZE = 16
 MAX_RETRY_LATER = 5  # a platform that keeps saying "later" gets this many attempts, then the target fails
 MAX_RECONCILE_ATTEMPTS = 30
 MAX_CHAINED_STEPS = 5

@@ -336,9 +336,11 @@ def test_instagram_video_container_is_polled_step_by_step(sandbox):
     try:
         video = MediaItem("https://cdn.example.com/reel.mp4", "video/mp4", 10)
         step = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=None)
-        assert step.poll_after == adapter.video_poll_seconds  # no sleep: the next poll is the engine's
         polled = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
-        assert polled.progress == step.progress  # still processing, same container
+        assert polled.poll_after > 0  # no sleep: the next poll is the engine's, later
+        assert polled.progress["container"] == step.progress["container"]  # still processing, same container
+        later = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=polled.progress)
+        assert later.poll_after > polled.poll_after  # backing off, up to video_poll_seconds
         sandbox.emulator.clock_offset += 90
         done = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
         assert sandbox.sent("instagram", acc)[-1]["payload"]["media_publish"] == {
