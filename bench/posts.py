@@ -155,9 +155,9 @@ def main() -> int:
               f"after {created * 1000:.0f} ms (TikTok's privacy levels are read live while checking):")
         for platform, seconds in sorted(done_at.items(), key=lambda item: item[1]):
             calls = CALLS[platform]
-            print(f"  {platform:10s} published {seconds * 1000:5.0f} ms after publishNow, {(seconds - created) * 1000:5.0f}"
-                  f" ms after its 201: {calls} platform call(s), {(seconds - created) / (calls * latency):.2f} x "
-                  f"their latency")
+            after = seconds - created
+            print(f"  {platform:10s} published {seconds * 1000:5.0f} ms after publishNow, {after * 1000:5.0f} ms after "
+                  f"its 201: {calls} platform call(s), {after / (calls * latency):.2f} x their latency")
         single = [p for p in done_at if CALLS[p] == 1]
         last = max(done_at[p] for p in single)
         print(f"  single-call platforms: last published {last / latency:.2f} x the latency after publishNow, "
