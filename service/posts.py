@@ -18,7 +18,7 @@ from typing import Any
 
 from platforms.base import PlatformFailure
 from platforms.x_text import weighted_length
-from service import adapters, clock, events, ids, media, scheduling
+from service import adapters, clock, events, idempotency, ids, media, scheduling
 from service.auth import Actor
 from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.pagination import Page, records
@@ -219,6 +219,8 @@ def create(*, actor: Actor, content: str, targets: list[Any], media_ids: list[st
                            source="service", created_at=moment, updated_at=moment)
         target_ids = _write_targets(post, targets, checked.accounts, due)
         _after_write(post, target_ids)
+        # Under an Idempotency-Key, the post is the key's: a retry after a crash finds it, never a second.
+        idempotency.attach(post.id)
         return record(post)
 
 

@@ -10,6 +10,11 @@ def create(call: Call) -> Reply:
     return Reply(posts.create(actor=call.actor, **dict(call.body)), status=201)
 
 
+def resume_create(call: Call, post_id: str) -> Reply:
+    """A retry under the key of a request that died after storing its post: that post, never a second."""
+    return Reply(posts.get(actor=call.actor, post_id=post_id), status=201)
+
+
 def list_(call: Call) -> Page:
     return posts.list_posts(actor=call.actor, **dict(call.query))
 
@@ -39,10 +44,12 @@ _RULES = ("Targets are checked against their platforms before anything is saved 
 OPERATIONS = [
     op("POST", "/posts", create, summary="Create a post: draft, scheduled or published now", tag="Posts",
        operation_id="createPost", ok=201, body=PostIn, answer=Post, transaction="own", errors=(409,),
+       resume=resume_create,
        description="No `scheduledFor` and no `publishNow` → `draft`. `scheduledFor` → `scheduled` (`post.scheduled`), "
                    "published within a scheduler tick and a second of its time. `publishNow` → `publishing` at "
                    "once, every target in parallel. Each target is published once: then `post.published`, "
-                   "`post.partial` or `post.failed`. " + _RULES),
+                   "`post.partial` or `post.failed`. With an `Idempotency-Key`, one key is one post, also when the "
+                   "first request died after storing it. " + _RULES),
     op("GET", "/posts", list_, summary="List posts, newest first", tag="Posts", operation_id="listPosts",
        query=PostQuery, answer=page_of(Post)),
     op("GET", "/posts/{id}", get, summary="Get a post", tag="Posts", operation_id="getPost", answer=Post,

@@ -109,3 +109,17 @@ def test_drafts_change_and_published_posts_do_not(live):
     counts = Counter(row["kind"] for row in live.client.get("/sandbox/telegram/sent",
                                                              params={"accountId": bot["id"]}).json()["data"])
     assert counts == {"post": 1}
+
+
+def test_one_idempotency_key_is_one_post(live):
+    tenant = live.tenant()
+    bot = connect_account(live.client, tenant, "telegram")
+    headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": "launch-post-1"}
+    body = {"content": "Once", "publishNow": True, "targets": [{"accountId": bot["id"], "options": {"chatId": "@n"}}]}
+    first = live.client.post("/v1/posts", headers=headers, json=body)
+    second = live.client.post("/v1/posts", headers=headers, json=body)
+    assert first.status_code == second.status_code == 201
+    assert first.json()["id"] == second.json()["id"]
+    wait_settled(live.client, tenant, first.json()["id"])
+    assert len(sent_posts(live.client, "telegram", bot["id"])) == 1
+    assert live.client.get("/v1/posts", headers=bearer(tenant["apiKey"])).json()["pagination"]["total"] == 1
