@@ -103,7 +103,10 @@ def _check_target(index: int, account: Account, text: str, items: list[Media], o
     if account.platform == "tiktok":
         allowed = list((live_options or {}).get("privacyLevels") or [])
         level = options.get("privacyLevel")
-        if level not in allowed:
+        if live_options is None:
+            problems.append(FieldProblem(f"{where}.options.privacyLevel", "TikTok's publish options could not be "
+                                         "read to check it; try again"))
+        elif level not in allowed:
             problems.append(FieldProblem(f"{where}.options.privacyLevel",
                                          "must be one of the account's publish options: " + ", ".join(allowed)))
     if account.platform == "telegram" and not (options.get("chatId") or (live_options and live_options.get("chatId"))):

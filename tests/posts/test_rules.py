@@ -37,7 +37,7 @@ def test_each_target_is_checked_by_its_platform_before_anything_is_saved(world):
         "content": "short", "publishNow": True, "mediaIds": [image["id"]],
         "targets": [
             {"accountId": accounts["x"]["id"], "content": "漢" * 140},
-            {"accountId": accounts["x"]["id"] if False else accounts["linkedin"]["id"], "content": "a" * 3001},
+            {"accountId": accounts["linkedin"]["id"], "content": "a" * 3001},
             {"accountId": accounts["telegram"]["id"], "content": "b" * 1025, "options": {"chatId": "@news"}},
             {"accountId": accounts["tiktok"]["id"], "options": {"privacyLevel": "PUBLIC_TO_EVERYONE"}},
             {"accountId": accounts["youtube"]["id"]},
