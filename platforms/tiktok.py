@@ -1,7 +1,9 @@
 """TikTok: Login Kit (`www.tiktok.com/v2/auth/authorize/`, `POST /v2/oauth/token/`), Display API
 (`GET /v2/user/info/`) and Content Posting API (`POST /v2/post/publish/creator_info/query/`,
-`POST /v2/post/publish/video/init/` with `PULL_FROM_URL`, `POST /v2/post/publish/status/fetch/`).
-No DMs, no comment API, no delete API. Unaudited clients may only post `SELF_ONLY`."""
+`POST /v2/post/publish/video/init/` with `PULL_FROM_URL` from a domain verified for the app or else
+`FILE_UPLOAD` and chunked `PUT`s to its `upload_url`, `POST /v2/post/publish/status/fetch/`,
+`POST /v2/video/list/`). No DMs, no comment API, no delete API. Unaudited clients may only post
+`SELF_ONLY`."""
 
 from __future__ import annotations
 

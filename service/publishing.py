@@ -48,7 +48,7 @@ from service.auth import Actor
 from service.errors import Conflict
 from service.post_shapes import PlatformDeletion
 from service.post_shapes import Post as PostRecord
-from storage.db import connection, db
+from storage.db import connection, db, reading
 from storage.hot import sql
 from storage.models import Account, Post, PostTarget
 
@@ -108,23 +108,26 @@ Outcome = PublishedPost | PublishPending | PlatformFailure | Conflict | None
 def publish(target_id: str) -> None:
     """One step of one target, if it is due and free. Call outside any transaction."""
     with connection():
+        # The write lock only for the claim (and a scheduled post's start): the reads come after.
         with db.atomic():
             found = engine.claim(TARGET_WORK, target_id)
             if found is None:
                 return
+            # Its time came: the first target taken says so.
+            Post.update(status="publishing", updated_at=clock.now()).where(
+                Post.id == found.columns["post_id"], Post.status == "scheduled").execute()
+        with reading():
             target = PostTarget.get_by_id(target_id)
             post = Post.get_by_id(target.post_id)
-            if target.platform_post_id:  # published already (a late answer counted): never again
-                engine.finish(found, status="published")
-                settle(post.id)
-                return
-            if post.status == "scheduled":  # its time came: the first target taken says so
-                Post.update(status="publishing", updated_at=clock.now()).where(
-                    Post.id == post.id, Post.status == "scheduled").execute()
             account = Account.get_or_none(Account.id == target.account_id)
-            rows = media.completed(post.workspace_id, list(post.media_ids or []))
+            rows = media.completed(post.workspace_id, list(post.media_ids or [])) if post.media_ids else {}
             items = [MediaItem(media.public_url(m), rows[m].content_type, rows[m].size)
                      for m in post.media_ids or [] if m in rows]
+        if target.platform_post_id:  # published already (a late answer counted): never again
+            with db.atomic():
+                if engine.finish(found, status="published"):
+                    settle(post.id)
+            return
         loaded = _Loaded(target, post, account, items)
         progress = target.progress or None
         if progress and progress.get("reconcile"):
@@ -371,5 +374,5 @@ def on_native_post(account: Account, event: Any) -> None:
 
 TARGET_WORK = engine.Kind(
     name="post_target", table="post_target", ready=("queued", "unknown"), in_flight="publishing", lost="unknown",
-    on_lost=_lost, run=run, lease_seconds=lease_seconds,
+    on_lost=_lost, run=run, lease_seconds=lease_seconds, returning=("post_id",),
 )
