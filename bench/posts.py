@@ -70,9 +70,18 @@ def fan_out(http: httpx2.Client, headers: dict[str, str], accounts: dict[str, st
          "targets": [{"accountId": accounts[p]} for p in IMAGE]},
     ]
     started = time.monotonic()
+    answered: dict[str, float] = {}
+
+    def create(body: dict[str, Any]) -> str:
+        with httpx2.Client(base_url=str(http.base_url), timeout=30) as client:
+            post_id = str(client.post("/v1/posts", headers=headers, json=body).json()["id"])
+        for target in body["targets"]:
+            answered[next(p for p, a in accounts.items() if a == target["accountId"])] = time.monotonic() - started
+        return post_id
+
     with ThreadPoolExecutor(2) as pool:
-        made = list(pool.map(lambda body: http.post("/v1/posts", headers=headers, json=body).json()["id"], bodies))
-    created = time.monotonic() - started
+        made = list(pool.map(create, bodies))
+    created = max(answered.values())
     done_at: dict[str, float] = {}
     while len(done_at) < len(VIDEO) + len(IMAGE) and time.monotonic() - started < 30:
         for post_id in made:
@@ -84,7 +93,7 @@ def fan_out(http: httpx2.Client, headers: dict[str, str], accounts: dict[str, st
         time.sleep(0.01)
     for platform in (*VIDEO, *IMAGE):
         http.post(f"/sandbox/{platform}/latency", json={"milliseconds": 0})
-    return {"created": created, "done": done_at}
+    return {"created": created, "answered": answered, "done": done_at}
 
 
 def scheduled(http: httpx2.Client, headers: dict[str, str], page: str, count: int, tick: float,
@@ -149,19 +158,20 @@ def main() -> int:
         accounts = {p: connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform=p)["id"]
                     for p in (*VIDEO, *IMAGE)}
         fanned = fan_out(http, headers, accounts, args.latency_ms)
-        done_at, created = fanned["done"], fanned["created"]
+        done_at, created, answered = fanned["done"], fanned["created"], fanned["answered"]
         latency = args.latency_ms / 1000
         print(f"fan-out to {len(done_at)} platforms, {args.latency_ms} ms a platform call; both posts answered 201 "
               f"after {created * 1000:.0f} ms (TikTok's privacy levels are read live while checking):")
         for platform, seconds in sorted(done_at.items(), key=lambda item: item[1]):
             calls = CALLS[platform]
-            after = seconds - created
+            after = seconds - answered[platform]
             print(f"  {platform:10s} published {seconds * 1000:5.0f} ms after publishNow, {after * 1000:5.0f} ms after "
                   f"its 201: {calls} platform call(s), {after / (calls * latency):.2f} x their latency")
         single = [p for p in done_at if CALLS[p] == 1]
         last = max(done_at[p] for p in single)
+        last_after = max(done_at[p] - answered[p] for p in single)
         print(f"  single-call platforms: last published {last / latency:.2f} x the latency after publishNow, "
-              f"{(last - created) / latency:.2f} x after the 201 (goal < 2)")
+              f"{last_after / latency:.2f} x after the 201 (goal < 2)")
         result = scheduled(http, headers, accounts["facebook"], args.scheduled, tick, args.window)
         print(f"{args.scheduled} scheduled posts due within {args.window:g} s of the same minute (tick {tick:g} s): "
               f"published {result['count']}, missing {result['missing']}, duplicates {result['duplicates']}")
