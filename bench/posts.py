@@ -12,9 +12,9 @@ emulator. In one run:
    against the baseline of one platform call (the latency). Goal: < 2 x latency for single-call
    platforms; multi-call platforms (Instagram's container, TikTok's upload, YouTube's session) need
    one latency per call and are reported apart.
-2. schedule: `scheduled` posts to one Facebook Page, all due at the same second; lateness of each
-   (the platform's receipt minus the due time), p50/p95/max, and duplicates on the platform.
-   Goal: p95 < tick + 1 s, 0 duplicates.
+2. schedule: `scheduled` posts to `pages` Facebook Pages, due within `window` seconds of one minute
+   (0: all in the same second); lateness of each (the platform's receipt minus its due time),
+   p50/p95/max, and duplicates on the platform. Goal: p95 < tick + 1 s, 0 duplicates.
 """
 
 from __future__ import annotations
@@ -96,12 +96,12 @@ def fan_out(http: httpx2.Client, headers: dict[str, str], accounts: dict[str, st
     return {"created": created, "answered": answered, "done": done_at}
 
 
-def scheduled(http: httpx2.Client, headers: dict[str, str], page: str, count: int, tick: float,
+def scheduled(http: httpx2.Client, headers: dict[str, str], pages: list[str], count: int, tick: float,
               window: float) -> dict[str, Any]:
     clients = [httpx2.Client(base_url=str(http.base_url), timeout=30) for _ in range(8)]
 
     def make(n: int, text: str, when: str | None) -> None:
-        body: dict[str, Any] = {"content": text, "targets": [{"accountId": page}]}
+        body: dict[str, Any] = {"content": text, "targets": [{"accountId": pages[n % len(pages)]}]}
         if when:
             body["scheduledFor"] = when
         clients[n % 8].post("/v1/posts", headers=headers, json=body).raise_for_status()
@@ -126,7 +126,8 @@ def scheduled(http: httpx2.Client, headers: dict[str, str], page: str, count: in
     deadline = time.monotonic() + (due - dt.datetime.now(dt.UTC)).total_seconds() + 60
     rows: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        rows = [r for r in http.get("/sandbox/facebook/sent", params={"accountId": page}).json()["data"]
+        rows = [r for page in pages
+                for r in http.get("/sandbox/facebook/sent", params={"accountId": page}).json()["data"]
                 if r["kind"] == "post" and str(r["text"]).startswith("scheduled ")]
         if len({r["text"] for r in rows}) >= count:
             break
@@ -143,6 +144,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency-ms", type=int, default=200)
     parser.add_argument("--scheduled", type=int, default=1000)
+    parser.add_argument("--pages", type=int, default=10, help="Facebook Pages the scheduled posts go to")
     parser.add_argument("--window", type=float, default=30.0,
                         help="seconds over which the scheduled posts fall due, within one minute (0: the same second)")
     args = parser.parse_args()
@@ -172,7 +174,10 @@ def main() -> int:
         last_after = max(done_at[p] - answered[p] for p in single)
         print(f"  single-call platforms: last published {last / latency:.2f} x the latency after publishNow, "
               f"{last_after / latency:.2f} x after the 201 (goal < 2)")
-        result = scheduled(http, headers, accounts["facebook"], args.scheduled, tick, args.window)
+        pages = [accounts["facebook"]] + [
+            connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="facebook")["id"]
+            for _ in range(args.pages - 1)]
+        result = scheduled(http, headers, pages, args.scheduled, tick, args.window)
         print(f"{args.scheduled} scheduled posts due within {args.window:g} s of the same minute (tick {tick:g} s): "
               f"published {result['count']}, missing {result['missing']}, duplicates {result['duplicates']}")
         print(f"  lateness p50 {result['p50']:.2f} s, p95 {result['p95']:.2f} s, max {result['max']:.2f} s; "
