@@ -142,3 +142,31 @@ def test_completing_twice_gives_the_same_media_and_expired_uploads_are_gone(live
     with connection():
         assert media.forget_expired() >= 1
     assert not list((live.settings.data_dir / "media").glob("*.part"))
+
+
+def test_posts_keep_to_the_keys_workspace_profiles_and_permission(live):
+    from tests.support.factories import add_key, add_profile
+    from tests.support.sandbox import connect_account
+
+    tenant, other = live.tenant(), live.tenant()
+    mine = connect_account(live.client, tenant, "telegram")
+    second_profile = add_profile(tenant["workspaceId"])
+    theirs = connect_account(live.client, {**tenant, "profileId": second_profile}, "telegram")
+    read = add_key(tenant["workspaceId"], permission="read")
+    scoped = add_key(tenant["workspaceId"], scope="profiles", profile_ids=[tenant["profileId"]])
+    body = {"content": "Hi", "targets": [{"accountId": mine["id"], "options": {"chatId": "@n"}}]}
+    both = {"content": "Hi", "targets": [{"accountId": mine["id"], "options": {"chatId": "@n"}},
+                                         {"accountId": theirs["id"], "options": {"chatId": "@n"}}]}
+
+    assert live.client.post("/v1/posts", headers=bearer(read), json=body).status_code == 403
+    assert live.client.post("/v1/posts", headers=bearer(scoped), json=both).status_code == 403
+    wide = live.client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json=both).json()
+    narrow = live.client.post("/v1/posts", headers=bearer(scoped), json=body).json()
+    assert live.client.get(f"/v1/posts/{wide['id']}", headers=bearer(scoped)).status_code == 403
+    assert [p["id"] for p in live.client.get("/v1/posts", headers=bearer(scoped)).json()["data"]] == [narrow["id"]]
+    assert live.client.get(f"/v1/posts/{narrow['id']}", headers=bearer(read)).status_code == 200
+    assert live.client.get(f"/v1/posts/{narrow['id']}", headers=bearer(other["apiKey"])).status_code == 404
+    assert live.client.delete(f"/v1/posts/{narrow['id']}", headers=bearer(other["apiKey"])).status_code == 404
+    assert live.client.get("/v1/posts", headers=bearer(other["apiKey"])).json()["data"] == []
+    foreign = live.client.post("/v1/posts", headers=bearer(other["apiKey"]), json=body)
+    assert _fields(foreign) == {"targets[0].accountId": "is not an account of this workspace"}
