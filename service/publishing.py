@@ -367,8 +367,18 @@ def record_external(account: Account, *, platform_post_id: str, text: str | None
 
 
 def on_native_post(account: Account, event: Any) -> None:
-    """The inbound handler of `post` events (Telegram `channel_post`, a Page's `feed` post)."""
-    if event.platform_message_id:
+    """The inbound handler of `post` events (Telegram `channel_post`, a Page's `feed` post).
+
+    A platform also announces the posts we publish (Facebook does), and its webhook may arrive before
+    our target has stored the id: a post of ours with that text still in the platform's hands is
+    taken to be this one, not an external post."""
+    if not event.platform_message_id:
+        return
+    text = event.text or ""
+    ours = (PostTarget.select(PostTarget.id).join(Post).where(
+        PostTarget.account == account.id, PostTarget.status.in_(("queued", "publishing", "unknown")),
+        (PostTarget.content == text) | (PostTarget.content.is_null() & (Post.content == text))).exists())
+    if not ours:
         record_external(account, platform_post_id=event.platform_message_id, text=event.text)
 
 
