@@ -80,3 +80,35 @@ def test_a_worker_killed_mid_publish_never_publishes_twice(api_only, tenant, set
     assert targets["telegram"]["status"] == "unknown"
     assert "retry" in targets["telegram"]["error"]
     assert settled["status"] == "partial"
+
+
+def test_a_restarted_worker_resumes_an_instagram_container_instead_of_making_another(api_only, tenant, settings,
+                                                                                      tmp_path):
+    from tests.support.posts import MP4, upload
+
+    ig = connect_account(api_only, tenant, "instagram")
+    video = upload(api_only, tenant, MP4, "video/mp4")
+    api_only.post("/sandbox/instagram/processing", json={"seconds": 4})
+    try:
+        post = api_only.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+            "content": "Resumed reel", "mediaIds": [video["id"]], "publishNow": True,
+            "targets": [{"accountId": ig["id"]}]}).json()
+
+        def target() -> PostTarget:
+            with connection():
+                return PostTarget.get(PostTarget.post == post["id"])
+
+        with worker_processes(settings, 1, tmp_path, SWITCHBOARD_PUBLISH_LEASE_SECONDS=LEASE) as (worker,):
+            first = wait_for(lambda: (t := target()).progress and t, timeout=20)
+            # Between two polls of the processing container, or during one (a poll may run again).
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(timeout=10)
+        container = first.progress["container"]
+        with worker_processes(settings, 1, tmp_path, SWITCHBOARD_PUBLISH_LEASE_SECONDS=LEASE):
+            settled = wait_for(lambda: (p := get_post(api_only, tenant, post["id"]))["status"] == "published" and p,
+                               timeout=30)
+    finally:
+        api_only.post("/sandbox/instagram/processing", json={"seconds": 0})
+    (published,) = sent_posts(api_only, "instagram", ig["id"])
+    assert published["payload"]["media_publish"] == {"creation_id": container}
+    assert settled["targets"][0]["platformPostId"] == published["platformId"]
