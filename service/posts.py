@@ -13,6 +13,8 @@ every problem by its field (`targets[1].content`, `mediaIds`).
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +142,28 @@ def _load_accounts(actor: Actor, targets: list[Any]) -> tuple[list[Account | Non
     return accounts, problems
 
 
+# TikTok answers 20 creator_info queries a minute per account: a batch of posts (a week scheduled at
+# once) reads the privacy levels once a minute, not once a post. Kept per process, briefly.
+CREATOR_INFO_TTL = 60.0
+_creator_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+_creator_lock = threading.Lock()
+
+
+def _creator_options(account: Account) -> dict[str, Any] | None:
+    moment = time.monotonic()
+    with _creator_lock:
+        cached = _creator_cache.get(account.id)
+    if cached is not None and cached[0] > moment:
+        return cached[1]
+    try:
+        live = adapters.call(account, lambda adapter, ctx: adapter.publish_options(ctx))
+    except PlatformFailure:
+        return None
+    with _creator_lock:
+        _creator_cache[account.id] = (moment + CREATOR_INFO_TTL, live)
+    return live
+
+
 def check(actor: Actor, *, content: str, media_ids: list[str], targets: list[Any], scheduled_for: str | None,
           timezone: str | None, publish_now: bool | None) -> Checked:
     """Every rule of a post, before anything is saved; TikTok's privacy levels are read live from the
@@ -164,10 +188,7 @@ def check(actor: Actor, *, content: str, media_ids: list[str], targets: list[Any
         if account.platform == "telegram":
             live = {"chatId": adapters.context(account).credentials.get("channelId")}
         if account.platform == "tiktok":
-            try:
-                live = adapters.call(account, lambda adapter, ctx: adapter.publish_options(ctx))
-            except PlatformFailure:
-                live = None
+            live = _creator_options(account)
         text = target.content if target.content is not None else content
         problems += _check_target(index, account, text, items, _options_of(target), live)
     if problems:

@@ -368,6 +368,10 @@ class OtherEmulators(EmulatorBase):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            # TikTok allows 20 creator_info queries a minute per user token.
+            if self.rate_limits and self.state.over_rate("tiktok", f"creator_info:{account.id}", 20, seconds=60):
+                return tiktok_error(429, "rate_limit_exceeded", "The API rate limit was exceeded.",
+                                    headers={"Retry-After": "60"})
             return self._tt_ok(
                 {
                     "creator_avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",

@@ -170,3 +170,17 @@ def test_posts_keep_to_the_keys_workspace_profiles_and_permission(live):
     assert live.client.get("/v1/posts", headers=bearer(other["apiKey"])).json()["data"] == []
     foreign = live.client.post("/v1/posts", headers=bearer(other["apiKey"]), json=body)
     assert _fields(foreign) == {"targets[0].accountId": "is not an account of this workspace"}
+
+
+def test_a_batch_of_tiktok_posts_is_checked_within_tiktoks_creator_info_limit(live):
+    from tests.support.sandbox import connect_account
+
+    tenant = live.tenant()
+    tiktok = connect_account(live.client, tenant, "tiktok")
+    video = upload(live.client, tenant, MP4, "video/mp4")
+    # TikTok answers 20 creator_info queries a minute; the privacy level is checked for every post.
+    answers = [live.client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+        "content": f"clip {n}", "mediaIds": [video["id"]],
+        "targets": [{"accountId": tiktok["id"], "options": {"privacyLevel": "SELF_ONLY"}}]}).status_code
+        for n in range(25)]
+    assert answers == [201] * 25
