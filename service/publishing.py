@@ -54,7 +54,7 @@ from storage.models import Account, Post, PostTarget
 
 log = logging.getLogger("switchboard.publishing")
 
-POOL_SIZE = 16
+POOL_SIZE = 32
 MAX_RETRY_LATER = 5  # a platform that keeps saying "later" gets this many attempts, then the target fails
 MAX_RECONCILE_ATTEMPTS = 30
 MAX_CHAINED_STEPS = 5
@@ -76,6 +76,13 @@ def _executor() -> ThreadPoolExecutor:
 def run(target_id: str) -> None:
     """The engine's run: hand the target to the publishing pool (see the module docstring)."""
     _executor().submit(_guarded, target_id)
+
+
+def run_here(target_ids: list[str]) -> None:
+    """Due targets the sweep of this worker found: straight to the pool, without a queue round trip."""
+    pool = _executor()
+    for target_id in target_ids:
+        pool.submit(_guarded, target_id)
 
 
 def _guarded(target_id: str) -> None:
@@ -384,5 +391,5 @@ def on_native_post(account: Account, event: Any) -> None:
 
 TARGET_WORK = engine.Kind(
     name="post_target", table="post_target", ready=("queued", "unknown"), in_flight="publishing", lost="unknown",
-    on_lost=_lost, run=run, lease_seconds=lease_seconds, returning=("post_id",),
+    on_lost=_lost, run=run, lease_seconds=lease_seconds, returning=("post_id",), dispatch=run_here,
 )
