@@ -132,6 +132,9 @@ def scheduled(http: httpx2.Client, headers: dict[str, str], pages: list[str], co
         if len({r["text"] for r in rows}) >= count:
             break
         time.sleep(0.25)
+    failed = http.get("/v1/posts", headers=headers, params={"status": "failed", "limit": 100}).json()
+    for post in failed["data"][:3]:
+        print(f"  failed: {post['content']}: {post['targets'][0]['error']}")
     due_of = {text: moment.timestamp() for text, moment in zip(texts, dues, strict=True)}
     lateness = sorted(dt.datetime.fromisoformat(r["at"].replace("Z", "+00:00")).timestamp() - due_of[r["text"]]
                       for r in rows)
