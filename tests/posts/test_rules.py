@@ -184,3 +184,11 @@ def test_a_batch_of_tiktok_posts_is_checked_within_tiktoks_creator_info_limit(li
         "targets": [{"accountId": tiktok["id"], "options": {"privacyLevel": "SELF_ONLY"}}]}).status_code
         for n in range(25)]
     assert answers == [201] * 25
+
+
+def test_upload_tokens_never_reach_the_logs():
+    from platforms.http import redact
+
+    token = "upl_" + "ab" * 32
+    assert token not in redact(f'127.0.0.1:5000 - "PUT /v1/media/uploads/{token} HTTP/1.1" 200')
+    assert "s3cr3t" not in redact("PUT https://upload.example/videos?uploadType=resumable&upload_id=s3cr3t")
