@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from peewee import fn
+
 from platforms.base import PlatformFailure
 from platforms.x_text import weighted_length
 from service import adapters, clock, events, idempotency, ids, media, scheduling
@@ -359,3 +361,23 @@ def delete_for_account(account_id: str) -> int:
     """Permanent deletion of an account takes its post targets with it."""
     return PostTarget.delete().where(PostTarget.account == account_id).execute()
 
+
+
+def published_counts(*, account_ids: list[str], start: dt.datetime, end: dt.datetime,
+                     source: str = "all") -> dict[str, dict[str, int]]:
+    """For follower analytics: per account, its targets `published` in [start, end) of posts of that
+    `source` (`all`, `service`, `external`), with their summed `likes`, `comments`, `shares`.
+    Accounts without any are left out."""
+    query = (PostTarget.select(PostTarget.account, fn.COUNT(PostTarget.id).alias("count"),
+                               fn.SUM(PostTarget.likes).alias("likes"), fn.SUM(PostTarget.comments).alias("comments"),
+                               fn.SUM(PostTarget.shares).alias("shares"))
+             .join(Post)
+             .where(PostTarget.account.in_(account_ids), PostTarget.status == "published",
+                    PostTarget.published_at >= start, PostTarget.published_at < end)
+             .group_by(PostTarget.account))
+    if source != "all":
+        query = query.where(Post.source == source)
+    rows: list[dict[str, Any]] = list(query.dicts())  # type: ignore[arg-type]
+    return {row["account"]: {"count": int(row["count"]), "likes": int(row["likes"] or 0),
+                             "comments": int(row["comments"] or 0), "shares": int(row["shares"] or 0)}
+            for row in rows}

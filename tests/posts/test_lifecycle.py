@@ -169,3 +169,28 @@ def test_an_instagram_carousel_waits_for_its_items_then_publishes_once(live):
     (published,) = sent_posts(live.client, "instagram", ig["id"])
     assert published["payload"]["container"]["media_type"] == "CAROUSEL"
     assert len(published["payload"]["container"]["children"].split(",")) == 3
+
+
+def test_published_counts_for_follower_analytics(live):
+    from service import posts
+    from storage.models import PostTarget as Target
+
+    tenant = live.tenant()
+    headers = bearer(tenant["apiKey"])
+    page = connect_account(live.client, tenant, "facebook")
+    ours = live.client.post("/v1/posts", headers=headers, json={
+        "content": "Counted", "publishNow": True, "targets": [{"accountId": page["id"]}]}).json()
+    wait_settled(live.client, tenant, ours["id"])
+    live.client.post("/sandbox/facebook/native-post", json={"accountId": page["id"], "text": "Native"})
+    with connection():
+        Target.update(likes=5, comments=2, shares=1).where(Target.post == ours["id"]).execute()
+        window = dict(start=clock.now() - dt.timedelta(days=1), end=clock.now() + dt.timedelta(days=1))
+        every = posts.published_counts(account_ids=[page["id"]], **window)
+        service = posts.published_counts(account_ids=[page["id"]], source="service", **window)
+        external = posts.published_counts(account_ids=[page["id"]], source="external", **window)
+        before = posts.published_counts(account_ids=[page["id"]], start=window["start"],
+                                        end=window["start"] + dt.timedelta(hours=1))
+    assert every == {page["id"]: {"count": 2, "likes": 5, "comments": 2, "shares": 1}}
+    assert service == {page["id"]: {"count": 1, "likes": 5, "comments": 2, "shares": 1}}
+    assert external[page["id"]]["count"] == 1
+    assert before == {}
