@@ -21,6 +21,8 @@ from http_api.routes import (
     connect,
     conversations,
     health,
+    media,
+    posts,
     sequences,
     webhooks,
     workspaces,
@@ -30,8 +32,8 @@ from service.errors import BadRequest, MethodNotAllowed, NotFound
 
 log = logging.getLogger("switchboard.http")
 
-ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, broadcasts, webhooks, analytics,
-                 automations, sequences]
+ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, broadcasts, posts, media, webhooks,
+                 analytics, automations, sequences]
 
 
 def all_operations() -> list[Operation]:

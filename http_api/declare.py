@@ -30,6 +30,7 @@ def op(
     waits: bool = False,
     transaction: str = "",
     resume: Callable[[Call, str], Any] | None = None,
+    stream: Callable[[Any], Any] | None = None,
 ) -> Operation:
     responses: dict[int, Shape | None] = {ok: answer}
     if auth:
@@ -55,4 +56,5 @@ def op(
         waits=waits,
         transaction=transaction,
         resume=resume,
+        stream=stream,
     )

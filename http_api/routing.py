@@ -82,6 +82,9 @@ class Operation:
     # For "own" operations under an `Idempotency-Key`: answers a retry whose first request died after
     # making its resource (given the resource's id), instead of running the operation again.
     resume: Callable[[Call, str], Any] | None = None
+    # Takes the raw request itself (a media upload's bytes, streamed to disk): no JSON body, no
+    # 1 MiB limit; it authenticates and answers on its own.
+    stream: Callable[[Request], Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.transaction:
@@ -270,6 +273,8 @@ def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
 
     async def handle(request: Request) -> Response:
         op = operations[request.method if request.method != "HEAD" else "GET"]
+        if op.stream is not None:
+            return await op.stream(request)  # type: ignore[no-any-return]
         try:
             # Read (up to the limit) whenever a body came, also where the operation takes none: an
             # oversized body is a 413 before any key is checked or any rate counted.

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
+from http_api.routes import media as media_routes
 from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
@@ -35,6 +36,8 @@ from service import (
     inbound,
     outbound,
     pacer,
+    posts,
+    publishing,
     sequences,
     webhooks,
 )
@@ -46,6 +49,7 @@ from storage.migrations import migrate
 from storage.models import Account
 from tasks import analytics as analytics_tasks
 from tasks import engine as engine_tasks
+from tasks import posts as post_tasks
 from tasks import queue, scheduler
 from tasks import renewals as renewal_tasks
 from tasks import webhooks as webhook_tasks
@@ -69,25 +73,28 @@ def wire() -> None:
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
         inbound.register(handler, *kinds)
     inbound.register(automations.comment_received, "comment")
+    inbound.register(publishing.on_native_post, "post")
     conversations.reset_hooks()
     conversations.on_conversation_started(sequences.conversation_started)
     conversations.on_inbound_message(sequences.contact_wrote)
     accounts.set_dependent("conversations", conversations.delete_for_account)
     accounts.set_dependent("followerSnapshots", analytics.delete_for_account)
     accounts.set_dependent("broadcasts", broadcasts.delete_for_account)
+    accounts.set_dependent("postTargets", posts.delete_for_account)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
     engine.register(automations.REPLY_WORK)
     engine.register(sequences.ENROLLMENT_WORK)
     engine.register(broadcasts.START_WORK)
+    engine.register(publishing.TARGET_WORK)
     outbound.set_finish_listeners(broadcasts.message_finished)
     conversations.set_failed_later_hooks(broadcasts.message_failed_later)
     engine.set_nudger(engine_tasks.enqueue)
     events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
                         renewal_tasks.renew_due, analytics_tasks.snapshot_due,
-                        broadcasts.complete_finished])
+                        broadcasts.complete_finished, post_tasks.forget_expired_uploads])
 
 
 def prepare(settings: Settings) -> None:
@@ -150,7 +157,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
         finally:
             stop_worker(runtime)
 
-    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES]
+    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES, *media_routes.ROUTES]
     if settings.sandbox and not settings.sandbox_url:  # else `switchboard sandbox serve` runs it apart
         routes.append(Mount("/sandbox", app=sandbox_app(settings)))
     routes += endpoints.routes(settings)  # /.well-known, /oauth

@@ -46,6 +46,7 @@ from service import (
     broadcasts,
     conversations,
     outbound,
+    posts,
     sequences,
     shapes,
     workspace_shapes,
@@ -54,6 +55,7 @@ from service import (
 from service import automation_shapes as automation
 from service import broadcast_shapes as bc
 from service import inbox_shapes as inbox
+from service import post_shapes as post
 from service import sequence_shapes as sequence
 from service.auth import Actor
 from service.errors import Forbidden, ServiceError, Unauthorized
@@ -91,6 +93,21 @@ TOOLS: list[ToolDef] = [
             "What the platform makes the creator choose before publishing to this account (TikTok: privacy "
             "levels, comment/duet/stitch switches, maximum video length; fetched live).",
             model=account_shapes.AccountRef, output=account_shapes.PublishOptions, waits=True),
+    ToolDef("create_post", posts.create, "write",
+            "Create a post for one or more accounts: a draft (no scheduledFor, no publishNow), scheduled "
+            "(scheduledFor, with an offset or a timezone) or published now (publishNow: true). A target's content "
+            "replaces the post's on that platform; options carry platform choices (TikTok privacyLevel from "
+            "get_publish_options). Each target is checked against its platform first (422 with details). "
+            "Publishing reaches the public and cannot be undone from here.",
+            model=post.PostIn, output=post.Post, destructive=True, waits=True),
+    ToolDef("list_posts", posts.list_posts, "read",
+            "Posts newest first, filtered by status, profile, account, platform or source (service, external, "
+            "all); each with its targets' status and platform ids; paginated.",
+            model=post.PostQuery, output=page_of(post.Post)),
+    ToolDef("get_post", posts.get, "read",
+            "One post with each target's status (queued, publishing, published, failed, unknown), platform post "
+            "id, URL and error.",
+            model=post.PostRef, output=post.Post),
     ToolDef("list_conversations", conversations.list_conversations, "read",
             "The inbox: conversations newest first, filtered by platform (upper case: INSTAGRAM, WHATSAPP, "
             "TIKTOK, TELEGRAM, YOUTUBE, X), account or profile; paginated.",

@@ -21,6 +21,8 @@ from platforms.base import (
     MediaItem,
     PlatformFailure,
     PublishedPost,
+    PublishPending,
+    RecentPost,
     Rejected,
     SentMessage,
     Unsupported,
@@ -150,6 +152,16 @@ class BaseAdapter:
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
     ) -> PublishedPost:
         raise self._unsupported("publishing posts")
+
+    def publish_step(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
+        progress: dict[str, Any] | None,
+    ) -> PublishedPost | PublishPending:
+        # A platform that publishes in one call has one step.
+        return self.publish_post(account, text=text, media=media, options=options)
+
+    def recent_posts(self, account: AccountContext) -> list[RecentPost]:
+        raise self._unsupported("listing recent posts")
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         raise self._unsupported("deleting posts")

@@ -66,6 +66,13 @@ class Capabilities:
     inbound_webhooks: bool = False
     followers: bool = False
     conversations_listing: bool = False
+    # The platform lists the account's recent posts (`recent_posts`): a publish whose answer was
+    # lost is reconciled against that list, after `publish_settle_seconds` (the platform's own
+    # processing time), instead of waiting for a person.
+    post_listing: bool = False
+    publish_settle_seconds: float = 10.0
+    max_media: int | None = None  # items in one post (Instagram's carousel: 10)
+    video_posts: bool = True  # False where the adapter publishes text and images only
 
     def post_limit(self, *, with_media: bool) -> int | None:
         """How long a post's text may be, with or without media."""
@@ -121,6 +128,26 @@ class SentMessage:
 @dataclass(frozen=True)
 class PublishedPost:
     platform_post_id: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class PublishPending:
+    """A multi-step publish not finished yet: call `publish_step` again with `progress` after
+    `poll_after` seconds. `repeatable`: the next step may safely run twice (a status poll, or a step
+    before anything is public), so a worker lost during it is simply run again."""
+
+    progress: dict[str, Any]
+    poll_after: float
+    repeatable: bool = True
+
+
+@dataclass(frozen=True)
+class RecentPost:
+    """One of the account's recent posts as the platform lists it (for reconciliation)."""
+
+    platform_post_id: str
+    text: str | None
     url: str | None = None
 
 
@@ -242,6 +269,22 @@ class Adapter(Protocol):
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
     ) -> PublishedPost:
         """Publish one post now. Never retried by the adapter (a retry could publish twice)."""
+        ...
+
+    def publish_step(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
+        progress: dict[str, Any] | None,
+    ) -> PublishedPost | PublishPending:
+        """One durable step of a publish: the first with `progress=None`, then each with the
+        `progress` the previous step returned. Single-call platforms publish at once; multi-step ones
+        (Instagram containers, TikTok's init then status, YouTube's resumable upload) return
+        `PublishPending` instead of sleeping, and the service calls again when it is due (the work
+        row's `next_attempt_at`), after a restart too. Never retried by the adapter."""
+        ...
+
+    def recent_posts(self, account: AccountContext) -> list[RecentPost]:
+        """The account's most recent posts, newest first, where the platform lists them (else
+        `Unsupported`): a publish whose answer was lost is looked for here before anything else."""
         ...
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:

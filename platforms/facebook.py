@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from platforms._graph import FacebookLogin, MessengerStyle
-from platforms.base import AccountContext, Capabilities, ConnectedIdentity, MediaItem, PublishedPost, Rejected
+from platforms.base import (
+    AccountContext,
+    Capabilities,
+    ConnectedIdentity,
+    MediaItem,
+    PublishedPost,
+    RecentPost,
+    Rejected,
+)
 
 WEBHOOK_FIELDS = [
     "messages",
@@ -47,6 +55,8 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         oauth=True,
         inbound_webhooks=True,
         followers=True,
+        post_listing=True,
+        publish_settle_seconds=5.0,
     )
 
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
@@ -154,6 +164,17 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
             answer = self._graph("POST", f"{page}/feed", token, secrets=secrets, json=body)
             post_id = str(answer["id"])
         return PublishedPost(post_id, f"https://www.facebook.com/{post_id}")
+
+    def recent_posts(self, account: AccountContext) -> list[RecentPost]:
+        answer = self._graph(
+            "GET",
+            f"{account.platform_account_id}/published_posts",
+            self._token(account),
+            secrets=account.secrets(),
+            params={"fields": "id,message,permalink_url", "limit": "25"},
+        )
+        return [RecentPost(str(item["id"]), item.get("message"), item.get("permalink_url"))
+                for item in answer.get("data") or []]
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         self._delete_node(account, platform_post_id)

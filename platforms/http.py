@@ -29,11 +29,13 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(/bot\d+:)[A-Za-z0-9_-]+"), r"\1" + REDACTED),
     # bare Telegram token anywhere
     (re.compile(r"\b(\d{5,}:)[A-Za-z0-9_-]{30,}\b"), r"\1" + REDACTED),
+    # a media upload token (the upload URL's path; access logs show it)
+    (re.compile(r"\bupl_[0-9a-f]{64}\b"), "upl_" + REDACTED),
     # query strings and form bodies
     (
         re.compile(
             r"(?<![A-Za-z0-9_])((?:access_token|refresh_token|client_secret|fb_exchange_token|input_token|"
-            r"appsecret_proof|code_verifier|code|token|secret_token|id_token)=)[^&\s\"'<>]+"
+            r"appsecret_proof|code_verifier|code|token|secret_token|id_token|upload_id)=)[^&\s\"'<>]+"
         ),
         r"\1" + REDACTED,
     ),

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 META_PLATFORMS = ("instagram", "facebook", "whatsapp", "meta_ads")
 
-EventKind = Literal["message", "story_reply", "comment", "echo", "postback", "delivery", "read", "failed"]
+EventKind = Literal["message", "story_reply", "comment", "echo", "postback", "delivery", "read", "failed", "post"]
 
 
 @dataclass(frozen=True)
@@ -270,6 +270,23 @@ def _meta_change(platform: str, account: str, change: Any, entry_time: Any) -> I
     if (
         platform == "facebook"
         and field == "feed"
+        and value.get("item") in ("status", "post", "photo", "video")
+        and value.get("verb") == "add"
+        and str((value.get("from") or {}).get("id", "")) == account
+    ):
+        # The Page's own new post (a visitor's post on the Page is not the account's).
+        return InboundEvent(
+            platform,
+            "post",
+            account,
+            f"facebook:post:{value.get('post_id')}",
+            _from_seconds(value.get("created_time") or entry_time),
+            text=value.get("message"),
+            platform_message_id=str(value.get("post_id", "")),
+        )
+    if (
+        platform == "facebook"
+        and field == "feed"
         and value.get("item") == "comment"
         and value.get("verb") == "add"
     ):
@@ -407,6 +424,23 @@ def _parse_telegram(update: dict[str, Any], bot: str) -> list[InboundEvent]:
                 contact_name=name,
                 text=message.get("text") or message.get("caption"),
                 platform_message_id=str(message.get("message_id", "")),
+            )
+        ]
+    post = update.get("channel_post")
+    if isinstance(post, dict):
+        # A post in a channel the bot administers, made by a person in Telegram itself.
+        chat = post.get("chat") or {}
+        # Kept as the adapter names a channel post: `@username:message_id` (public channels), else the id.
+        chat_key = f"@{chat['username']}" if chat.get("username") else str(chat.get("id", ""))
+        return [
+            InboundEvent(
+                "telegram",
+                "post",
+                bot,
+                key,
+                _from_seconds(post.get("date")),
+                text=post.get("text") or post.get("caption"),
+                platform_message_id=f"{chat_key}:{post.get('message_id', '')}",
             )
         ]
     callback = update.get("callback_query")

@@ -19,10 +19,14 @@ from platforms.base import (
     AccountContext,
     Capabilities,
     ConnectedIdentity,
+    Indeterminate,
     MediaItem,
     PublishedPost,
+    PublishPending,
+    RecentPost,
     Rejected,
     RetryLater,
+    Unsupported,
 )
 from platforms.http import json_body
 
@@ -43,12 +47,15 @@ class InstagramAdapter(MessengerStyle):
         dm_text_limit=1000,
         post_text_limit=2200,
         post_media="required_image_or_video",
+        max_media=10,
+        post_listing=True,
+        publish_settle_seconds=30.0,
         button="template",
         messaging_window_hours=24,
         comments=True,
         private_replies=True,
         publish=True,
-        delete_post=True,
+        delete_post=False,  # not offered by the Instagram API with Instagram Login
         oauth=True,
         inbound_webhooks=True,
         followers=True,
@@ -57,6 +64,9 @@ class InstagramAdapter(MessengerStyle):
     lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     container_poll_seconds = 1.0
     container_poll_attempts = 60
+    max_items = 10  # a carousel's children
+    image_poll_seconds = 1.0
+    video_poll_seconds = 10.0  # video containers take minutes: one status poll every 10 s
 
     def _app_secret(self) -> str:
         # Instagram Login tokens are proven with the Instagram app's own secret.
@@ -189,22 +199,15 @@ class InstagramAdapter(MessengerStyle):
         )
         return str(answer["id"])
 
-    def _wait_finished(self, account: AccountContext, container_id: str) -> None:
-        for _ in range(self.container_poll_attempts):
-            answer = self._graph(
-                "GET",
-                container_id,
-                self._token(account),
-                secrets=account.secrets(),
-                params={"fields": "status_code"},
-            )
-            status = answer.get("status_code")
-            if status in (None, "FINISHED", "PUBLISHED"):
-                return
-            if status in ("ERROR", "EXPIRED"):
-                raise Rejected(f"Instagram could not process the media ({status})", str(status))
-            time.sleep(self.container_poll_seconds)
-        raise RetryLater("Instagram is still processing the media", 60.0)
+    def _status(self, account: AccountContext, container_id: str) -> str:
+        answer = self._graph(
+            "GET",
+            container_id,
+            self._token(account),
+            secrets=account.secrets(),
+            params={"fields": "status_code"},
+        )
+        return str(answer.get("status_code") or "FINISHED")
 
     @staticmethod
     def _media_fields(item: MediaItem) -> dict[str, Any]:
@@ -212,26 +215,43 @@ class InstagramAdapter(MessengerStyle):
             return {"media_type": "REELS", "video_url": item.url}
         return {"image_url": item.url}
 
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        if not media:
-            raise Rejected("Instagram needs an image or a video", "media_required")
-        if len(media) == 1:
-            container = self._container(account, {**self._media_fields(media[0]), "caption": text})
-        else:
-            children = []
-            for item in media[:10]:
-                fields = self._media_fields(item)
-                if item.is_video:
-                    fields["media_type"] = "VIDEO"
-                children.append(self._container(account, {**fields, "is_carousel_item": True}))
-            for child in children:
-                self._wait_finished(account, child)
-            container = self._container(
-                account, {"media_type": "CAROUSEL", "children": ",".join(children), "caption": text}
-            )
-        self._wait_finished(account, container)
+    def publish_step(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
+        progress: dict[str, Any] | None,
+    ) -> PublishedPost | PublishPending:
+        """Containers (and a carousel's children) → status polls until FINISHED → `media_publish`.
+
+        A video container takes minutes to process: each poll is a step of its own, due
+        `video_poll_seconds` later, never a sleep. The `status` step may safely run twice: a
+        container already published answers PUBLISHED, and its media is then found among the
+        account's recent media rather than published again."""
+        if progress is None:
+            return self._create(account, text=text, media=media)
+        # Polls back off: soon at first (an image is ready at once), every `video_poll_seconds` at most.
+        polls = int(progress.get("polls", 0))
+        progress = {**progress, "polls": polls + 1}
+        poll = min(self.video_poll_seconds if progress.get("video") else self.image_poll_seconds, 0.5 * 2 ** polls)
+        if progress.get("phase") == "children":
+            statuses = [self._status(account, child) for child in progress["children"]]
+            failed = [s for s in statuses if s in ("ERROR", "EXPIRED")]
+            if failed:
+                raise Rejected(f"Instagram could not process a carousel item ({failed[0]})", failed[0])
+            if any(s != "FINISHED" for s in statuses):
+                return PublishPending(progress, poll_after=poll)
+            container = self._container(account, {"media_type": "CAROUSEL", "children": ",".join(progress["children"]),
+                                                  "caption": text})
+            return PublishPending({**progress, "phase": "status", "container": container}, poll_after=0.0)
+        container = str(progress["container"])
+        status = self._status(account, container)
+        if status in ("ERROR", "EXPIRED"):
+            raise Rejected(f"Instagram could not process the media ({status})", status)
+        if status == "PUBLISHED":
+            for recent in self.recent_posts(account):
+                if (recent.text or "") == text:
+                    return PublishedPost(recent.platform_post_id, recent.url)
+            raise Indeterminate("Instagram says the container is published but its media is not listed yet")
+        if status != "FINISHED":
+            return PublishPending(progress, poll_after=poll)
         answer = self._graph(
             "POST",
             f"{account.platform_account_id}/media_publish",
@@ -245,5 +265,49 @@ class InstagramAdapter(MessengerStyle):
         ).get("permalink")
         return PublishedPost(media_id, permalink)
 
+    def _create(self, account: AccountContext, *, text: str, media: list[MediaItem]) -> PublishPending:
+        if not media:
+            raise Rejected("Instagram needs an image or a video", "media_required")
+        if len(media) > self.max_items:
+            raise Rejected(f"an Instagram carousel takes at most {self.max_items} items",
+                           "too_many_items")
+        video = any(item.is_video for item in media)
+        if len(media) == 1:
+            container = self._container(account, {**self._media_fields(media[0]), "caption": text})
+            return PublishPending({"phase": "status", "container": container, "video": video}, poll_after=0.0)
+        children = []
+        for item in media:
+            fields = self._media_fields(item)
+            if item.is_video:
+                fields["media_type"] = "VIDEO"
+            children.append(self._container(account, {**fields, "is_carousel_item": True}))
+        return PublishPending({"phase": "children", "children": children, "video": video}, poll_after=0.0)
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        """All the steps in one call, with short sleeps between polls (for callers without the engine)."""
+        progress: dict[str, Any] | None = None
+        for _ in range(self.container_poll_attempts):
+            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
+            if isinstance(step, PublishedPost):
+                return step
+            progress = step.progress
+            time.sleep(min(step.poll_after, self.container_poll_seconds))
+        raise RetryLater("Instagram is still processing the media", 60.0)
+
+    def recent_posts(self, account: AccountContext) -> list[RecentPost]:
+        answer = self._graph(
+            "GET",
+            f"{account.platform_account_id}/media",
+            self._token(account),
+            secrets=account.secrets(),
+            params={"fields": "id,caption,permalink,timestamp", "limit": "25"},
+        )
+        return [RecentPost(str(item["id"]), item.get("caption"), item.get("permalink"))
+                for item in answer.get("data") or []]
+
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
-        self._delete_node(account, platform_post_id)
+        # The Instagram API with Instagram Login offers no way to delete media (only the app does).
+        raise Unsupported("the Instagram API with Instagram Login has no endpoint to delete a post; delete it in "
+                          "the Instagram app")

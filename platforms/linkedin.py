@@ -68,6 +68,8 @@ class LinkedInAdapter(BaseAdapter):
     capabilities = Capabilities(
         post_text_limit=3000,
         post_media="optional",
+        max_media=1,
+        video_posts=False,
         publish=True,
         delete_post=True,
         oauth=True,

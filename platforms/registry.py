@@ -84,6 +84,11 @@ class PlatformConfig:
     connect_timeout_seconds: float = 5.0
     max_connections: int = 200
     sandbox: bool = False
+    tiktok_audited: bool = False
+    """Whether TikTok has audited the app: until it has, every post must be `SELF_ONLY`."""
+    tiktok_verified_domains: tuple[str, ...] = ()
+    """Hosts whose URLs TikTok pulls videos from (verified in its developer portal); media served from
+    any other host goes by `FILE_UPLOAD` instead (`url_ownership_unverified` otherwise)."""
 
     def endpoint(self, platform: str) -> Endpoints:
         return self.endpoints[platform]

@@ -25,6 +25,7 @@ from platforms.base import (
     PlatformFailure,
     PublishedPost,
     ReauthRequired,
+    RecentPost,
     Rejected,
     RetryLater,
     SentMessage,
@@ -83,6 +84,10 @@ class XAdapter(BaseAdapter):
         dm_text_limit=10000,
         post_text_limit=280,
         post_media="optional",
+        max_media=4,
+        video_posts=False,
+        post_listing=True,
+        publish_settle_seconds=5.0,
         comments=True,
         publish=True,
         delete_post=True,
@@ -236,6 +241,12 @@ class XAdapter(BaseAdapter):
         answer = self._api(account, "POST", "/2/tweets", json=body)
         post_id = str(answer["data"]["id"])
         return PublishedPost(post_id, f"https://x.com/i/web/status/{post_id}")
+
+    def recent_posts(self, account: AccountContext) -> list[RecentPost]:
+        answer = self._api(account, "GET", f"/2/users/{account.platform_account_id}/tweets",
+                           params={"max_results": "20", "tweet.fields": "created_at"})
+        return [RecentPost(str(t["id"]), t.get("text"), f"https://x.com/i/web/status/{t['id']}")
+                for t in answer.get("data") or []]
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         try:

@@ -18,6 +18,7 @@ from platforms.base import (
     MediaItem,
     PlatformFailure,
     PublishedPost,
+    PublishPending,
     ReauthRequired,
     Rejected,
     RetryLater,
@@ -169,13 +170,36 @@ class YouTubeAdapter(BaseAdapter):
         return str((answer or {})["id"])
 
     # -- publishing ------------------------------------------------------------------------
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
+    def publish_step(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
+        progress: dict[str, Any] | None,
+    ) -> PublishedPost | PublishPending:
+        """A resumable upload in two durable steps: open the session (nothing is public yet), then
+        send the bytes. The second step may run again after a crash: it first asks the session how far
+        it got (`Content-Range: bytes */size`), and a finished session answers with its video instead
+        of taking the bytes twice."""
         videos = [m for m in media if m.is_video]
         if not videos:
             raise Rejected("YouTube needs a video", "media_required")
         video = videos[0]
+        if progress is None:
+            return PublishPending({"phase": "upload", "location": self._session(account, text, video, options)},
+                                  poll_after=0.0)
+        location = str(progress["location"])
+        try:
+            # 308 Resume Incomplete is the answer of a session still waiting for its bytes.
+            status = self.http.client.request(
+                "PUT", location, content=b"",
+                headers={**self._headers(account), "Content-Range": f"bytes */{video.size}"})
+        except httpx2.TransportError:
+            raise RetryLater("YouTube could not be reached to resume the upload", 15.0) from None
+        if status.status_code in (200, 201):
+            return self._published(status)
+        if status.status_code != 308:
+            raise google_classify(status, account.secrets())
+        return self._published(self._send_bytes(account, location, video))
+
+    def _session(self, account: AccountContext, text: str, video: MediaItem, options: dict[str, Any]) -> str:
         title = str(options.get("title") or (text.splitlines()[0] if text else "") or "Untitled")[:100]
         metadata = {
             "snippet": {
@@ -199,6 +223,9 @@ class YouTubeAdapter(BaseAdapter):
         location = started.headers.get("location")
         if not location:
             raise RetryLater("YouTube gave no upload location", 30.0)
+        return str(location)
+
+    def _send_bytes(self, account: AccountContext, location: str, video: MediaItem) -> httpx2.Response:
         client = self.http.client
         try:
             with client.stream("GET", video.url) as source:
@@ -206,7 +233,7 @@ class YouTubeAdapter(BaseAdapter):
                     raise Rejected(
                         f"the media could not be read (HTTP {source.status_code})", "media_unreadable"
                     )
-                uploaded = self.http.request(
+                return self.http.request(
                     "PUT",
                     location,
                     classify=google_classify,
@@ -220,8 +247,22 @@ class YouTubeAdapter(BaseAdapter):
                 )
         except httpx2.TransportError:
             raise RetryLater("the media could not be read", 30.0) from None
-        video_id = str((json_body(uploaded) or {})["id"])
+
+    @staticmethod
+    def _published(answer: httpx2.Response) -> PublishedPost:
+        video_id = str((json_body(answer) or {})["id"])
         return PublishedPost(video_id, f"https://www.youtube.com/watch?v={video_id}")
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        progress: dict[str, Any] | None = None
+        for _ in range(3):
+            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
+            if isinstance(step, PublishedPost):
+                return step
+            progress = step.progress
+        raise RetryLater("YouTube did not finish the upload", 30.0)
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         try:

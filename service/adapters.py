@@ -60,6 +60,8 @@ def platform_config(settings: Settings) -> PlatformConfig:
         )
     if settings.linkedin_version:
         config.linkedin_version = settings.linkedin_version
+    config.tiktok_audited = settings.tiktok_audited
+    config.tiktok_verified_domains = settings.tiktok_verified_domains
     for platform, url in settings.platform_base_urls.items():
         config.endpoints[platform] = Endpoints(url, url, url)
     return config

@@ -50,6 +50,9 @@ class Kind:
     lost: str | None = None  # status of an in-flight row whose lease expired
     on_lost: LostHook | None = None  # runs in the sweep's transaction with the rows just marked lost
     returning: tuple[str, ...] = ()  # columns handed back with the claim
+    # Runs the due rows the sweep found in this (worker) process itself, after the sweep commits,
+    # instead of through the queue: for kinds whose `run` hands rows to a pool of their own anyway.
+    dispatch: Callable[[list[str]], None] | None = None
     sweep_batch: int = 500
     sweep_batches_per_tick: int = 4  # bounded: one busy kind must not starve the tick's other jobs
 
@@ -223,7 +226,11 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
         (moment, moment, moment, stale, moment, moment, stale),
     ).fetchall()
     nudged = [row[0] for row in rows]
-    nudge_after_commit(kind, nudged)
+    if kind.dispatch is not None and nudged:
+        dispatch = kind.dispatch
+        db.after_commit(lambda: dispatch(nudged))
+    else:
+        nudge_after_commit(kind, nudged)
     return Swept(nudged, lost)
 
 

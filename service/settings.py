@@ -72,6 +72,11 @@ class Settings:
     # How long a worker holds an outbound message it is sending. A message still `sending` when its
     # lease runs out (its process died during the platform call) becomes `unknown`.
     send_lease_seconds: float = 60.0
+    # How long a worker holds a post target during its platform call (`unknown` when it runs out).
+    publish_lease_seconds: float = 120.0
+    # Media uploads: the largest file taken, and how long an upload token stays valid.
+    media_max_bytes: int = 512 * 1024 * 1024
+    upload_ttl_seconds: int = 3600
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
     oidc_client_secret: str | None = None
@@ -81,6 +86,8 @@ class Settings:
     instagram_app_secret: str = ""
     linkedin_version: str = ""
     meta_verify_token: str = ""
+    tiktok_audited: bool = False
+    tiktok_verified_domains: tuple[str, ...] = ()
 
     @property
     def sandbox_base_url(self) -> str:
@@ -124,6 +131,9 @@ class Settings:
             webhook_ca_bundle=env.get("SWITCHBOARD_WEBHOOK_CA_BUNDLE") or None,
             rate_limit_per_minute=int(env.get("SWITCHBOARD_RATE_LIMIT_PER_MINUTE") or 600),
             send_lease_seconds=float(env.get("SWITCHBOARD_SEND_LEASE_SECONDS") or 60),
+            publish_lease_seconds=float(env.get("SWITCHBOARD_PUBLISH_LEASE_SECONDS") or 120),
+            media_max_bytes=int(env.get("SWITCHBOARD_MEDIA_MAX_BYTES") or 512 * 1024 * 1024),
+            upload_ttl_seconds=int(env.get("SWITCHBOARD_UPLOAD_TTL_SECONDS") or 3600),
             oidc_issuer=env.get("SWITCHBOARD_OIDC_ISSUER") or None,
             oidc_client_id=env.get("SWITCHBOARD_OIDC_CLIENT_ID") or None,
             oidc_client_secret=env.get("SWITCHBOARD_OIDC_CLIENT_SECRET") or None,
@@ -133,6 +143,10 @@ class Settings:
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
+            tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
+            tiktok_verified_domains=tuple(
+                d.strip().lower() for d in (env.get("SWITCHBOARD_TIKTOK_VERIFIED_DOMAINS") or "").split(",")
+                if d.strip()),
         )
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
 

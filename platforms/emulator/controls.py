@@ -67,6 +67,8 @@ class Controls(EmulatorBase):
                 Route(f"/{platform}/sent", self.c_sent, methods=["GET"]),
                 Route(f"/{platform}/followers", self.c_followers, methods=["POST"]),
                 Route(f"/{platform}/latency", self.c_latency, methods=["POST"]),
+                Route(f"/{platform}/processing", self.c_processing, methods=["POST"]),
+                Route(f"/{platform}/native-post", self.c_native_post, methods=["POST"]),
                 Route(f"/{platform}/faults", self.c_faults, methods=["POST"]),
                 Route(f"/{platform}/accounts", self.c_accounts, methods=["POST"]),
                 Route(f"/{platform}/expire-token", self.c_expire, methods=["POST"]),
@@ -267,6 +269,45 @@ class Controls(EmulatorBase):
             },
         }
 
+    # -- a post made in the platform's own app ---------------------------------------------------
+    async def c_native_post(self, request: Request) -> Response:
+        """`{accountId, text}`: the account posts on the platform itself (not through the service); the
+        platform tells the service by its webhook: Telegram a `channel_post` update, Facebook a Page
+        `feed` change (`item: status`, `verb: add`)."""
+
+        async def run(platform: str, request: Request) -> Response:
+            body = _check(await self._body(request), {"accountId": (str, True), "text": (str, True),
+                                                     "chatId": (str, False)})
+            if platform not in ("telegram", "facebook"):
+                raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no webhook for new posts"}])
+            try:
+                account = await self._account(platform, body["accountId"])
+            except LookupError:
+                return self._unknown(body["accountId"])
+            at = time.time()
+            if platform == "telegram":
+                chat = body.get("chatId") or "@sandboxchannel"
+                message_id = self.state.serial()
+                post_id = f"{chat}:{message_id}"
+                account.posts[post_id] = {"text": body["text"]}
+                payload: dict[str, Any] = {"update_id": 100000000 + self.state.serial(), "channel_post": {
+                    "message_id": message_id, "date": int(at), "text": body["text"],
+                    "chat": {"id": -1001000000000 - self.state.serial(), "type": "channel",
+                             "username": chat.lstrip("@"), "title": chat.lstrip("@")}}}
+            else:
+                post_id = f"{account.id}_{14000000000000000 + self.state.serial()}"
+                account.posts[post_id] = {"text": body["text"], "permalink": f"https://www.facebook.com/{post_id}"}
+                change = {"field": "feed", "value": {
+                    "item": "status", "verb": "add", "post_id": post_id, "message": body["text"],
+                    "from": {"id": account.id, "name": account.display_name}, "created_time": int(at)}}
+                payload = {"object": "page", "entry": [{"id": account.id, "time": int(at), "changes": [change]}]}
+            answer = await self._send_hook(platform, account, payload)
+            if answer.status_code >= 300:
+                return answer
+            return JSONResponse({"platformPostId": post_id})
+
+        return await self._guard(request, run)
+
     # -- comment -----------------------------------------------------------------------------
     async def c_comment(self, request: Request) -> Response:
         return await self._guard(request, self._comment)
@@ -464,6 +505,22 @@ class Controls(EmulatorBase):
                 raise ControlInvalid([{"field": "milliseconds", "message": "must be 0..60000"}])
             self.state.set_latency(platform, body["milliseconds"])
             return JSONResponse({"milliseconds": body["milliseconds"]})
+
+        return await self._guard(request, run)
+
+    async def c_processing(self, request: Request) -> Response:
+        """`{seconds?, advanceSeconds?}`: how long video media takes to process from now on (Instagram
+        containers), and/or move the emulator's clock on, so processing ends without waiting."""
+
+        async def run(platform: str, request: Request) -> Response:
+            body = _check(await self._body(request), {"seconds": ((int, float), False),
+                                                     "advanceSeconds": ((int, float), False)})
+            if body.get("seconds") is not None:
+                self.processing_seconds[platform] = float(body["seconds"])
+            if body.get("advanceSeconds") is not None:
+                self.clock_offset += float(body["advanceSeconds"])
+            return JSONResponse({"seconds": self.processing_seconds.get(platform, 0.0),
+                                 "clockOffsetSeconds": self.clock_offset})
 
         return await self._guard(request, run)
 

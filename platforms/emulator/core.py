@@ -383,9 +383,17 @@ class EmulatorBase:
             if isinstance(code, dict):
                 self.codes[value] = AuthCode(**code)
         self.started = time.time()
+        # How long video media takes to process, per platform (control `processing`), and how far
+        # the emulator's clock was moved on (`advanceSeconds`): a container that takes minutes is
+        # tried without waiting minutes. Kept in memory only.
+        self.processing_seconds: dict[str, float] = {}
+        self.clock_offset = 0.0
         # Webhooks the platform sends a moment after answering (a delivery's failed status), kept
         # referenced until they ran.
         self._background: set[asyncio.Task[None]] = set()
+
+    def now(self) -> float:
+        return time.time() + self.clock_offset
 
     # -- API calls ---------------------------------------------------------------------------
     def bearer(self, request: Request) -> str | None:
@@ -404,10 +412,12 @@ class EmulatorBase:
         kinds: tuple[str, ...] = ("access",),
         auth: bool = True,
     ) -> Response:
+        # The request is the platform's once received: a client that dies while the platform takes
+        # its time does not undo the call (what makes a lost answer dangerous to repeat).
+        raw = await request.body()
         delay = self.state.latency_ms.get(platform, 0)
         if delay:
             await asyncio.sleep(delay / 1000)
-        raw = await request.body()
         token = account = None
         if auth:
             value = token_value if token_value is not None else self.bearer(request)

@@ -262,6 +262,9 @@ class MetaEmulator(EmulatorBase):
         method = call.request.method
         fields = str(call.params().get("fields", "")).split(",")
         if method == "DELETE":
+            if call.platform == "instagram":
+                # The Instagram API with Instagram Login has no way to delete media.
+                return graph_error(400, 3, "(#3) Application does not have the capability to make this API call.")
             if node in account.posts:
                 account.posts.pop(node)
                 self.record(call, "delete_post", node, None, node)
@@ -307,7 +310,7 @@ class MetaEmulator(EmulatorBase):
             }
             return JSONResponse({k: v for k, v in data.items() if k in fields or k == "id"})
         if node in account.containers:
-            return JSONResponse({"status_code": account.containers[node]["status_code"], "id": node})
+            return JSONResponse({"status_code": self._ig_status(account.containers[node]), "id": node})
         if node in account.posts:
             post = account.posts[node]
             return JSONResponse({"id": node, "permalink": post["permalink"], "caption": post.get("text")})
@@ -367,6 +370,10 @@ class MetaEmulator(EmulatorBase):
         if call.platform == "instagram" and node == account.id:
             if method == "GET" and edge == "conversations":
                 return self._ig_conversations(call.request, account)
+            if method == "GET" and edge == "media":
+                return graph_page(call.request, [
+                    {"id": pid, "caption": post.get("text"), "permalink": post.get("permalink")}
+                    for pid, post in reversed(list(account.posts.items()))])
             if method == "POST" and edge == "media":
                 return self._ig_container(call, account)
             if method == "POST" and edge == "media_publish":
@@ -392,6 +399,10 @@ class MetaEmulator(EmulatorBase):
                 )
             if method == "POST" and node == account.id and edge in ("feed", "photos", "videos"):
                 return self._fb_publish(call, account, edge)
+            if method == "GET" and node == account.id and edge == "published_posts":
+                return graph_page(call.request, [
+                    {"id": pid, "message": post.get("text"), "permalink_url": post.get("permalink")}
+                    for pid, post in reversed(list(account.posts.items()))])
         if call.platform == "whatsapp":
             if method == "POST" and edge == "messages" and node == account.id:
                 return self._wa_send(call, account)
@@ -559,19 +570,30 @@ class MetaEmulator(EmulatorBase):
                 return graph_error(
                     400, 100, "(#100) children must list 2 to 10 carousel item containers", 2207014
                 )
+            if any(self._ig_status(account.containers[c]) != "FINISHED" for c in children):
+                return graph_error(400, 9007, "Media ID is not available", 2207027)
         elif media_type in ("REELS", "VIDEO"):
             if not params.get("video_url"):
                 return graph_error(400, 100, "(#100) video_url is required for video media", 2207026)
         elif not params.get("image_url"):
             return graph_error(400, 100, "(#100) image_url is required", 2207052)
         container_id = f"{17900000000000000 + self.state.serial()}"
-        account.containers[container_id] = {"status_code": "FINISHED", "params": call.payload()}
+        # Video containers take the platform's processing time (minutes on Instagram): IN_PROGRESS until then.
+        video = media_type in ("REELS", "VIDEO")
+        delay = self.processing_seconds.get("instagram", 0.0) if video else 0.0
+        account.containers[container_id] = {"status_code": "IN_PROGRESS" if delay else "FINISHED",
+                                            "params": call.payload(), "ready_at": self.now() + delay}
         return JSONResponse({"id": container_id})
+
+    def _ig_status(self, container: dict[str, Any]) -> str:
+        if container["status_code"] == "IN_PROGRESS" and self.now() >= container.get("ready_at", 0):
+            container["status_code"] = "FINISHED"
+        return str(container["status_code"])
 
     def _ig_publish(self, call: Call, account: Account) -> Response:
         creation = str(call.params().get("creation_id", ""))
         container = account.containers.get(creation)
-        if container is None or container["status_code"] != "FINISHED":
+        if container is None or self._ig_status(container) != "FINISHED":
             return graph_error(400, 9007, "Media ID is not available", 2207027)
         if container.get("is_item") or container["params"].get("is_carousel_item") in (True, "true"):
             return graph_error(400, 100, "(#100) A carousel item cannot be published on its own", 2207014)

@@ -7,7 +7,7 @@ import re
 import time
 import uuid
 from typing import Any
-from urllib.parse import unquote, urlencode
+from urllib.parse import unquote, urlencode, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -73,6 +73,8 @@ class OtherEmulators(EmulatorBase):
             Route("/tiktok/v2/post/publish/creator_info/query/", self.tt_creator, methods=["POST"]),
             Route("/tiktok/v2/post/publish/video/init/", self.tt_init, methods=["POST"]),
             Route("/tiktok/v2/post/publish/status/fetch/", self.tt_status, methods=["POST"]),
+            Route("/tiktok/upload/{publish_id}", self.tt_upload, methods=["PUT"]),
+            Route("/tiktok/v2/video/list/", self.tt_videos, methods=["POST"]),
             Route("/youtube/o/oauth2/v2/auth", self.yt_authorize, methods=["GET"]),
             Route("/youtube/token", self.yt_token, methods=["POST"]),
             Route("/youtube/youtube/v3/channels", self.yt_channels, methods=["GET"]),
@@ -84,6 +86,7 @@ class OtherEmulators(EmulatorBase):
             Route("/x/2/users/me", self.x_me, methods=["GET"]),
             Route("/x/2/tweets", self.x_tweet, methods=["POST"]),
             Route("/x/2/tweets/{id}", self.x_delete, methods=["DELETE"]),
+            Route("/x/2/users/{id}/tweets", self.x_timeline, methods=["GET"]),
             Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
             Route("/x/2/media/upload", self.x_media, methods=["POST"]),
             Route("/linkedin/oauth/v2/authorization", self.li_authorize, methods=["GET"]),
@@ -365,6 +368,10 @@ class OtherEmulators(EmulatorBase):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            # TikTok allows 20 creator_info queries a minute per user token.
+            if self.rate_limits and self.state.over_rate("tiktok", f"creator_info:{account.id}", 20, seconds=60):
+                return tiktok_error(429, "rate_limit_exceeded", "The API rate limit was exceeded.",
+                                    headers={"Retry-After": "60"})
             return self._tt_ok(
                 {
                     "creator_avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",
@@ -391,18 +398,88 @@ class OtherEmulators(EmulatorBase):
                 return tiktok_error(
                     400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options."
                 )
+            if not self.config.tiktok_audited and info.get("privacy_level") != "SELF_ONLY":
+                return tiktok_error(
+                    403, "unaudited_client_can_only_post_to_private_accounts",
+                    "Unaudited clients can only post with privacy_level SELF_ONLY.",
+                )
             if len(str(info.get("title", ""))) > 2200:
                 return tiktok_error(400, "invalid_params", "title is longer than 2200 characters.")
-            if source.get("source") != "PULL_FROM_URL" or not source.get("video_url"):
-                return tiktok_error(
-                    400, "invalid_params", "source_info: PULL_FROM_URL with a video_url is required."
-                )
-            publish_id = f"v_pub_url~v2.{self.state.serial()}{random_token(12)}"
-            post_id = str(7300000000000000000 + self.state.serial())
-            account.uploads[publish_id] = {"post_id": post_id}
-            account.posts[post_id] = {"text": info.get("title")}
-            self.record(call, "post", post_id, info.get("title"), post_id)
-            return self._tt_ok({"publish_id": publish_id})
+            publish_id = f"v_pub_{'url' if source.get('source') == 'PULL_FROM_URL' else 'file'}~v2."
+            publish_id += f"{self.state.serial()}{random_token(12)}"
+            if source.get("source") == "PULL_FROM_URL" and source.get("video_url"):
+                host = (urlsplit(str(source["video_url"])).hostname or "").lower()
+                if host not in self.config.tiktok_verified_domains:
+                    return tiktok_error(
+                        403, "url_ownership_unverified",
+                        "The domain or URL prefix of video_url is not verified for this app.",
+                    )
+                self._tt_publish(call, account, publish_id, info)
+                return self._tt_ok({"publish_id": publish_id})
+            if source.get("source") == "FILE_UPLOAD":
+                size, chunk, count = (source.get("video_size"), source.get("chunk_size"),
+                                      source.get("total_chunk_count"))
+                if not all(isinstance(v, int) and v > 0 for v in (size, chunk, count)):
+                    return tiktok_error(400, "invalid_params", "video_size, chunk_size and total_chunk_count are "
+                                        "required for FILE_UPLOAD.")
+                assert isinstance(size, int) and isinstance(chunk, int) and isinstance(count, int)
+                if count != max(1, size // chunk) or (size > chunk and chunk < 5 * 1024 * 1024):
+                    return tiktok_error(400, "invalid_params", "The chunk_size and total_chunk_count do not "
+                                        "describe video_size (chunks of 5 to 64 MB; a file under 5 MB in one).")
+                account.uploads[publish_id] = {"status": "PROCESSING_UPLOAD", "size": size, "received": 0,
+                                               "info": info, "payload": body}
+                here = str(call.request.url).split("?")[0]
+                upload_url = here.removesuffix("/v2/post/publish/video/init/") + f"/upload/{publish_id}"
+                return self._tt_ok({"publish_id": publish_id, "upload_url": upload_url})
+            return tiktok_error(400, "invalid_params",
+                                "source_info: PULL_FROM_URL with a video_url, or FILE_UPLOAD, is required.")
+
+        return await self.api("tiktok", request, handle)
+
+    def _tt_publish(self, call: Call, account: Account, publish_id: str, info: dict[str, Any]) -> None:
+        post_id = str(7300000000000000000 + self.state.serial())
+        account.uploads[publish_id] = {**account.uploads.get(publish_id, {}), "post_id": post_id,
+                                       "status": "PUBLISH_COMPLETE"}
+        account.posts[post_id] = {"text": info.get("title")}
+        self.record(call, "post", post_id, info.get("title"), post_id,
+                    account.uploads[publish_id].get("payload") or call.payload())
+
+    async def tt_upload(self, request: Request) -> Response:
+        """The upload URL of a FILE_UPLOAD: chunks with `Content-Range: bytes a-b/total`; the video is
+        published once the last byte is in."""
+        publish_id = request.path_params["publish_id"]
+
+        async def handle(call: Call) -> Response:
+            found = self.state.accounts_where("tiktok", lambda a: publish_id in a.uploads)
+            if not found:
+                return tiktok_error(404, "invalid_publish_id", "The upload does not exist.")
+            account = found[0]
+            self.state.touch(account)
+            upload = account.uploads[publish_id]
+            match = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", request.headers.get("content-range", ""))
+            if match is None or int(match[3]) != upload["size"] or int(match[2]) - int(match[1]) + 1 != len(call.raw):
+                return tiktok_error(400, "invalid_params", "Content-Range does not describe the chunk.")
+            if upload.get("post_id"):
+                return Response(status_code=201)  # complete already: a repeated chunk changes nothing
+            upload["received"] = max(upload["received"], int(match[2]) + 1)
+            if upload["received"] < upload["size"]:
+                return Response(status_code=206)
+            upload["status"] = "PUBLISH_COMPLETE"
+            owner = Call(call.request, "tiktok", None, account, b"")
+            self._tt_publish(owner, account, publish_id, upload["info"])
+            return Response(status_code=201)
+
+        return await self.api("tiktok", request, handle, auth=False)
+
+    async def tt_videos(self, request: Request) -> Response:
+        """`POST /v2/video/list/`: the creator's posts, newest first."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            videos = [{"id": pid, "title": post.get("text"), "share_url": f"https://www.tiktok.com/@{account.username}"
+                       f"/video/{pid}"} for pid, post in reversed(list(account.posts.items()))][:20]
+            return self._tt_ok({"videos": videos, "cursor": 0, "has_more": False})
 
         return await self.api("tiktok", request, handle)
 
@@ -413,11 +490,14 @@ class OtherEmulators(EmulatorBase):
             upload = account.uploads.get(str(call.body_json().get("publish_id")))
             if upload is None:
                 return tiktok_error(400, "invalid_publish_id", "The publish_id does not exist.")
+            if not upload.get("post_id"):
+                return self._tt_ok({"status": upload.get("status", "PROCESSING_UPLOAD"),
+                                    "uploaded_bytes": upload.get("received", 0)})
             return self._tt_ok(
                 {
                     "status": "PUBLISH_COMPLETE",
                     "publicaly_available_post_id": [int(upload["post_id"])],
-                    "uploaded_bytes": 0,
+                    "uploaded_bytes": upload.get("size", 0),
                 }
             )
 
@@ -533,14 +613,23 @@ class OtherEmulators(EmulatorBase):
                 return Response(
                     status_code=200, headers={"Location": location, "X-GUploader-UploadID": upload_id}
                 )
-            upload = account.uploads.pop(call.query.get("upload_id", ""), None)
+            upload = account.uploads.get(call.query.get("upload_id", ""))
             if upload is None:
                 return google_error(404, "notFound", "The upload session does not exist.")
+            content_range = call.request.headers.get("content-range", "")
+            if content_range.startswith("bytes */"):
+                # A status query of the session (how an interrupted upload resumes): done → the video.
+                if upload.get("video_id"):
+                    return self._yt_video(upload)
+                return Response(status_code=308)
+            if upload.get("video_id"):
+                return self._yt_video(upload)  # sent again after it completed: the same video, not another
             if upload["length"] is not None and str(len(call.raw)) != upload["length"]:
                 return google_error(
                     400, "badContent", "The uploaded size does not match X-Upload-Content-Length."
                 )
             video_id = random_token(11)
+            upload["video_id"] = video_id
             metadata = upload["metadata"]
             account.posts[video_id] = {"text": (metadata.get("snippet") or {}).get("description")}
             self.record(
@@ -551,16 +640,21 @@ class OtherEmulators(EmulatorBase):
                 video_id,
                 {**metadata, "uploadedBytes": len(call.raw)},
             )
-            return JSONResponse(
-                {
-                    "kind": "youtube#video",
-                    "id": video_id,
-                    "snippet": metadata.get("snippet"),
-                    "status": {**(metadata.get("status") or {}), "uploadStatus": "uploaded"},
-                }
-            )
+            return self._yt_video(upload)
 
         return await self.api("youtube", request, handle)
+
+    @staticmethod
+    def _yt_video(upload: dict[str, Any]) -> JSONResponse:
+        metadata = upload["metadata"]
+        return JSONResponse(
+            {
+                "kind": "youtube#video",
+                "id": upload["video_id"],
+                "snippet": metadata.get("snippet"),
+                "status": {**(metadata.get("status") or {}), "uploadStatus": "uploaded"},
+            }
+        )
 
     async def yt_delete(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:
@@ -727,6 +821,21 @@ class OtherEmulators(EmulatorBase):
                 )
             self.record(call, "delete_post", tweet_id, None, tweet_id)
             return JSONResponse({"data": {"deleted": True}})
+
+        return await self.api("x", request, handle)
+
+    async def x_timeline(self, request: Request) -> Response:
+        """`GET /2/users/{id}/tweets`: the user's own posts, newest first."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.request.path_params["id"] != account.id:
+                return x_error(404, "Not Found Error", "Could not find user.",
+                               kind="https://api.twitter.com/2/problems/resource-not-found")
+            tweets = [{"id": pid, "text": post.get("text")} for pid, post in reversed(list(account.posts.items()))]
+            limit = int(call.query.get("max_results", "10") or 10)
+            return JSONResponse({"data": tweets[:limit], "meta": {"result_count": min(len(tweets), limit)}})
 
         return await self.api("x", request, handle)
 

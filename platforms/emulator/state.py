@@ -376,11 +376,12 @@ class EmulatorState:
             self.touch_faults(platform)
         return taken
 
-    def over_rate(self, platform: str, key: str, per_second: int) -> bool:
+    def over_rate(self, platform: str, key: str, per_second: int, *, seconds: float = 1.0) -> bool:
+        """True when `key` already made `per_second` calls in the last `seconds` (a sliding window)."""
         now = time.monotonic()
         with self.lock:
             window = self.rate_windows.setdefault((platform, key), deque())
-            while window and window[0] <= now - 1.0:
+            while window and window[0] <= now - seconds:
                 window.popleft()
             if len(window) >= per_second:
                 return True

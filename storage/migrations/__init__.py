@@ -31,6 +31,7 @@ from storage.migrations import (
     m0009_message_templates,
     m0010_broadcasts,
     m0011_automations_sequences,
+    m0012_posts_media,
     m0013_follower_snapshots,
 )
 
@@ -48,6 +49,7 @@ MIGRATIONS: list[Migration] = [
     (9, "template messages", m0009_message_templates.apply),
     (10, "broadcasts", m0010_broadcasts.apply),
     (11, "comment automations and sequences", m0011_automations_sequences.apply),
+    (12, "posts and media", m0012_posts_media.apply),
     (13, "follower snapshots", m0013_follower_snapshots.apply),
 ]
 

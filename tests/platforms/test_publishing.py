@@ -25,11 +25,13 @@ def test_instagram_image_post_uses_container_then_media_publish(sandbox):
         "caption": "Hello IG",
     }
     assert set(record["payload"]["media_publish"]) == {"creation_id"}
-    sandbox.adapters["instagram"].delete_post(acc, platform_post_id=post.platform_post_id)
-    sandbox.adapters["instagram"].delete_post(
-        acc, platform_post_id=post.platform_post_id
-    )  # already gone: fine
-    assert [r["kind"] for r in sandbox.sent("instagram", acc)] == ["post", "delete_post"]
+    # Instagram Login offers no delete: the adapter says so, and so does the platform when asked.
+    assert not sandbox.adapters["instagram"].capabilities.delete_post
+    with pytest.raises(Unsupported):
+        sandbox.adapters["instagram"].delete_post(acc, platform_post_id=post.platform_post_id)
+    with pytest.raises(Rejected):
+        sandbox.adapters["instagram"]._delete_node(acc, post.platform_post_id)
+    assert [r["kind"] for r in sandbox.sent("instagram", acc)] == ["post"]
 
 
 def test_instagram_carousel_and_media_required(sandbox):
@@ -39,6 +41,11 @@ def test_instagram_carousel_and_media_required(sandbox):
     assert post.platform_post_id
     with pytest.raises(Rejected):
         sandbox.adapters["instagram"].publish_post(acc, text="none", media=[], options={})
+    eleven = [MediaItem(f"https://cdn.example.com/{i}.jpg", "image/jpeg", 1) for i in range(11)]
+    with pytest.raises(Rejected) as too_many:  # never cut to 10 silently
+        sandbox.adapters["instagram"].publish_post(acc, text="eleven", media=eleven, options={})
+    assert too_many.value.code == "too_many_items"
+    assert len(sandbox.sent("instagram", acc)) == 1
 
 
 def test_facebook_feed_photo_and_delete(sandbox):
@@ -65,13 +72,16 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
         "nickname": "Creator One",
         "username": "creator.one",
         "avatarUrl": options["avatarUrl"],
-        "privacyLevels": ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+        # The app is not audited: TikTok takes private posts only, so that is the one choice offered.
+        "privacyLevels": ["SELF_ONLY"],
+        "appAudited": False,
         "commentDisabled": False,
         "duetDisabled": False,
         "stitchDisabled": True,
         "maxVideoDurationSec": 600,
     }
-    video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 100)
+    # Served from a domain not verified for the app: TikTok would refuse to pull it, so the bytes go up.
+    video = _media(sandbox, "clip.mp4", "video/mp4", 3000)
     post = adapter.publish_post(acc, text="My clip", media=[video], options={"privacyLevel": "SELF_ONLY"})
     assert sandbox.sent("tiktok", acc)[-1]["payload"] == {
         "post_info": {
@@ -82,13 +92,39 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
             "disable_stitch": False,
             "video_cover_timestamp_ms": 1000,
         },
-        "source_info": {"source": "PULL_FROM_URL", "video_url": "https://cdn.example.com/v.mp4"},
+        "source_info": {"source": "FILE_UPLOAD", "video_size": 3000, "chunk_size": 3000, "total_chunk_count": 1},
     }
     assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
+    with pytest.raises(Rejected) as unaudited:
+        adapter.publish_post(acc, text="x", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
+    assert unaudited.value.code == "unaudited_client_can_only_post_to_private_accounts"
     with pytest.raises(Rejected):
         adapter.publish_post(acc, text="x", media=[video], options={"privacyLevel": "EVERYONE"})
     with pytest.raises(Unsupported):
         adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+
+
+def test_tiktok_pulls_only_from_a_verified_domain(sandbox):
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 100)
+    sandbox.config.tiktok_verified_domains = ("cdn.example.com",)
+    sandbox.config.tiktok_audited = True
+    try:
+        assert "PUBLIC_TO_EVERYONE" in adapter.publish_options(acc)["privacyLevels"]
+        post = adapter.publish_post(acc, text="Pulled", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
+        assert sandbox.sent("tiktok", acc)[-1]["payload"]["source_info"] == {
+            "source": "PULL_FROM_URL", "video_url": "https://cdn.example.com/v.mp4"}
+        assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
+        sandbox.config.tiktok_verified_domains = ()
+        with pytest.raises(Rejected) as unverified:
+            adapter._api(acc, "POST", "/v2/post/publish/video/init/", json={
+                "post_info": {"title": "x", "privacy_level": "SELF_ONLY"},
+                "source_info": {"source": "PULL_FROM_URL", "video_url": video.url}})
+        assert unverified.value.code == "url_ownership_unverified"
+    finally:
+        sandbox.config.tiktok_verified_domains = ()
+        sandbox.config.tiktok_audited = False
 
 
 def test_youtube_resumable_upload_reply_and_delete(sandbox):
@@ -277,3 +313,42 @@ def test_static_publish_options_and_capabilities(sandbox):
     assert sandbox.adapters["whatsapp"].capabilities.messages_per_second == 80
     assert sandbox.adapters["telegram"].capabilities.messages_per_second == 30
     assert sandbox.adapters["x"].capabilities.post_text_limit == 280
+
+
+def test_youtube_upload_step_resumes_instead_of_uploading_twice(sandbox):
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    video = _media(sandbox, "resume.mp4", "video/mp4", 2048)
+    opened = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=None)
+    assert opened.progress["phase"] == "upload" and opened.repeatable
+    assert sandbox.sent("youtube", acc) == []  # a session is nothing public yet
+    first = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=opened.progress)
+    # The worker died before storing the answer: the step runs again and asks the session first.
+    again = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=opened.progress)
+    assert first.platform_post_id == again.platform_post_id
+    assert [r["platformId"] for r in sandbox.sent("youtube", acc)] == [first.platform_post_id]
+
+
+def test_instagram_video_container_is_polled_step_by_step(sandbox):
+    acc = sandbox.account("instagram")
+    adapter = sandbox.adapters["instagram"]
+    sandbox.emulator.processing_seconds["instagram"] = 90
+    try:
+        video = MediaItem("https://cdn.example.com/reel.mp4", "video/mp4", 10)
+        step = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=None)
+        polled = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
+        assert polled.poll_after > 0  # no sleep: the next poll is the engine's, later
+        assert polled.progress["container"] == step.progress["container"]  # still processing, same container
+        later = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=polled.progress)
+        assert later.poll_after > polled.poll_after  # backing off, up to video_poll_seconds
+        sandbox.emulator.clock_offset += 90
+        done = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
+        assert sandbox.sent("instagram", acc)[-1]["payload"]["media_publish"] == {
+            "creation_id": step.progress["container"]}
+        # Run again (a lost answer): the container says PUBLISHED and the media is found, not published twice.
+        again = adapter.publish_step(acc, text="Reel", media=[video], options={}, progress=step.progress)
+        assert again.platform_post_id == done.platform_post_id
+        assert len(sandbox.sent("instagram", acc)) == 1
+    finally:
+        sandbox.emulator.processing_seconds.pop("instagram", None)
+        sandbox.emulator.clock_offset = 0.0

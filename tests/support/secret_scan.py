@@ -15,6 +15,7 @@ _B = rb"(?<![A-Za-z0-9_-])"
 _E = rb"(?![A-Za-z0-9_-])"
 PATTERNS = {
     "API key": re.compile(_B + rb"sk_[0-9a-f]{64}" + _E),
+    "media upload token": re.compile(_B + rb"upl_[0-9a-f]{64}" + _E),
     "webhook secret": re.compile(_B + rb"whsec_[A-Za-z0-9+/_-]{43}"),
     "OAuth access token": re.compile(_B + rb"sbat_[A-Za-z0-9_-]{43}" + _E),
     "OAuth refresh token": re.compile(_B + rb"sbrt_[A-Za-z0-9_-]{43}" + _E),

@@ -1,0 +1,69 @@
+from http_api.declare import op
+from http_api.routing import Call, Reply
+from service import posts, publishing
+from service.pagination import Page
+from service.post_shapes import DeleteQuery, Post, PostDeleted, PostIn, PostQuery, PostUpdate
+from service.shapes import page_of
+
+
+def create(call: Call) -> Reply:
+    return Reply(posts.create(actor=call.actor, **dict(call.body)), status=201)
+
+
+def resume_create(call: Call, post_id: str) -> Reply:
+    """A retry under the key of a request that died after storing its post: that post, never a second."""
+    return Reply(posts.get(actor=call.actor, post_id=post_id), status=201)
+
+
+def list_(call: Call) -> Page:
+    return posts.list_posts(actor=call.actor, **dict(call.query))
+
+
+def get(call: Call) -> Post:
+    return posts.get(actor=call.actor, post_id=call.path["id"])
+
+
+def update(call: Call) -> Post:
+    return posts.update(actor=call.actor, post_id=call.path["id"], **dict(call.body))
+
+
+def delete(call: Call) -> PostDeleted:
+    return posts.delete(actor=call.actor, post_id=call.path["id"], from_platforms=call.query.from_platforms)
+
+
+def retry(call: Call) -> Post:
+    return publishing.retry(actor=call.actor, post_id=call.path["id"])
+
+
+_RULES = ("Targets are checked against their platforms before anything is saved (422, `details` per target, e.g. "
+          "`targets[1].content`): X 280 as X counts (a link 23, CJK and emoji 2); Telegram 4,096 characters, 1,024 "
+          "as a caption with media; LinkedIn 3,000; Instagram needs an image or a video (a carousel at most 10); "
+          "TikTok and YouTube a video; TikTok `options.privacyLevel` one of the account's publish options "
+          "(an unaudited TikTok app may only post `SELF_ONLY`). WhatsApp accounts do not publish posts.")
+
+OPERATIONS = [
+    op("POST", "/posts", create, summary="Create a post: draft, scheduled or published now", tag="Posts",
+       operation_id="createPost", ok=201, body=PostIn, answer=Post, transaction="own", errors=(409,),
+       resume=resume_create,
+       description="No `scheduledFor` and no `publishNow` → `draft`. `scheduledFor` → `scheduled` (`post.scheduled`), "
+                   "published within a scheduler tick and a second of its time. `publishNow` → `publishing` at "
+                   "once, every target in parallel. Each target is published once: then `post.published`, "
+                   "`post.partial` or `post.failed`. With an `Idempotency-Key`, one key is one post, also when the "
+                   "first request died after storing it. " + _RULES),
+    op("GET", "/posts", list_, summary="List posts, newest first", tag="Posts", operation_id="listPosts",
+       query=PostQuery, answer=page_of(Post)),
+    op("GET", "/posts/{id}", get, summary="Get a post", tag="Posts", operation_id="getPost", answer=Post,
+       description="The shape of `post.*` event data."),
+    op("PUT", "/posts/{id}", update, summary="Replace a draft or scheduled post", tag="Posts",
+       operation_id="updatePost", body=PostUpdate, answer=Post, transaction="own", errors=(409,),
+       description="Draft or scheduled only (else 409); the same fields and rules as creating. " + _RULES),
+    op("DELETE", "/posts/{id}", delete, summary="Delete a post", tag="Posts", operation_id="deletePost",
+       query=DeleteQuery, answer=PostDeleted, transaction="own", errors=(409,),
+       description="A draft, scheduled (`post.cancelled`) or failed post is deleted. A published or partial post → "
+                   "409, unless `?fromPlatforms=true`: it is then deleted on each platform that lets apps delete "
+                   "posts (Instagram with Instagram Login does not: its entry says so) and here."),
+    op("POST", "/posts/{id}/retry", retry, summary="Publish the failed targets again", tag="Posts",
+       operation_id="retryPost", answer=Post, body=None, errors=(409,),
+       description="Only `failed` targets (and `unknown` ones, which a person has checked are not live) are "
+                   "published again; published targets are never published twice. None to retry → 409."),
+]

@@ -1,0 +1,383 @@
+"""Posts: one content published to several accounts, each a target that the engine publishes once.
+
+A post is a `draft` (no time, not published), `scheduled` (its targets are engine rows due at
+`scheduledFor`: the sweeper is the scheduler), or published now (`publishNow`: its targets are
+due at once). From the first target a worker takes, the post is `publishing`; when every target has
+settled it is `published`, `partial` or `failed`, and the matching `post.*` event is written in that
+transaction. How one target is published exactly once is `service/publishing.py`.
+
+Targets are validated against each platform's capabilities before anything is saved: one 422 names
+every problem by its field (`targets[1].content`, `mediaIds`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from peewee import fn
+
+from platforms.base import PlatformFailure
+from platforms.x_text import weighted_length
+from service import adapters, clock, events, idempotency, ids, media, scheduling
+from service.auth import Actor
+from service.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from service.pagination import Page, records
+from service.post_shapes import Post as PostRecord
+from service.post_shapes import PostDeleted, Target
+from storage.db import db, reading
+from storage.models import Account, Media, Post, PostTarget
+
+X_LIMIT = 280
+
+
+# -- the record ----------------------------------------------------------------------------------
+def _shown_status(target: PostTarget) -> str:
+    # Between the steps of a multi-step publish (a container processing) the row waits as `queued`
+    # for its next poll; for the caller it is publishing.
+    if target.status == "queued" and target.progress and not target.progress.get("reconcile"):
+        return "publishing"
+    return str(target.status)
+
+
+def _target_record(post: Post, target: PostTarget) -> Target:
+    return Target.model_validate(dict(
+        account_id=target.account_id, platform=target.platform,
+        content=target.content if target.content is not None else post.content, status=_shown_status(target),
+        platform_post_id=target.platform_post_id, url=target.url, error=target.error,
+        published_at=target.published_at))
+
+
+def record(post: Post, targets: list[PostTarget] | None = None) -> PostRecord:
+    if targets is None:
+        targets = list(PostTarget.select().where(PostTarget.post == post.id).order_by(PostTarget.position))
+    return PostRecord.model_validate(dict(
+        id=post.id, content=post.content, media_ids=list(post.media_ids or []), status=post.status,
+        scheduled_for=post.scheduled_for, timezone=post.timezone, published_at=post.published_at, source=post.source,
+        targets=[_target_record(post, t) for t in targets], created_at=post.created_at, updated_at=post.updated_at))
+
+
+def emit(post: Post, event_type: str, targets: list[PostTarget] | None = None) -> None:
+    events.emit(workspace_id=post.workspace_id, type=event_type, data=record(post, targets).dump())
+
+
+# -- validation ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Checked:
+    accounts: list[Account]
+    due: dt.datetime | None
+    media: list[Media]
+
+
+def _options_of(target: Any) -> dict[str, Any]:
+    return dict(target.options) if target.options is not None else {}
+
+
+def _check_target(index: int, account: Account, text: str, items: list[Media], options: dict[str, Any],
+                  live_options: dict[str, Any] | None) -> list[FieldProblem]:
+    where = f"targets[{index}]"
+    capabilities = adapters.adapter(account.platform).capabilities
+    if not capabilities.publish:
+        return [FieldProblem(f"{where}.accountId", f"{account.platform} accounts do not publish posts")]
+    problems: list[FieldProblem] = []
+    content_field = f"{where}.content"
+    if account.platform == "x":
+        weight = weighted_length(text)
+        if weight > X_LIMIT:
+            problems.append(FieldProblem(content_field, f"weighs {weight} of X's {X_LIMIT} (a link counts 23, most "
+                                         "non-Latin characters and emoji 2)"))
+    else:
+        limit = capabilities.post_limit(with_media=bool(items))
+        if limit is not None and len(text) > limit:
+            what = "a caption with media" if items and capabilities.post_caption_limit else "the text"
+            problems.append(FieldProblem(content_field, f"must be at most {limit} characters on {account.platform} "
+                                         f"({what})"))
+    videos = [m for m in items if m.content_type.startswith("video/")]
+    if capabilities.post_media == "required_image_or_video" and not items:
+        problems.append(FieldProblem("mediaIds", f"{account.platform} needs an image or a video"))
+    if capabilities.post_media == "required_video" and not videos:
+        problems.append(FieldProblem("mediaIds", f"{account.platform} needs a video"))
+    if capabilities.max_media is not None and len(items) > capabilities.max_media:
+        problems.append(FieldProblem("mediaIds", f"{account.platform} takes at most {capabilities.max_media} items"))
+    if videos and not capabilities.video_posts:
+        problems.append(FieldProblem("mediaIds", f"{account.platform} posts take text and images only"))
+    if account.platform == "tiktok":
+        allowed = list((live_options or {}).get("privacyLevels") or [])
+        level = options.get("privacyLevel")
+        if live_options is None:
+            problems.append(FieldProblem(f"{where}.options.privacyLevel", "TikTok's publish options could not be "
+                                         "read to check it; try again"))
+        elif level not in allowed:
+            problems.append(FieldProblem(f"{where}.options.privacyLevel",
+                                         "must be one of the account's publish options: " + ", ".join(allowed)))
+    if account.platform == "telegram" and not (options.get("chatId") or (live_options and live_options.get("chatId"))):
+        problems.append(FieldProblem(f"{where}.options.chatId", "a Telegram post needs the channel's chatId "
+                                     "(@name or -100...), a channel the bot administers"))
+    if account.platform == "meta_ads" and not (options.get("pageId") and options.get("link")):
+        problems.append(FieldProblem(f"{where}.options", "a Meta Ads creative needs pageId and link"))
+    return problems
+
+
+def _load_accounts(actor: Actor, targets: list[Any]) -> tuple[list[Account | None], list[FieldProblem]]:
+    problems: list[FieldProblem] = []
+    wanted = [t.account_id for t in targets]
+    found = {a.id: a for a in Account.select().where(Account.id.in_(wanted), Account.workspace == actor.workspace_id)}
+    accounts: list[Account | None] = []
+    seen: set[str] = set()
+    for index, target in enumerate(targets):
+        account = found.get(target.account_id)
+        if account is None:
+            problems.append(FieldProblem(f"targets[{index}].accountId", "is not an account of this workspace"))
+        elif target.account_id in seen:
+            problems.append(FieldProblem(f"targets[{index}].accountId", "is already a target of this post"))
+            account = None
+        else:
+            actor.require_profile(account.profile_id)
+            if account.status != "connected":
+                problems.append(FieldProblem(f"targets[{index}].accountId", "is disconnected"))
+                account = None
+        seen.add(target.account_id)
+        accounts.append(account)
+    return accounts, problems
+
+
+# TikTok answers 20 creator_info queries a minute per account: a batch of posts (a week scheduled at
+# once) reads the privacy levels once a minute, not once a post. Kept per process, briefly.
+CREATOR_INFO_TTL = 60.0
+_creator_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+_creator_lock = threading.Lock()
+
+
+def _creator_options(account: Account) -> dict[str, Any] | None:
+    moment = time.monotonic()
+    with _creator_lock:
+        cached = _creator_cache.get(account.id)
+    if cached is not None and cached[0] > moment:
+        return cached[1]
+    try:
+        live = adapters.call(account, lambda adapter, ctx: adapter.publish_options(ctx))
+    except PlatformFailure:
+        return None
+    with _creator_lock:
+        _creator_cache[account.id] = (moment + CREATOR_INFO_TTL, live)
+    return live
+
+
+def check(actor: Actor, *, content: str, media_ids: list[str], targets: list[Any], scheduled_for: str | None,
+          timezone: str | None, publish_now: bool | None) -> Checked:
+    """Every rule of a post, before anything is saved; TikTok's privacy levels are read live from the
+    platform (so call this outside a write transaction)."""
+    problems: list[FieldProblem] = []
+    if scheduled_for is not None and publish_now:
+        problems.append(FieldProblem("publishNow", "give scheduledFor or publishNow, not both"))
+    due, time_problems = scheduling.due_at(scheduled_for, timezone)
+    problems += time_problems
+    with reading():
+        found_media = media.completed(actor.workspace_id, media_ids)
+        accounts, account_problems = _load_accounts(actor, targets)
+    problems += account_problems
+    for index, media_id in enumerate(media_ids):
+        if media_id not in found_media:
+            problems.append(FieldProblem(f"mediaIds[{index}]", "is not a completed media of this workspace"))
+    items = [found_media[m] for m in media_ids if m in found_media]
+    for index, (target, account) in enumerate(zip(targets, accounts, strict=True)):
+        if account is None:
+            continue
+        live = None
+        if account.platform == "telegram":
+            live = {"chatId": adapters.context(account).credentials.get("channelId")}
+        if account.platform == "tiktok":
+            live = _creator_options(account)
+        text = target.content if target.content is not None else content
+        problems += _check_target(index, account, text, items, _options_of(target), live)
+    if problems:
+        raise ValidationFailed("Some targets cannot take this post.", details=problems)
+    return Checked([a for a in accounts if a is not None], due, items)
+
+
+# -- writing -------------------------------------------------------------------------------------
+def _status_of(due: dt.datetime | None, publish_now: bool | None) -> str:
+    if publish_now:
+        return "publishing"
+    return "scheduled" if due is not None else "draft"
+
+
+def _write_targets(post: Post, targets: list[Any], accounts: list[Account], due: dt.datetime | None) -> list[str]:
+    moment = clock.now()
+    made = []
+    for position, (target, account) in enumerate(zip(targets, accounts, strict=True)):
+        target_id = ids.new_id("pt")
+        PostTarget.create(
+            id=target_id, post=post.id, workspace=post.workspace_id, account=account.id, profile_id=account.profile_id,
+            platform=account.platform, position=position, content=target.content, options=_options_of(target),
+            status="queued", next_attempt_at=due if post.status in ("scheduled", "publishing") else None,
+            # Scheduled rows are the sweeper's; rows due now are nudged after commit.
+            nudged_at=None, created_at=moment, updated_at=moment,
+        )
+        made.append(target_id)
+    return made
+
+
+def _after_write(post: Post, target_ids: list[str]) -> None:
+    from service import publishing
+
+    if post.status == "publishing":
+        publishing.nudge(target_ids)
+    elif post.status == "scheduled":
+        emit(post, "post.scheduled")
+
+
+def create(*, actor: Actor, content: str, targets: list[Any], media_ids: list[str] | None = None,
+           scheduled_for: str | None = None, timezone: str | None = None, publish_now: bool | None = None
+           ) -> PostRecord:
+    actor.require_write()
+    media_ids = list(media_ids or [])
+    checked = check(actor, content=content, media_ids=media_ids, targets=targets, scheduled_for=scheduled_for,
+                    timezone=timezone, publish_now=publish_now)
+    moment = clock.now()
+    due = moment if publish_now else checked.due
+    with db.atomic():
+        post = Post.create(id=ids.new_id("post"), workspace=actor.workspace_id, content=content, media_ids=media_ids,
+                           status=_status_of(checked.due, publish_now), scheduled_for=checked.due, timezone=timezone,
+                           source="service", created_at=moment, updated_at=moment)
+        target_ids = _write_targets(post, targets, checked.accounts, due)
+        _after_write(post, target_ids)
+        # Under an Idempotency-Key, the post is the key's: a retry after a crash finds it, never a second.
+        idempotency.attach(post.id)
+        return record(post)
+
+
+def get_row(*, actor: Actor, post_id: str) -> Post:
+    post = Post.get_or_none(Post.id == post_id, Post.workspace == actor.workspace_id)
+    if post is None:
+        raise NotFound("No post with that id.")
+    if actor.profile_ids is not None:
+        for target in PostTarget.select(PostTarget.profile_id).where(PostTarget.post == post.id):
+            actor.require_profile(target.profile_id)
+    return post
+
+
+def get(*, actor: Actor, post_id: str) -> PostRecord:
+    return record(get_row(actor=actor, post_id=post_id))
+
+
+def update(*, actor: Actor, post_id: str, content: str, targets: list[Any], media_ids: list[str] | None = None,
+           scheduled_for: str | None = None, timezone: str | None = None, publish_now: bool | None = None
+           ) -> PostRecord:
+    actor.require_write()
+    with db.atomic():
+        post = get_row(actor=actor, post_id=post_id)
+        if post.status not in ("draft", "scheduled"):
+            raise Conflict(f"A {post.status} post cannot change; only drafts and scheduled posts can.")
+    media_ids = list(media_ids or [])
+    checked = check(actor, content=content, media_ids=media_ids, targets=targets, scheduled_for=scheduled_for,
+                    timezone=timezone, publish_now=publish_now)
+    moment = clock.now()
+    with db.atomic():
+        # Still editable, and no target of it taken by a worker since (a schedule that fell due).
+        post = get_row(actor=actor, post_id=post_id)
+        taken = PostTarget.select().where(PostTarget.post == post.id, PostTarget.status != "queued").exists()
+        if post.status not in ("draft", "scheduled") or taken:
+            raise Conflict(f"A {post.status} post cannot change; only drafts and scheduled posts can.")
+        PostTarget.delete().where(PostTarget.post == post.id).execute()
+        post.content = content
+        post.media_ids = media_ids
+        post.scheduled_for = checked.due
+        post.timezone = timezone
+        post.status = _status_of(checked.due, publish_now)
+        post.updated_at = moment
+        post.save()
+        target_ids = _write_targets(post, targets, checked.accounts, moment if publish_now else checked.due)
+        _after_write(post, target_ids)
+        return record(post)
+
+
+def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | None = None,
+               account_id: str | None = None, platform: str | None = None, source: str | None = None,
+               page: int | None = None, limit: int | None = None) -> Page:
+    query = Post.select().where(Post.workspace == actor.workspace_id)
+    if actor.profile_ids is not None:
+        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
+        query = query.where(Post.id.not_in(outside))
+    if status is not None:
+        query = query.where(Post.status == status)
+    if source not in (None, "all"):
+        query = query.where(Post.source == source)
+    target_filter = []
+    if profile_id is not None:
+        actor.require_profile(profile_id)
+        target_filter.append(PostTarget.profile_id == profile_id)
+    if account_id is not None:
+        target_filter.append(PostTarget.account == account_id)
+    if platform is not None:
+        target_filter.append(PostTarget.platform == platform)
+    if target_filter:
+        query = query.where(Post.id.in_(PostTarget.select(PostTarget.post).where(*target_filter)))
+    page = page or 1
+    limit = limit or 20
+    total = query.count()
+    rows = list(query.order_by(Post.created_at.desc(), Post.id.desc()).paginate(page, limit))
+    by_post: dict[str, list[PostTarget]] = {row.id: [] for row in rows}
+    if rows:
+        for target in PostTarget.select().where(PostTarget.post.in_(list(by_post))).order_by(PostTarget.position):
+            by_post[target.post_id].append(target)
+    items = [record(row, by_post[row.id]) for row in rows]
+    return Page(PostRecord, records(PostRecord, items), page, limit, total)
+
+
+def delete(*, actor: Actor, post_id: str, from_platforms: bool | None = None) -> PostDeleted:
+    """Draft or scheduled: deleted (a scheduled one with `post.cancelled`). Published or partial: 409,
+    unless `from_platforms`, which deletes it on each platform that allows it first. Failed:
+    deleted (nothing of it is live)."""
+    from service import publishing
+
+    actor.require_write()
+    with db.atomic():
+        post = get_row(actor=actor, post_id=post_id)
+        status = post.status
+        if status in ("draft", "scheduled", "failed", "cancelled"):
+            targets = list(PostTarget.select().where(PostTarget.post == post.id).order_by(PostTarget.position))
+            if any(t.status != "queued" for t in targets) and status == "scheduled":
+                raise Conflict("The post started publishing; it can no longer be cancelled.")
+            if status == "scheduled":
+                post.status = "cancelled"
+                emit(post, "post.cancelled", targets)
+            post.delete_instance(recursive=True)
+            return PostDeleted(id=post_id, deleted=True, platforms=[])
+        if status == "publishing" or not from_platforms:
+            raise Conflict(f"A {status} post is live on its platforms: delete it with ?fromPlatforms=true, "
+                           "which also deletes it there." if status != "publishing" else
+                           "The post is publishing; wait until it settles.")
+    outcomes = publishing.delete_from_platforms(post_id)
+    with db.atomic():
+        Post.delete().where(Post.id == post_id).execute()
+    return PostDeleted(id=post_id, deleted=True, platforms=outcomes)
+
+
+def delete_for_account(account_id: str) -> int:
+    """Permanent deletion of an account takes its post targets with it."""
+    return PostTarget.delete().where(PostTarget.account == account_id).execute()
+
+
+
+def published_counts(*, account_ids: list[str], start: dt.datetime, end: dt.datetime,
+                     source: str = "all") -> dict[str, dict[str, int]]:
+    """For follower analytics: per account, its targets `published` in [start, end) of posts of that
+    `source` (`all`, `service`, `external`), with their summed `likes`, `comments`, `shares`.
+    Accounts without any are left out."""
+    query = (PostTarget.select(PostTarget.account, fn.COUNT(PostTarget.id).alias("count"),
+                               fn.SUM(PostTarget.likes).alias("likes"), fn.SUM(PostTarget.comments).alias("comments"),
+                               fn.SUM(PostTarget.shares).alias("shares"))
+             .join(Post)
+             .where(PostTarget.account.in_(account_ids), PostTarget.status == "published",
+                    PostTarget.published_at >= start, PostTarget.published_at < end)
+             .group_by(PostTarget.account))
+    if source != "all":
+        query = query.where(Post.source == source)
+    rows: list[dict[str, Any]] = list(query.dicts())  # type: ignore[arg-type]
+    return {row["account"]: {"count": int(row["count"]), "likes": int(row["likes"] or 0),
+                             "comments": int(row["comments"] or 0), "shares": int(row["shares"] or 0)}
+            for row in rows}
