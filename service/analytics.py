@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from platforms.base import PlatformFailure, ReauthRequired, Rejected, Unsupported
-from service import adapters, clock
+from service import adapters, clock, posts
 from service.analytics_shapes import (
     DEFAULT_WINDOW_DAYS,
     MAX_WINDOW_DAYS,
@@ -172,8 +172,12 @@ def post_counts(*, account_ids: list[str], from_date: dt.date, to_date: dt.date,
     made on the platform itself): how many, and their likes, comments and shares summed.
 
     Counts the account's post targets with status `published` and `published_at` in the window,
-    whose post's `source` matches. Zeros until posts are stored."""
-    return {account_id: PostCounts(count=0, likes=0, comments=0, shares=0) for account_id in account_ids}
+    whose post's `source` matches."""
+    start = dt.datetime.combine(from_date, dt.time())
+    end = dt.datetime.combine(to_date + dt.timedelta(days=1), dt.time())
+    found = posts.published_counts(account_ids=account_ids, start=start, end=end, source=source)
+    empty = {"count": 0, "likes": 0, "comments": 0, "shares": 0}
+    return {account_id: PostCounts(**found.get(account_id, empty)) for account_id in account_ids}
 
 
 # -- reading the series ------------------------------------------------------------------------

@@ -171,8 +171,7 @@ def test_an_instagram_carousel_waits_for_its_items_then_publishes_once(live):
     assert len(published["payload"]["container"]["children"].split(",")) == 3
 
 
-def test_published_counts_for_follower_analytics(live):
-    from service import posts
+def test_follower_analytics_count_the_accounts_posts_of_the_window_by_source(live):
     from storage.models import PostTarget as Target
 
     tenant = live.tenant()
@@ -182,15 +181,18 @@ def test_published_counts_for_follower_analytics(live):
         "content": "Counted", "publishNow": True, "targets": [{"accountId": page["id"]}]}).json()
     wait_settled(live.client, tenant, ours["id"])
     live.client.post("/sandbox/facebook/native-post", json={"accountId": page["id"], "text": "Native"})
-    with connection():
+    with connection():  # engagement figures come from the platform; set here as if read back
         Target.update(likes=5, comments=2, shares=1).where(Target.post == ours["id"]).execute()
-        window = dict(start=clock.now() - dt.timedelta(days=1), end=clock.now() + dt.timedelta(days=1))
-        every = posts.published_counts(account_ids=[page["id"]], **window)
-        service = posts.published_counts(account_ids=[page["id"]], source="service", **window)
-        external = posts.published_counts(account_ids=[page["id"]], source="external", **window)
-        before = posts.published_counts(account_ids=[page["id"]], start=window["start"],
-                                        end=window["start"] + dt.timedelta(hours=1))
-    assert every == {page["id"]: {"count": 2, "likes": 5, "comments": 2, "shares": 1}}
-    assert service == {page["id"]: {"count": 1, "likes": 5, "comments": 2, "shares": 1}}
-    assert external[page["id"]]["count"] == 1
-    assert before == {}
+
+    def summary(**query):
+        answer = live.client.get("/v1/analytics/followers", headers=headers,
+                                 params={"accountId": page["id"], **query})
+        assert answer.status_code == 200, answer.text
+        [account] = answer.json()["accounts"]
+        return account["posts"]
+
+    assert summary() == {"count": 2, "likes": 5, "comments": 2, "shares": 1}
+    assert summary(source="service") == {"count": 1, "likes": 5, "comments": 2, "shares": 1}
+    assert summary(source="external") == {"count": 1, "likes": 0, "comments": 0, "shares": 0}
+    yesterday = (clock.now() - dt.timedelta(days=1)).date().isoformat()
+    assert summary(toDate=yesterday)["count"] == 0
