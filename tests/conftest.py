@@ -28,6 +28,8 @@ from storage.models import ALL_MODELS
 from tasks.queue import huey
 from tests.support.live_server import free_port, live_server
 
+pytestmark = pytest.mark.shared_service
+
 PG_BASE = os.environ.get("SWITCHBOARD_TEST_DATABASE_URL")
 QUEUE_URL = os.environ.get("SWITCHBOARD_TEST_QUEUE_URL")
 
@@ -144,38 +146,58 @@ def _scan_postgres_for_secrets() -> None:
         assert not found, f"secrets in the clear in the database: {found}"
 
 
+def shares_one_service(request: pytest.FixtureRequest) -> bool:
+    """Whether the test's module runs on one service (`pytestmark = pytest.mark.shared_service`)."""
+    return request.node.get_closest_marker("shared_service") is not None
+
+
 @pytest.fixture
-def server_url(service: Settings) -> Iterator[str]:
+def server_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """The whole service (API and embedded worker) on a loopback port; its URL."""
+    if shares_one_service(request):
+        yield request.getfixturevalue("live").url
+        return
+    service: Settings = request.getfixturevalue("service")
     port = int(service.base_url.rsplit(":", 1)[1])
     with live_server(create_app(service, worker=True), port=port) as url:
         yield url
 
 
 @pytest.fixture
-def client(server_url: str) -> Iterator[httpx2.Client]:
+def client(request: pytest.FixtureRequest, server_url: str) -> Iterator[httpx2.Client]:
+    if shares_one_service(request):
+        yield request.getfixturevalue("live").client
+        return
     with httpx2.Client(base_url=server_url, timeout=30) as http:
         yield http
 
 
+def _workspace(request: pytest.FixtureRequest, email: str, password: str) -> dict[str, str]:
+    if shares_one_service(request):
+        return request.getfixturevalue("live").tenant()
+    request.getfixturevalue("service")
+    with connection(), db.atomic():
+        return bootstrap_module.bootstrap(email=f"{email}-{uuid.uuid4().hex[:8]}@example.com", password=password)
+
+
 @pytest.fixture
-def tenant(service: Settings) -> dict[str, str]:
+def tenant(request: pytest.FixtureRequest) -> dict[str, str]:
     """A workspace with a profile, its owner and a full read-write key."""
-    with connection(), db.atomic():
-        return bootstrap_module.bootstrap(email=f"owner-{uuid.uuid4().hex[:8]}@example.com", password="correct horse")
+    return _workspace(request, "owner", "correct horse")
 
 
 @pytest.fixture
-def other_tenant(service: Settings) -> dict[str, str]:
-    with connection(), db.atomic():
-        return bootstrap_module.bootstrap(email=f"other-{uuid.uuid4().hex[:8]}@example.com", password="battery staple")
+def other_tenant(request: pytest.FixtureRequest) -> dict[str, str]:
+    return _workspace(request, "other", "battery staple")
 
 
 # -- one live service per module ---------------------------------------------------------------------
 # Starting the service (migrations, consumer, scheduler, uvicorn) costs far more than most tests: a
 # module whose tests only need their own tenant shares one server and gives each test a new
-# workspace (`live.tenant()`), which isolates it as well as fresh storage does. Such a module must
-# not also use the per-test `service`/`server_url` fixtures (they empty the storage under it).
+# workspace (`live.tenant()`), which isolates it as well as fresh storage does. Such a module says
+# `pytestmark = pytest.mark.shared_service`, and then `tenant`, `other_tenant`, `client` and
+# `server_url` are the shared service's; it must not also ask for the per-test `service` (which
+# empties the storage under it).
 @dataclass
 class Live:
     settings: Settings

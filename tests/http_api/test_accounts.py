@@ -5,16 +5,7 @@ from storage.models import Account, Event
 from tests.conftest import bearer
 from tests.support.factories import add_account
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
+pytestmark = pytest.mark.shared_service
 
 
 def test_account_record_has_the_contract_fields_and_no_credentials(client, tenant):

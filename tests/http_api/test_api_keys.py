@@ -10,16 +10,7 @@ from storage.db import connection, db
 from storage.models import ApiKey
 from tests.conftest import PG_BASE, bearer
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
+pytestmark = pytest.mark.shared_service
 
 
 def test_created_key_has_the_contract_shape_and_is_shown_once(client, tenant):

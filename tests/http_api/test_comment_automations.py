@@ -16,15 +16,7 @@ from tests.conftest import bearer
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
 
-
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
+pytestmark = pytest.mark.shared_service
 
 
 @pytest.fixture

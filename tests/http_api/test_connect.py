@@ -12,21 +12,7 @@ from tests.conftest import bearer
 from tests.support.processes import service_env, switchboard
 from tests.support.sandbox import connect_account
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def other_tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
+pytestmark = pytest.mark.shared_service
 
 
 OAUTH = ["instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin"]

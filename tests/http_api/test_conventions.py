@@ -9,21 +9,7 @@ import pytest
 
 from tests.conftest import bearer
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
-
-
-@pytest.fixture
-def server_url(live):
-    return live.url
+pytestmark = pytest.mark.shared_service
 
 
 def _error(answer):

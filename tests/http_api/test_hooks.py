@@ -10,16 +10,7 @@ from storage.db import connection
 from storage.models import Account, InboundRecord
 from tests.support.sandbox import connect_account
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
+pytestmark = pytest.mark.shared_service
 
 
 def _records(tenant):

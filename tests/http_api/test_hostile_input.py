@@ -14,16 +14,8 @@ from storage.models import Account, InboundRecord
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
 
+pytestmark = pytest.mark.shared_service
 
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
 
 LONE_SURROGATES = (b'{"name": "\\ud800"}', b'{"\\udfff": "x"}', b'{"name": ["a", {"b": "\\udc00x"}]}')
 HUGE_INTEGER = b'{"name": "k", "expiresInDays": ' + b"9" * 5000 + b"}"

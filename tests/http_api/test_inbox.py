@@ -13,26 +13,7 @@ from tests.conftest import bearer
 from tests.support.factories import add_key, add_profile
 from tests.support.sandbox import connect_account
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def other_tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
-
-
-@pytest.fixture
-def server_url(live):
-    return live.url
+pytestmark = pytest.mark.shared_service
 
 
 def _dm(client, platform, account, contact_id, text, **sender):

@@ -15,17 +15,10 @@ from tests.conftest import bearer
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
 
+pytestmark = pytest.mark.shared_service
+
+
 TICKS = 1.0  # a few scheduler ticks (0.2 s in tests): long enough for a step that was due to go
-
-
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
 
 
 @pytest.fixture

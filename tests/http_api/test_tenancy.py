@@ -5,21 +5,7 @@ import pytest
 from tests.conftest import bearer
 from tests.support.factories import add_account, add_key, add_profile
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def other_tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
+pytestmark = pytest.mark.shared_service
 
 
 @pytest.fixture

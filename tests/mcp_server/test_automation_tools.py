@@ -12,15 +12,12 @@ from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_t
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
 
+pytestmark = pytest.mark.shared_service
+
 
 def _result(answer: httpx2.Response) -> dict:
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
-
-
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
 
 
 @pytest.fixture

@@ -11,26 +11,7 @@ from tests.conftest import bearer
 from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens
 from tests.support.sandbox import connect_account
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def other_tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
-
-
-@pytest.fixture
-def server_url(live):
-    return live.url
+pytestmark = pytest.mark.shared_service
 
 
 def _result(answer: httpx2.Response) -> dict:

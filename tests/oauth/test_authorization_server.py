@@ -19,21 +19,7 @@ from tests.support.oauth_flow import (
     register_client,
 )
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
-
-
-@pytest.fixture
-def server_url(live):
-    return live.url
+pytestmark = pytest.mark.shared_service
 
 
 @pytest.fixture

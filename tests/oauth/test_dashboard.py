@@ -12,26 +12,7 @@ from storage.models import User
 from tests.conftest import bearer
 from tests.support.oauth_flow import browser_sign_in, hidden
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def other_tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
-
-
-@pytest.fixture
-def server_url(live):
-    return live.url
+pytestmark = pytest.mark.shared_service
 
 
 def email_of(user_id: str) -> str:

@@ -5,13 +5,10 @@ import pytest
 from storage.db import connection
 from storage.models import OAuthClient
 
+pytestmark = pytest.mark.shared_service
+
+
 GOOD = "https://app.example/cb"
-
-
-# One service for the module: each test counts the clients registered while it ran.
-@pytest.fixture
-def client(live):
-    return live.client
 
 
 @pytest.fixture

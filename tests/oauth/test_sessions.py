@@ -13,21 +13,13 @@ from tests.support.live_server import free_port
 from tests.support.oauth_flow import browser_sign_in, hidden
 from tests.support.processes import serve_process
 
+pytestmark = pytest.mark.shared_service
+
+
 PASSWORD = "correct horse"
 
 
-# One service for the module; each test works in a workspace of its own. `service` is that
 # service's settings, for the processes a test starts beside it.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def server_url(live):
-    return live.url
-
-
 @pytest.fixture
 def service(live):
     return live.settings

@@ -9,21 +9,7 @@ import pytest
 from service import events
 from tests.conftest import bearer
 
-
-# One service for the module; each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def other_tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
+pytestmark = pytest.mark.shared_service
 
 
 def _create(client, key, **body):

@@ -16,8 +16,9 @@ from tests.conftest import bearer
 from tests.support.webhook_receiver import Answer, running_receiver, wait_for
 from tests.webhooks.conftest import TEST_DELAYS, TEST_TIMEOUT
 
+pytestmark = pytest.mark.shared_service
 
-# One service for the module; each test works in a workspace of its own.
+
 @pytest.fixture
 def tenant(live):
     made = live.tenant()
@@ -27,11 +28,6 @@ def tenant(live):
     key = bearer(made["apiKey"])
     for endpoint in live.client.get("/v1/webhooks", headers=key, params={"limit": 100}).json()["data"]:
         live.client.delete(f"/v1/webhooks/{endpoint['id']}", headers=key)
-
-
-@pytest.fixture
-def client(live):
-    return live.client
 
 
 def _endpoint(client, tenant, url, **body):

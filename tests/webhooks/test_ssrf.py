@@ -12,6 +12,8 @@ from service import net
 from tests.conftest import bearer
 from tests.support.webhook_receiver import running_receiver
 
+pytestmark = pytest.mark.shared_service
+
 
 @pytest.fixture(scope="module")
 def live_overrides(live_overrides):
@@ -20,16 +22,6 @@ def live_overrides(live_overrides):
 
 
 # Each test works in a workspace of its own.
-@pytest.fixture
-def tenant(live):
-    return live.tenant()
-
-
-@pytest.fixture
-def client(live):
-    return live.client
-
-
 @pytest.mark.parametrize(
     "url",
     [
