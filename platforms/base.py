@@ -8,7 +8,9 @@ Errors raised by every adapter (the service maps them, tasks act on them)::
     ├── Rejected                    .reason, .code: the platform refused this call for good
     │   ├── OutsideMessagingWindow  the contact's last inbound message is too old (24 h rule)
     │   └── ButtonRefused           internal: the platform refused the button; the adapter resends as text
-    └── Unsupported                 the platform has no such operation (see `Capabilities`)
+    ├── Unsupported                 the platform has no such operation (see `Capabilities`)
+    └── PartlyPublished             the post is live (.platform_post_id) but a later part of it (a
+                                    thread's next post, a first comment) failed: published, never again
 
 An adapter never retries a side effect by itself (a DM, a post) except the one documented case:
 a button the platform refused is sent again as plain text, which cannot duplicate anything because
@@ -203,6 +205,17 @@ class ButtonRefused(Rejected):
 
 class Unsupported(PlatformFailure):
     pass
+
+
+class PartlyPublished(PlatformFailure):
+    """The post itself is live, a later part of it is not (a thread stopped, a first comment was
+    refused). The target is `published` with this id and the message as its error: publishing it
+    again would duplicate what is live."""
+
+    def __init__(self, message: str, platform_post_id: str, url: str | None = None) -> None:
+        super().__init__(message)
+        self.platform_post_id = platform_post_id
+        self.url = url
 
 
 def cut_label(label: str, limit: int = BUTTON_LABEL_LIMIT) -> str:

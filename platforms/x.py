@@ -1,7 +1,8 @@
 """X API v2 with OAuth 2.0 Authorization Code + PKCE (`x.com/i/oauth2/authorize`,
 `POST /2/oauth2/token` with HTTP Basic client authentication; refresh tokens rotate):
 `GET /2/users/me`, `POST /2/tweets` (posts and replies), `DELETE /2/tweets/:id`,
-`POST /2/dm_conversations/with/:participant_id/messages`, `POST /2/media/upload` (images).
+`POST /2/dm_conversations/with/:participant_id/messages`, `POST /2/media/upload`
+(images in one call; videos in chunks: INIT, APPEND, FINALIZE, then STATUS polls).
 
 The PKCE verifier is derived from the OAuth `state` (HMAC with the client secret), so the two legs
 of the flow need no shared storage: pass the same `state` to `exchange_code`. X has no buttons in
@@ -22,8 +23,10 @@ from platforms.base import (
     Capabilities,
     ConnectedIdentity,
     MediaItem,
+    PartlyPublished,
     PlatformFailure,
     PublishedPost,
+    PublishPending,
     ReauthRequired,
     RecentPost,
     Rejected,
@@ -33,6 +36,7 @@ from platforms.base import (
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
 
+MAX_THREAD_POSTS = 25  # the first post and up to 24 replies
 SCOPES = ("tweet.read", "tweet.write", "users.read", "dm.read", "dm.write", "offline.access", "media.write")
 
 
@@ -76,6 +80,10 @@ def x_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure
     return Rejected(message, str(body.get("title") or status))
 
 
+def _status_url(post_id: str) -> str:
+    return f"https://x.com/i/web/status/{post_id}"
+
+
 class XAdapter(BaseAdapter):
     platform = "x"
     classify = staticmethod(x_classify)
@@ -85,7 +93,6 @@ class XAdapter(BaseAdapter):
         post_text_limit=280,
         post_media="optional",
         max_media=4,
-        video_posts=False,
         post_listing=True,
         publish_settle_seconds=5.0,
         comments=True,
@@ -94,6 +101,9 @@ class XAdapter(BaseAdapter):
         oauth=True,
         followers=True,
     )
+    chunk_bytes = 4 * 1024 * 1024  # X takes APPEND chunks of at most 5 MB
+    status_poll_seconds = 10.0  # the longest wait between two STATUS polls of a processing video
+    status_poll_attempts = 200
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
         token = account.credentials.get("accessToken")
@@ -206,46 +216,157 @@ class XAdapter(BaseAdapter):
             "maxImages": 4,
             # "everyone" is X's default and not a value it accepts: it means leaving the field out.
             "replySettings": ["everyone", "following", "mentionedUsers", "subscribers", "verified"],
+            "maxVideos": 1,
+            # `thread`: the posts that follow the first, each a reply to the previous one.
+            "thread": {"maxPosts": MAX_THREAD_POSTS, "weightedLimit": MAX_WEIGHTED_LENGTH},
         }
 
     # -- publishing ------------------------------------------------------------------------
-    def _upload_image(self, account: AccountContext, item: MediaItem) -> str:
+    def _read(self, item: MediaItem, start: int | None = None, end: int | None = None) -> bytes:
+        """The media's bytes (or those of [start, end) where a range is asked, one chunk of a video)."""
+        headers = {} if start is None else {"Range": f"bytes={start}-{(end or item.size) - 1}"}
         try:
-            source = self.http.client.get(item.url)
+            source = self.http.client.get(item.url, headers=headers)
         except httpx2.TransportError:
             raise RetryLater("the media could not be read", 30.0) from None
         if not source.is_success:
             raise Rejected(f"the media could not be read (HTTP {source.status_code})", "media_unreadable")
+        if start is not None and source.status_code != 206:  # the server ignored the range
+            return source.content[start:end]
+        return source.content
+
+    def _upload_image(self, account: AccountContext, item: MediaItem) -> str:
         answer = self._api(
             account,
             "POST",
             "/2/media/upload",
-            files={"media": ("media", source.content, item.content_type)},
+            files={"media": ("media", self._read(item), item.content_type)},
             data={"media_category": "tweet_image"},
         )
         return str(answer["data"]["id"])
 
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        if any(m.is_video for m in media):
-            raise Rejected("video posts to X are not supported yet (images only)", "media_unsupported")
-        if weighted_length(text) > MAX_WEIGHTED_LENGTH:
-            raise Rejected(f"the text weighs {weighted_length(text)} of X's {MAX_WEIGHTED_LENGTH} (links count 23, "
-                           "most non-Latin characters and emoji 2)", "text_too_long")
+    def _check(self, text: str, media: list[MediaItem], options: dict[str, Any]) -> None:
+        videos = [m for m in media if m.is_video]
+        if videos and len(media) > 1:
+            raise Rejected("an X post takes one video, or up to 4 images", "media_unsupported")
+        for part in [text, *(options.get("thread") or [])]:
+            if weighted_length(part) > MAX_WEIGHTED_LENGTH:
+                raise Rejected(f"a post weighs {weighted_length(part)} of X's {MAX_WEIGHTED_LENGTH} (links count 23, "
+                               "most non-Latin characters and emoji 2)", "text_too_long")
+
+    def publish_step(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
+        progress: dict[str, Any] | None,
+    ) -> PublishedPost | PublishPending:
+        """A video goes up in chunks (INIT, one APPEND per chunk, FINALIZE, then STATUS polls while X
+        processes it), each a durable step; then the post; then each post of a `thread`, replying to
+        the previous one. Upload steps may run twice (an APPEND of the same segment replaces it, and
+        nothing is public); the posts may not (`repeatable=False`)."""
+        phase = (progress or {}).get("phase")
+        if progress is None:
+            self._check(text, media, options)
+            video = next((m for m in media if m.is_video), None)
+            if video is None:
+                return self._tweet(account, text=text, media=media, options=options, video_id=None)
+            answer = self._api(account, "POST", "/2/media/upload", data={
+                "command": "INIT", "media_type": video.content_type, "total_bytes": str(video.size),
+                "media_category": "tweet_video"})
+            return PublishPending({"phase": "append", "media": str(answer["data"]["id"]), "segment": 0}, poll_after=0.0)
+        if phase in ("append", "finalize", "status"):
+            return self._video_step(account, media, progress)
+        if phase == "tweet":
+            return self._tweet(account, text=text, media=media, options=options, video_id=progress.get("media"))
+        if phase == "thread":
+            return self._thread_step(account, options, progress)
+        raise Rejected("the publish's stored progress is not understood; retry the post", "bad_progress")
+
+    def _video_step(self, account: AccountContext, media: list[MediaItem], progress: dict[str, Any]
+                    ) -> PublishPending:
+        video = next(m for m in media if m.is_video)
+        media_id = str(progress["media"])
+        phase = progress["phase"]
+        if phase == "append":
+            segment = int(progress["segment"])
+            start = segment * self.chunk_bytes
+            end = min(start + self.chunk_bytes, video.size)
+            self._api(account, "POST", "/2/media/upload",
+                      files={"media": ("chunk", self._read(video, start, end), "application/octet-stream")},
+                      data={"command": "APPEND", "media_id": media_id, "segment_index": str(segment)})
+            if end < video.size:
+                return PublishPending({**progress, "segment": segment + 1}, poll_after=0.0)
+            return PublishPending({**progress, "phase": "finalize"}, poll_after=0.0)
+        if phase == "finalize":
+            answer = self._api(account, "POST", "/2/media/upload", data={"command": "FINALIZE",
+                                                                                     "media_id": media_id})
+        else:
+            answer = self._api(account, "GET", "/2/media/upload", params={"command": "STATUS", "media_id": media_id})
+        info = (answer.get("data") or {}).get("processing_info") or {}
+        state = info.get("state", "succeeded")
+        if state == "failed":
+            error = info.get("error") or {}
+            raise Rejected(f"X could not process the video ({error.get('message') or error.get('name') or 'failed'})",
+                           "media_processing_failed")
+        if state == "succeeded":
+            # The post comes next: it must not run twice.
+            return PublishPending({**progress, "phase": "tweet"}, poll_after=0.0, repeatable=False)
+        wait = float(info.get("check_after_secs") or 1)
+        return PublishPending({**progress, "phase": "status"}, poll_after=min(max(wait, 0.2), self.status_poll_seconds))
+
+    def _tweet(self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
+               video_id: str | None) -> PublishedPost | PublishPending:
         body: dict[str, Any] = {"text": text}
-        if media:
+        if video_id:
+            body["media"] = {"media_ids": [video_id]}
+        elif media:
             body["media"] = {"media_ids": [self._upload_image(account, item) for item in media[:4]]}
         if options.get("replySettings") and options["replySettings"] != "everyone":
             body["reply_settings"] = options["replySettings"]
         answer = self._api(account, "POST", "/2/tweets", json=body)
         post_id = str(answer["data"]["id"])
-        return PublishedPost(post_id, f"https://x.com/i/web/status/{post_id}")
+        if options.get("thread"):
+            return PublishPending({"phase": "thread", "ids": [post_id]}, poll_after=0.0, repeatable=False)
+        return PublishedPost(post_id, _status_url(post_id))
+
+    def _thread_step(self, account: AccountContext, options: dict[str, Any], progress: dict[str, Any]
+                     ) -> PublishedPost | PublishPending:
+        """The next post of the thread, a reply to the previous one. Once the first is live, a refusal
+        leaves the target published (`PartlyPublished`), never publishing the first again."""
+        ids = [str(i) for i in progress["ids"]]
+        parts = list(options.get("thread") or [])
+        head = ids[0]
+        if len(ids) > len(parts):
+            return PublishedPost(head, _status_url(head))
+        try:
+            answer = self._api(account, "POST", "/2/tweets", json={
+                "text": parts[len(ids) - 1], "reply": {"in_reply_to_tweet_id": ids[-1]}})
+        except RetryLater:
+            raise
+        except PlatformFailure as failure:
+            raise PartlyPublished(f"the thread stopped after {len(ids)} of {len(parts) + 1} posts: {failure.message}",
+                                  head, _status_url(head)) from None
+        ids.append(str(answer["data"]["id"]))
+        if len(ids) > len(parts):
+            return PublishedPost(head, _status_url(head))
+        return PublishPending({**progress, "ids": ids}, poll_after=0.0, repeatable=False)
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        """All the steps in one call, sleeping between STATUS polls (for callers without the engine)."""
+        progress: dict[str, Any] | None = None
+        for _ in range(self.status_poll_attempts):
+            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
+            if isinstance(step, PublishedPost):
+                return step
+            progress = step.progress
+            if step.poll_after > 0:
+                time.sleep(step.poll_after)
+        raise RetryLater("X is still processing the video", 60.0)
 
     def recent_posts(self, account: AccountContext) -> list[RecentPost]:
         answer = self._api(account, "GET", f"/2/users/{account.platform_account_id}/tweets",
                            params={"max_results": "20", "tweet.fields": "created_at"})
-        return [RecentPost(str(t["id"]), t.get("text"), f"https://x.com/i/web/status/{t['id']}")
+        return [RecentPost(str(t["id"]), t.get("text"), _status_url(str(t["id"])))
                 for t in answer.get("data") or []]
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:

@@ -104,6 +104,7 @@ def _check_target(index: int, account: Account, text: str, items: list[Media], o
         problems.append(FieldProblem("mediaIds", f"{account.platform} takes at most {capabilities.max_media} items"))
     if videos and not capabilities.video_posts:
         problems.append(FieldProblem("mediaIds", f"{account.platform} posts take text and images only"))
+    problems += _platform_options(where, account.platform, items, options)
     if account.platform == "tiktok":
         allowed = list((live_options or {}).get("privacyLevels") or [])
         level = options.get("privacyLevel")
@@ -118,6 +119,43 @@ def _check_target(index: int, account: Account, text: str, items: list[Media], o
                                      "(@name or -100...), a channel the bot administers"))
     if account.platform == "meta_ads" and not (options.get("pageId") and options.get("link")):
         problems.append(FieldProblem(f"{where}.options", "a Meta Ads creative needs pageId and link"))
+    return problems
+
+
+X_REPLY_SETTINGS = ("everyone", "following", "mentionedUsers", "subscribers", "verified")
+
+
+def _platform_options(where: str, platform: str, items: list[Media], options: dict[str, Any]) -> list[FieldProblem]:
+    """Each platform's own options, checked before anything is saved (`targets[i].options.<name>`)."""
+    problems: list[FieldProblem] = []
+    field = f"{where}.options"
+    videos = [m for m in items if m.content_type.startswith("video/")]
+    if platform == "x":
+        if videos and len(items) > 1:
+            problems.append(FieldProblem("mediaIds", "an X post takes one video alone, or up to 4 images"))
+        if "replySettings" in options and options["replySettings"] not in X_REPLY_SETTINGS:
+            problems.append(FieldProblem(f"{field}.replySettings", "must be one of " + ", ".join(X_REPLY_SETTINGS)))
+        if "thread" in options:
+            problems += _thread_problems(f"{field}.thread", options["thread"])
+    return problems
+
+
+def _thread_problems(field: str, thread: Any) -> list[FieldProblem]:
+    from platforms.x import MAX_THREAD_POSTS
+
+    if not isinstance(thread, list) or not thread or not all(isinstance(part, str) for part in thread):
+        return [FieldProblem(field, "must be a list of texts: the posts after the first, each replying to the "
+                             "previous one")]
+    if len(thread) > MAX_THREAD_POSTS - 1:
+        return [FieldProblem(field, f"takes at most {MAX_THREAD_POSTS - 1} posts after the first")]
+    problems = []
+    for index, part in enumerate(thread):
+        weight = weighted_length(part)
+        if not part.strip():
+            problems.append(FieldProblem(f"{field}[{index}]", "must not be empty"))
+        elif weight > X_LIMIT:
+            problems.append(FieldProblem(f"{field}[{index}]", f"weighs {weight} of X's {X_LIMIT} (a link counts "
+                                         "23, most non-Latin characters and emoji 2)"))
     return problems
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from platforms.base import (
     Indeterminate,
     MediaItem,
+    PartlyPublished,
     PlatformFailure,
     PublishedPost,
     PublishPending,
@@ -109,7 +110,7 @@ class _Loaded:
         return self.target.content if self.target.content is not None else self.post.content
 
 
-Outcome = PublishedPost | PublishPending | PlatformFailure | Conflict | None
+Outcome = PublishedPost | PublishPending | PlatformFailure | Conflict | None  # PartlyPublished is a failure
 
 
 def publish(target_id: str) -> None:
@@ -189,6 +190,12 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: Outcome) -> None:
     if isinstance(outcome, PublishedPost):
         if engine.finish(found, status="published", at=moment, platform_post_id=outcome.platform_post_id,
                          url=outcome.url, published_at=moment, error=None, progress=None):
+            settle(post_id)
+        return
+    if isinstance(outcome, PartlyPublished):
+        # Live on the platform, a later part of it not: published with the reason, never again.
+        if engine.finish(found, status="published", at=moment, platform_post_id=outcome.platform_post_id,
+                         url=outcome.url, published_at=moment, error=outcome.message, progress=None):
             settle(post_id)
         return
     if isinstance(outcome, PublishPending):

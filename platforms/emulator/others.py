@@ -27,6 +27,15 @@ from platforms.emulator.core import (
 from platforms.emulator.state import Account, random_token
 from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
 
+X_VIDEO_TYPES = ("video/mp4", "video/quicktime", "video/webm")
+X_VIDEO_MAX_BYTES = 512 * 1024 * 1024
+X_CHUNK_MAX_BYTES = 5 * 1024 * 1024
+
+
+def x_invalid(detail: str) -> JSONResponse:
+    return x_error(400, "Invalid Request", detail, kind="https://api.twitter.com/2/problems/invalid-request")
+
+
 REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
 # The sandbox LinkedIn app has "Share on LinkedIn", "Sign In with LinkedIn using OpenID Connect" and
 # member analytics (so both sides of the follower count can be tried).
@@ -88,7 +97,7 @@ class OtherEmulators(EmulatorBase):
             Route("/x/2/tweets/{id}", self.x_delete, methods=["DELETE"]),
             Route("/x/2/users/{id}/tweets", self.x_timeline, methods=["GET"]),
             Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
-            Route("/x/2/media/upload", self.x_media, methods=["POST"]),
+            Route("/x/2/media/upload", self.x_media, methods=["GET", "POST"]),
             Route("/linkedin/oauth/v2/authorization", self.li_authorize, methods=["GET"]),
             Route("/linkedin/oauth/v2/accessToken", self.li_token, methods=["POST"]),
             Route("/linkedin/v2/userinfo", self.li_userinfo, methods=["GET"]),
@@ -786,6 +795,10 @@ class OtherEmulators(EmulatorBase):
                     "You are not permitted to create a Tweet with more than 280 characters.",
                     kind="about:blank",
                 )
+            chunked = [account.uploads[m] for m in media_ids if account.uploads.get(m, {}).get("chunked")]
+            if any(u["state"] != "succeeded" for u in chunked) or (chunked and len(media_ids) > 1):
+                # X: a video is usable once STATUS says it succeeded, and a post takes one video alone.
+                return x_invalid("Your media IDs are invalid.")
             if any(m not in account.uploads for m in media_ids):
                 return x_error(
                     400,
@@ -869,18 +882,20 @@ class OtherEmulators(EmulatorBase):
         return await self.api("x", request, handle)
 
     async def x_media(self, request: Request) -> Response:
+        """`POST /2/media/upload`: an image in one call, or a video in chunks (`command` INIT, APPEND,
+        FINALIZE; `GET ...?command=STATUS`), with X's rules: chunks of at most 5 MB in order, the
+        declared size met at FINALIZE, and a video usable in a post only once processed."""
+
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
-            form = await call.request.form()
+            form = await call.request.form() if call.request.method == "POST" else call.request.query_params
+            command = form.get("command")
+            if command is not None:
+                return self._x_chunked(call, account, str(command), form)
             media = form.get("media")
             if media is None or isinstance(media, str):
-                return x_error(
-                    400,
-                    "Invalid Request",
-                    "media is required.",
-                    kind="https://api.twitter.com/2/problems/invalid-request",
-                )
+                return x_invalid("media is required.")
             content = await media.read()
             media_id = str(1700000000000000000 + self.state.serial())
             account.uploads[media_id] = {"size": len(content)}
@@ -896,6 +911,63 @@ class OtherEmulators(EmulatorBase):
             )
 
         return await self.api("x", request, handle)
+
+    def _x_chunked(self, call: Call, account: Account, command: str, form: Any) -> Response:
+        media_id = str(form.get("media_id") or "")
+        upload = account.uploads.get(media_id) if media_id else None
+        if command == "INIT":
+            media_type = str(form.get("media_type") or "")
+            total = str(form.get("total_bytes") or "")
+            if media_type not in X_VIDEO_TYPES or not total.isdigit() or not 0 < int(total) <= X_VIDEO_MAX_BYTES:
+                return x_invalid("media_type must be a video type X takes and total_bytes at most 512 MB.")
+            media_id = str(1700000000000000000 + self.state.serial())
+            account.uploads[media_id] = {"chunked": True, "type": media_type, "total": int(total), "segments": {},
+                                         "state": "uploading", "category": form.get("media_category")}
+            self.record(call, "media_upload", None, None, media_id, {"command": "INIT", "media_type": media_type,
+                                                                     "total_bytes": int(total)})
+            return JSONResponse({"data": {"id": media_id, "media_key": f"7_{media_id}",
+                                          "expires_after_secs": 86400}}, status_code=202)
+        if upload is None or not upload.get("chunked"):
+            return x_invalid("media_id is not a chunked upload of this user.")
+        if command == "APPEND":
+            if upload["state"] != "uploading":
+                return x_invalid("The upload is finalized already.")
+            segment = str(form.get("segment_index") or "")
+            media = form.get("media")
+            if not segment.isdigit() or int(segment) > len(upload["segments"]) or int(segment) > 999:
+                return x_invalid("segment_index must be the next segment (0 to 999).")
+            if media is None or isinstance(media, str):
+                return x_invalid("media is required.")
+            size = len(media.file.read())
+            if size > X_CHUNK_MAX_BYTES:
+                return x_invalid("A chunk must be at most 5 MB.")
+            upload["segments"][int(segment)] = size
+            self.record(call, "media_upload", None, None, media_id, {"command": "APPEND",
+                                                                     "segment_index": int(segment), "bytes": size})
+            return Response(status_code=204)
+        if command == "FINALIZE":
+            received = sum(upload["segments"].values())
+            if received != upload["total"]:
+                return x_invalid(f"File size mismatch: {received} bytes received of {upload['total']} declared.")
+            if upload["state"] == "uploading":
+                upload["state"] = "processing"
+                upload["ready_at"] = self.now() + self.processing_seconds.get("x", 0.0)
+            self.record(call, "media_upload", None, None, media_id, {"command": "FINALIZE"})
+            return JSONResponse({"data": {"id": media_id, "size": received, "expires_after_secs": 86400,
+                                          "processing_info": self._x_processing(upload)}})
+        if command == "STATUS":
+            if upload["state"] == "uploading":
+                return x_invalid("The upload is not finalized.")
+            self.record(call, "media_upload", None, None, media_id, {"command": "STATUS"})
+            return JSONResponse({"data": {"id": media_id, "processing_info": self._x_processing(upload, status=True)}})
+        return x_invalid("command must be INIT, APPEND, FINALIZE or STATUS.")
+
+    def _x_processing(self, upload: dict[str, Any], status: bool = False) -> dict[str, Any]:
+        if upload["state"] == "processing" and status and self.now() >= upload["ready_at"]:
+            upload["state"] = "succeeded"
+        if upload["state"] == "succeeded":
+            return {"state": "succeeded", "progress_percent": 100}
+        return {"state": "in_progress" if status else "pending", "check_after_secs": 1, "progress_percent": 0}
 
     # -- LinkedIn ----------------------------------------------------------------------------
     async def li_authorize(self, request: Request) -> Response:

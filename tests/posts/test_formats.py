@@ -1,0 +1,67 @@
+"""Publishing formats through the running service and the sandbox, each held to its platform's rules."""
+
+from __future__ import annotations
+
+from tests.conftest import bearer
+from tests.support.posts import JPEG, MP4, sent_posts, upload, wait_settled
+from tests.support.sandbox import connect_account
+
+
+def _sent(live, platform: str, account_id: str, kind: str) -> list[dict]:
+    rows = live.client.get(f"/sandbox/{platform}/sent", params={"accountId": account_id}).json()["data"]
+    return [row for row in rows if row["kind"] == kind]
+
+
+def _publish(live, tenant, body: dict) -> dict:
+    answer = live.client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={"publishNow": True, **body})
+    assert answer.status_code == 201, answer.text
+    return wait_settled(live.client, tenant, answer.json()["id"])
+
+
+def _refused(live, tenant, body: dict) -> list[str]:
+    answer = live.client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={"publishNow": True, **body})
+    assert answer.status_code == 422, answer.text
+    return [problem["field"] for problem in answer.json()["error"]["details"]]
+
+
+def test_an_x_video_goes_up_in_chunks_and_is_posted_once_processed(live):
+    tenant = live.tenant()
+    x = connect_account(live.client, tenant, "x")
+    video = upload(live.client, tenant, MP4, "video/mp4", "launch.mp4")
+    post = _publish(live, tenant, {"content": "Launch day", "mediaIds": [video["id"]],
+                                   "targets": [{"accountId": x["id"]}]})
+    assert post["status"] == "published", post["targets"][0]["error"]
+    steps = _sent(live, "x", x["id"], "media_upload")
+    assert [s["payload"]["command"] for s in steps][:3] == ["INIT", "APPEND", "FINALIZE"]
+    assert {s["payload"]["command"] for s in steps[3:]} == {"STATUS"}
+    assert steps[0]["payload"]["total_bytes"] == len(MP4) == steps[1]["payload"]["bytes"]
+    (tweet,) = sent_posts(live.client, "x", x["id"])
+    assert tweet["payload"]["media"] == {"media_ids": [steps[0]["platformId"]]}
+    assert post["targets"][0]["platformPostId"] == tweet["platformId"]
+
+    image = upload(live.client, tenant, JPEG, "image/jpeg", "still.jpg")
+    assert _refused(live, tenant, {"content": "Both", "mediaIds": [video["id"], image["id"]],
+                                   "targets": [{"accountId": x["id"]}]}) == ["mediaIds"]
+
+
+def test_an_x_thread_is_posts_each_replying_to_the_previous(live):
+    tenant = live.tenant()
+    x = connect_account(live.client, tenant, "x")
+    post = _publish(live, tenant, {"content": "1/3 A thread", "targets": [
+        {"accountId": x["id"], "options": {"thread": ["2/3 the middle", "3/3 " + "中" * 130]}}]})
+    assert post["status"] == "published", post["targets"][0]["error"]
+    (head,) = sent_posts(live.client, "x", x["id"])
+    replies = _sent(live, "x", x["id"], "public_reply")
+    assert [r["text"] for r in replies] == ["2/3 the middle", "3/3 " + "中" * 130]
+    assert [r["to"] for r in replies] == [head["platformId"], replies[0]["platformId"]]
+    assert post["targets"][0]["platformPostId"] == head["platformId"]
+
+    fields = _refused(live, tenant, {"content": "Too long a thread", "targets": [
+        {"accountId": x["id"], "options": {"thread": ["fine", "中" * 141], "replySettings": "nobody"}}]})
+    assert sorted(fields) == ["targets[0].options.replySettings", "targets[0].options.thread[1]"]
+    assert _refused(live, tenant, {"content": "Not a list", "targets": [
+        {"accountId": x["id"], "options": {"thread": "second"}}]}) == ["targets[0].options.thread"]
+    assert len(sent_posts(live.client, "x", x["id"])) == 1  # nothing of the refused ones reached X
+
+    options = live.client.get(f"/v1/accounts/{x['id']}/publish-options", headers=bearer(tenant["apiKey"])).json()
+    assert options["thread"]["maxPosts"] == 25
