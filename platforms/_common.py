@@ -24,6 +24,7 @@ from platforms.base import (
     PublishPending,
     RecentPost,
     Rejected,
+    RetryLater,
     SentMessage,
     Unsupported,
     fallback_text,
@@ -97,6 +98,19 @@ class BaseAdapter:
         self, method: str, url: str, *, secrets: list[str] | tuple[str, ...] = (), **kwargs: Any
     ) -> httpx2.Response:
         return self.http.request(method, url, classify=self.classify, secrets=secrets, **kwargs)
+
+    def _read_media(self, item: MediaItem, start: int | None = None, end: int | None = None) -> bytes:
+        """The media's bytes, or those of [start, end) (one chunk of a video, asked with `Range`)."""
+        headers = {} if start is None else {"Range": f"bytes={start}-{(end or item.size) - 1}"}
+        try:
+            source = self.http.client.get(item.url, headers=headers)
+        except httpx2.TransportError:
+            raise RetryLater("the media could not be read", 30.0) from None
+        if not source.is_success:
+            raise Rejected(f"the media could not be read (HTTP {source.status_code})", "media_unreadable")
+        if start is not None and source.status_code != 206:  # the server ignored the range
+            return source.content[start:end]
+        return source.content
 
     def _unsupported(self, what: str) -> Unsupported:
         return Unsupported(f"{self.platform} does not support {what}")

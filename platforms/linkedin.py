@@ -1,10 +1,13 @@
 """LinkedIn: OAuth 2.0 (`www.linkedin.com/oauth/v2/authorization`, `POST /oauth/v2/accessToken`),
 OpenID `GET /v2/userinfo`, the versioned Posts API (`POST /rest/posts`, id in `x-restli-id`;
-`DELETE /rest/posts/{urn}`), Images API (`POST /rest/images?action=initializeUpload` then `PUT`),
-and `GET /rest/memberFollowersCount?q=me`. Posts are made as the member (`urn:li:person:<sub>`)."""
+`DELETE /rest/posts/{urn}`), Images API (`POST /rest/images?action=initializeUpload` then `PUT`;
+several make a `multiImage` post), Videos API (`POST /rest/videos?action=initializeUpload`, a `PUT`
+per part, `finalizeUpload`, `GET /rest/videos/{urn}` until `AVAILABLE`) and
+`GET /rest/memberFollowersCount?q=me`. Posts are made as the member (`urn:li:person:<sub>`)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -18,6 +21,7 @@ from platforms.base import (
     MediaItem,
     PlatformFailure,
     PublishedPost,
+    PublishPending,
     ReauthRequired,
     Rejected,
     RetryLater,
@@ -40,6 +44,9 @@ SCOPES = ("openid", "profile", "w_member_social")
 # Member analytics (the Community Management API), granted to approved apps only: without it the
 # follower count is not available, and is not asked for.
 ANALYTICS_SCOPE = "r_member_profileAnalytics"
+MAX_IMAGES = 20  # a multiImage post: 2 to 20 images
+VIDEO_MIN_BYTES = 75 * 1024  # the Videos API takes 75 KB to 500 MB
+VIDEO_MAX_BYTES = 500 * 1024 * 1024
 
 
 def linkedin_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
@@ -68,13 +75,13 @@ class LinkedInAdapter(BaseAdapter):
     capabilities = Capabilities(
         post_text_limit=3000,
         post_media="optional",
-        max_media=1,
-        video_posts=False,
+        max_media=MAX_IMAGES,
         publish=True,
         delete_post=True,
         oauth=True,
         followers=True,
     )
+    video_poll_seconds = 10.0
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
         token = account.credentials.get("accessToken")
@@ -152,7 +159,8 @@ class LinkedInAdapter(BaseAdapter):
         return int(elements[0].get("memberFollowersCount", 0))
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
-        return {"platform": self.platform, "visibility": ["PUBLIC", "CONNECTIONS"], "textLimit": 3000}
+        return {"platform": self.platform, "visibility": ["PUBLIC", "CONNECTIONS"], "textLimit": 3000,
+                "maxImages": MAX_IMAGES, "videoBytes": [VIDEO_MIN_BYTES, VIDEO_MAX_BYTES]}
 
     # -- publishing ------------------------------------------------------------------------
     def _author(self, account: AccountContext) -> str:
@@ -172,29 +180,70 @@ class LinkedInAdapter(BaseAdapter):
             or {}
         )
         value = init["value"]
-        try:
-            source = self.http.client.get(item.url)
-        except httpx2.TransportError:
-            raise RetryLater("the media could not be read", 30.0) from None
-        if not source.is_success:
-            raise Rejected(f"the media could not be read (HTTP {source.status_code})", "media_unreadable")
         self.http.request(
             "PUT",
             str(value["uploadUrl"]),
             classify=linkedin_classify,
             secrets=account.secrets(),
-            content=source.content,
+            content=self._read_media(item),
             headers={**self._headers(account), "Content-Type": item.content_type},
         )
         return str(value["image"])
 
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        if any(m.is_video for m in media):
-            raise Rejected(
-                "video posts to LinkedIn are not supported yet (text and one image)", "media_unsupported"
-            )
+    def publish_step(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
+        progress: dict[str, Any] | None,
+    ) -> PublishedPost | PublishPending:
+        """Images: each uploaded (initialize, PUT) then the post (one image, or `multiImage` of 2 to
+        20). A video: `POST /rest/videos?action=initializeUpload` (its parts), one `PUT` per part (a
+        step each, the part's `ETag` kept), `finalizeUpload`, status polls until `AVAILABLE`, then the
+        post referencing it. Upload steps may run twice; the post may not (`repeatable=False`)."""
+        video = next((m for m in media if m.is_video), None)
+        if video is not None and len(media) > 1:
+            raise Rejected("a LinkedIn post takes one video alone, or up to 20 images", "media_unsupported")
+        if len(media) > MAX_IMAGES:
+            raise Rejected(f"a LinkedIn post takes at most {MAX_IMAGES} images", "too_many_items")
+        phase = (progress or {}).get("phase")
+        if video is None or phase == "post":
+            return self._post(account, text, media, options, video_urn=(progress or {}).get("video"))
+        if progress is None:
+            init = json_body(self._api(account, "POST", "/rest/videos", params={"action": "initializeUpload"}, json={
+                "initializeUploadRequest": {"owner": self._author(account), "fileSizeBytes": video.size,
+                                            "uploadCaptions": False, "uploadThumbnail": False}})) or {}
+            value = init["value"]
+            parts = [[str(i["uploadUrl"]), int(i["firstByte"]), int(i["lastByte"])]
+                     for i in value.get("uploadInstructions") or []]
+            return PublishPending({"phase": "parts", "video": str(value["video"]),
+                                   "token": value.get("uploadToken", ""), "parts": parts, "etags": []}, poll_after=0.0)
+        if phase == "parts":
+            etags = list(progress["etags"])
+            url, first, last = progress["parts"][len(etags)]
+            response = self.http.request(
+                "PUT", str(url), classify=linkedin_classify, secrets=account.secrets(),
+                content=self._read_media(video, int(first), int(last) + 1),
+                headers={**self._headers(account), "Content-Type": "application/octet-stream"})
+            etags.append(response.headers.get("etag", ""))
+            done = len(etags) == len(progress["parts"])
+            return PublishPending({**progress, "etags": etags, "phase": "finalize" if done else "parts"},
+                                  poll_after=0.0)
+        if phase == "finalize":
+            self._api(account, "POST", "/rest/videos", params={"action": "finalizeUpload"}, json={
+                "finalizeUploadRequest": {"video": progress["video"], "uploadToken": progress["token"],
+                                          "uploadedPartIds": progress["etags"]}})
+            return PublishPending({**progress, "phase": "status", "polls": 0}, poll_after=0.0)
+        answer = json_body(self._api(account, "GET", f"/rest/videos/{quote(str(progress['video']), safe='')}")) or {}
+        status = answer.get("status")
+        if status == "AVAILABLE":
+            return PublishPending({**progress, "phase": "post"}, poll_after=0.0, repeatable=False)
+        if status == "PROCESSING_FAILED":
+            raise Rejected(f"LinkedIn could not process the video ({answer.get('processingFailureReason') or status})",
+                           "media_processing_failed")
+        polls = int(progress.get("polls", 0))
+        return PublishPending({**progress, "polls": polls + 1},
+                              poll_after=min(self.video_poll_seconds, 0.5 * 2 ** polls))
+
+    def _post(self, account: AccountContext, text: str, media: list[MediaItem], options: dict[str, Any],
+              video_urn: str | None) -> PublishedPost:
         body: dict[str, Any] = {
             "author": self._author(account),
             "commentary": escape_little_text(text),
@@ -207,13 +256,32 @@ class LinkedInAdapter(BaseAdapter):
             "lifecycleState": "PUBLISHED",
             "isReshareDisabledByAuthor": False,
         }
-        if media:
+        if video_urn:
+            body["content"] = {"media": {"id": video_urn, "title": str(options.get("title") or "")}}
+        elif len(media) == 1:
             body["content"] = {"media": {"id": self._upload_image(account, media[0]), "altText": ""}}
+        elif media:
+            body["content"] = {"multiImage": {"images": [
+                {"id": self._upload_image(account, item), "altText": ""} for item in media]}}
         response = self._api(account, "POST", "/rest/posts", json=body)
         urn = response.headers.get("x-restli-id") or (json_body(response) or {}).get("id")
         if not urn:
             raise RetryLater("LinkedIn gave no post id", 30.0)
         return PublishedPost(str(urn), f"https://www.linkedin.com/feed/update/{urn}")
+
+    def publish_post(
+        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+    ) -> PublishedPost:
+        """All the steps in one call, sleeping between status polls (for callers without the engine)."""
+        progress: dict[str, Any] | None = None
+        for _ in range(200):
+            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
+            if isinstance(step, PublishedPost):
+                return step
+            progress = step.progress
+            if step.poll_after > 0:
+                time.sleep(step.poll_after)
+        raise RetryLater("LinkedIn is still processing the video", 60.0)
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         try:

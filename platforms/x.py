@@ -222,25 +222,12 @@ class XAdapter(BaseAdapter):
         }
 
     # -- publishing ------------------------------------------------------------------------
-    def _read(self, item: MediaItem, start: int | None = None, end: int | None = None) -> bytes:
-        """The media's bytes (or those of [start, end) where a range is asked, one chunk of a video)."""
-        headers = {} if start is None else {"Range": f"bytes={start}-{(end or item.size) - 1}"}
-        try:
-            source = self.http.client.get(item.url, headers=headers)
-        except httpx2.TransportError:
-            raise RetryLater("the media could not be read", 30.0) from None
-        if not source.is_success:
-            raise Rejected(f"the media could not be read (HTTP {source.status_code})", "media_unreadable")
-        if start is not None and source.status_code != 206:  # the server ignored the range
-            return source.content[start:end]
-        return source.content
-
     def _upload_image(self, account: AccountContext, item: MediaItem) -> str:
         answer = self._api(
             account,
             "POST",
             "/2/media/upload",
-            files={"media": ("media", self._read(item), item.content_type)},
+            files={"media": ("media", self._read_media(item), item.content_type)},
             data={"media_category": "tweet_image"},
         )
         return str(answer["data"]["id"])
@@ -290,7 +277,7 @@ class XAdapter(BaseAdapter):
             start = segment * self.chunk_bytes
             end = min(start + self.chunk_bytes, video.size)
             self._api(account, "POST", "/2/media/upload",
-                      files={"media": ("chunk", self._read(video, start, end), "application/octet-stream")},
+                      files={"media": ("chunk", self._read_media(video, start, end), "application/octet-stream")},
                       data={"command": "APPEND", "media_id": media_id, "segment_index": str(segment)})
             if end < video.size:
                 return PublishPending({**progress, "segment": segment + 1}, poll_after=0.0)

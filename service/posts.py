@@ -137,6 +137,13 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems.append(FieldProblem(f"{field}.replySettings", "must be one of " + ", ".join(X_REPLY_SETTINGS)))
         if "thread" in options:
             problems += _thread_problems(f"{field}.thread", options["thread"])
+    if platform == "linkedin":
+        from platforms.linkedin import VIDEO_MAX_BYTES, VIDEO_MIN_BYTES
+
+        if videos and len(items) > 1:
+            problems.append(FieldProblem("mediaIds", "a LinkedIn post takes one video alone, or up to 20 images"))
+        if any(not VIDEO_MIN_BYTES <= v.size <= VIDEO_MAX_BYTES for v in videos):
+            problems.append(FieldProblem("mediaIds", "a LinkedIn video must be 75 KB to 500 MB"))
     return problems
 
 

@@ -36,6 +36,9 @@ def x_invalid(detail: str) -> JSONResponse:
     return x_error(400, "Invalid Request", detail, kind="https://api.twitter.com/2/problems/invalid-request")
 
 
+LI_VIDEO_MIN_BYTES = 75 * 1024
+LI_VIDEO_MAX_BYTES = 500 * 1024 * 1024
+LI_VIDEO_PART_BYTES = 4 * 1024 * 1024
 REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
 # The sandbox LinkedIn app has "Share on LinkedIn", "Sign In with LinkedIn using OpenID Connect" and
 # member analytics (so both sides of the follower count can be tried).
@@ -104,6 +107,9 @@ class OtherEmulators(EmulatorBase):
             Route("/linkedin/rest/posts", self.li_post, methods=["POST"]),
             Route("/linkedin/rest/posts/{urn}", self.li_delete, methods=["DELETE"]),
             Route("/linkedin/rest/images", self.li_images, methods=["POST"]),
+            Route("/linkedin/rest/videos", self.li_videos, methods=["POST"]),
+            Route("/linkedin/rest/videos/{urn}", self.li_video, methods=["GET"]),
+            Route("/linkedin/videoupload/{video}/{part}", self.li_video_part, methods=["PUT"]),
             Route("/linkedin/rest/memberFollowersCount", self.li_followers, methods=["GET"]),
             Route("/linkedin/upload/{image}", self.li_upload, methods=["PUT"]),
         ]
@@ -1068,9 +1074,22 @@ class OtherEmulators(EmulatorBase):
                     "commentary must be at most 3000 characters; lifecycleState PUBLISHED",
                     "UNPROCESSABLE_ENTITY",
                 )
-            media = ((body.get("content") or {}).get("media") or {}).get("id")
-            if media and media not in account.uploads:
-                return linkedin_error(422, f"Image {media} is not uploaded", "UNPROCESSABLE_ENTITY")
+            content = body.get("content") or {}
+            media = (content.get("media") or {}).get("id")
+            images = [(i or {}).get("id") for i in (content.get("multiImage") or {}).get("images") or []]
+            if media and images:
+                return linkedin_error(422, "content takes media or multiImage, not both", "UNPROCESSABLE_ENTITY")
+            if "multiImage" in content and not 2 <= len(images) <= 20:
+                return linkedin_error(422, "multiImage takes 2 to 20 images", "UNPROCESSABLE_ENTITY")
+            for urn in [media, *images] if media else images:
+                upload = account.uploads.get(str(urn))
+                if upload is None or not upload.get("uploaded"):
+                    return linkedin_error(422, f"Media {urn} is not uploaded", "UNPROCESSABLE_ENTITY")
+                if images and not str(urn).startswith("urn:li:image:"):
+                    return linkedin_error(422, f"multiImage takes images only: {urn}", "UNPROCESSABLE_ENTITY")
+                if str(urn).startswith("urn:li:video:") and upload.get("status") != "AVAILABLE":
+                    # The emulator's reading of "post once the video is processed".
+                    return linkedin_error(422, f"Video {urn} is not AVAILABLE", "UNPROCESSABLE_ENTITY")
             text = little_text_as_shown(text)
             urn = f"urn:li:share:{7100000000000000000 + self.state.serial()}"
             account.posts[urn] = {"text": text}
@@ -1121,6 +1140,88 @@ class OtherEmulators(EmulatorBase):
                 return linkedin_error(404, "Upload not found", "NOT_FOUND")
             account.uploads[key] = {"uploaded": True, "size": len(call.raw)}
             return Response(status_code=201)
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_videos(self, request: Request) -> Response:
+        """`POST /rest/videos?action=initializeUpload` (75 KB to 500 MB, in parts of 4 MB) and
+        `?action=finalizeUpload` (every part's ETag, in order)."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            body = call.body_json()
+            action = call.query.get("action")
+            if action == "initializeUpload":
+                request_body = body.get("initializeUploadRequest") or {}
+                size = request_body.get("fileSizeBytes")
+                if request_body.get("owner") != f"urn:li:person:{account.id}":
+                    return linkedin_error(403, "Not enough permissions to upload as this owner", "ACCESS_DENIED")
+                if not isinstance(size, int) or not LI_VIDEO_MIN_BYTES <= size <= LI_VIDEO_MAX_BYTES:
+                    return linkedin_error(400, "fileSizeBytes must be 75 KB to 500 MB", "BAD_REQUEST")
+                video_id = uuid.uuid4().hex[:16]
+                urn = f"urn:li:video:{video_id}"
+                base = str(call.request.url).split("/rest/videos", 1)[0]
+                parts = [(first, min(first + LI_VIDEO_PART_BYTES, size) - 1)
+                         for first in range(0, size, LI_VIDEO_PART_BYTES)]
+                token = random_token(12)
+                account.uploads[urn] = {"size": size, "parts": {}, "count": len(parts), "token": token,
+                                        "status": "WAITING_UPLOAD", "ranges": parts}
+                self.record(call, "media_upload", None, None, urn)
+                return JSONResponse({"value": {
+                    "uploadUrlsExpireAt": int(time.time() * 1000) + 3600_000, "video": urn, "uploadToken": token,
+                    "uploadInstructions": [{"uploadUrl": f"{base}/videoupload/{video_id}/{n}", "firstByte": first,
+                                            "lastByte": last} for n, (first, last) in enumerate(parts)]}})
+            if action == "finalizeUpload":
+                request_body = body.get("finalizeUploadRequest") or {}
+                upload = account.uploads.get(str(request_body.get("video")))
+                if upload is None or "parts" not in upload:
+                    return linkedin_error(404, "Video not found", "NOT_FOUND")
+                expected = [upload["parts"].get(n) for n in range(upload["count"])]
+                if request_body.get("uploadToken", "") != upload["token"] or request_body.get(
+                        "uploadedPartIds") != expected or None in expected:
+                    return linkedin_error(400, "uploadedPartIds must be every part's ETag, in order",
+                                          "BAD_REQUEST")
+                upload.update(uploaded=True, status="PROCESSING",
+                              ready_at=self.now() + self.processing_seconds.get("linkedin", 0.0))
+                self.record(call, "media_upload", None, None, str(request_body.get("video")), body)
+                return Response(status_code=200)
+            return linkedin_error(400, "Unsupported action", "BAD_REQUEST")
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_video(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            urn = unquote(call.request.path_params["urn"])
+            upload = account.uploads.get(urn)
+            if upload is None or "parts" not in upload:
+                return linkedin_error(404, "Video not found", "NOT_FOUND")
+            if upload["status"] == "PROCESSING" and self.now() >= upload["ready_at"]:
+                upload["status"] = "AVAILABLE"
+            return JSONResponse({"id": urn, "owner": f"urn:li:person:{account.id}", "status": upload["status"]})
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_video_part(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            urn = f"urn:li:video:{call.request.path_params['video']}"
+            upload = account.uploads.get(urn)
+            part = call.request.path_params["part"]
+            if upload is None or "parts" not in upload or not part.isdigit() or int(part) >= upload["count"]:
+                return linkedin_error(404, "Upload not found", "NOT_FOUND")
+            first, last = upload["ranges"][int(part)]
+            if len(call.raw) != last - first + 1:
+                return linkedin_error(400, f"Part {part} must be bytes {first}-{last}", "BAD_REQUEST")
+            etag = f"/ambry-video/signedId/{uuid.uuid4().hex[:12]}"
+            upload["parts"][int(part)] = etag
+            return Response(status_code=200, headers={"ETag": etag})
 
         return await self.api("linkedin", request, handle)
 

@@ -65,3 +65,30 @@ def test_an_x_thread_is_posts_each_replying_to_the_previous(live):
 
     options = live.client.get(f"/v1/accounts/{x['id']}/publish-options", headers=bearer(tenant["apiKey"])).json()
     assert options["thread"]["maxPosts"] == 25
+
+
+def test_linkedin_takes_a_video_and_several_images(live):
+    tenant = live.tenant()
+    member = connect_account(live.client, tenant, "linkedin")
+    video = upload(live.client, tenant, MP4 + b"\x04" * 80_000, "video/mp4", "talk.mp4")
+    post = _publish(live, tenant, {"content": "My talk", "mediaIds": [video["id"]],
+                                   "targets": [{"accountId": member["id"]}]})
+    assert post["status"] == "published", post["targets"][0]["error"]
+    (made,) = sent_posts(live.client, "linkedin", member["id"])
+    urn = made["payload"]["content"]["media"]["id"]
+    assert urn.startswith("urn:li:video:")
+    finalized = [s for s in _sent(live, "linkedin", member["id"], "media_upload") if s["payload"]]
+    assert finalized[-1]["payload"]["finalizeUploadRequest"]["video"] == urn
+
+    images = [upload(live.client, tenant, JPEG, "image/jpeg", f"slide{n}.jpg")["id"] for n in range(3)]
+    post = _publish(live, tenant, {"content": "Three slides", "mediaIds": images,
+                                   "targets": [{"accountId": member["id"]}]})
+    assert post["status"] == "published", post["targets"][0]["error"]
+    carousel = sent_posts(live.client, "linkedin", member["id"])[-1]["payload"]["content"]
+    assert [i["id"].split(":")[2] for i in carousel["multiImage"]["images"]] == ["image"] * 3
+
+    small = upload(live.client, tenant, MP4, "video/mp4", "tiny.mp4")
+    assert _refused(live, tenant, {"content": "Too small", "mediaIds": [small["id"]],
+                                   "targets": [{"accountId": member["id"]}]}) == ["mediaIds"]
+    assert _refused(live, tenant, {"content": "Mixed", "mediaIds": [video["id"], images[0]],
+                                   "targets": [{"accountId": member["id"]}]}) == ["mediaIds"]
