@@ -184,7 +184,10 @@ class InstagramAdapter(MessengerStyle):
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {
             "platform": self.platform,
-            "mediaTypes": ["IMAGE", "REELS", "CAROUSEL"],
+            "mediaTypes": ["IMAGE", "REELS", "CAROUSEL", "STORIES"],
+            # options: mediaType STORIES (one image or video) or REELS (one video, with coverUrl, shareToFeed)
+            "mediaType": ["STORIES", "REELS"],
+            "reels": {"coverUrl": "an image URL", "shareToFeed": "true (default) or false"},
             "captionLimit": 2200,
             "maxCarouselItems": 10,
         }
@@ -226,7 +229,7 @@ class InstagramAdapter(MessengerStyle):
         container already published answers PUBLISHED, and its media is then found among the
         account's recent media rather than published again."""
         if progress is None:
-            return self._create(account, text=text, media=media)
+            return self._create(account, text=text, media=media, options=options)
         # Polls back off: soon at first (an image is ready at once), every `video_poll_seconds` at most.
         polls = int(progress.get("polls", 0))
         progress = {**progress, "polls": polls + 1}
@@ -265,9 +268,13 @@ class InstagramAdapter(MessengerStyle):
         ).get("permalink")
         return PublishedPost(media_id, permalink)
 
-    def _create(self, account: AccountContext, *, text: str, media: list[MediaItem]) -> PublishPending:
+    def _create(self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
+                ) -> PublishPending:
         if not media:
             raise Rejected("Instagram needs an image or a video", "media_required")
+        kind = options.get("mediaType")
+        if kind in ("STORIES", "REELS"):
+            return self._story_or_reel(account, kind, text=text, media=media, options=options)
         if len(media) > self.max_items:
             raise Rejected(f"an Instagram carousel takes at most {self.max_items} items",
                            "too_many_items")
@@ -282,6 +289,24 @@ class InstagramAdapter(MessengerStyle):
                 fields["media_type"] = "VIDEO"
             children.append(self._container(account, {**fields, "is_carousel_item": True}))
         return PublishPending({"phase": "children", "children": children, "video": video}, poll_after=0.0)
+
+    def _story_or_reel(self, account: AccountContext, kind: str, *, text: str, media: list[MediaItem],
+                       options: dict[str, Any]) -> PublishPending:
+        """`media_type=STORIES` (one image or video, no caption: a story shows none) or `REELS` (one
+        video with its caption, `cover_url` and `share_to_feed`)."""
+        if len(media) != 1 or (kind == "REELS" and not media[0].is_video):
+            raise Rejected("a reel is one video" if kind == "REELS" else "a story is one image or video",
+                           "media_unsupported")
+        item = media[0]
+        body: dict[str, Any] = {"media_type": kind, ("video_url" if item.is_video else "image_url"): item.url}
+        if kind == "REELS":
+            body["caption"] = text
+            if options.get("coverUrl"):
+                body["cover_url"] = options["coverUrl"]
+            if "shareToFeed" in options:
+                body["share_to_feed"] = bool(options["shareToFeed"])
+        container = self._container(account, body)
+        return PublishPending({"phase": "status", "container": container, "video": item.is_video}, poll_after=0.0)
 
     def publish_post(
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]

@@ -137,6 +137,8 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems.append(FieldProblem(f"{field}.replySettings", "must be one of " + ", ".join(X_REPLY_SETTINGS)))
         if "thread" in options:
             problems += _thread_problems(f"{field}.thread", options["thread"])
+    if platform == "instagram":
+        problems += _instagram_options(field, items, options)
     if platform == "linkedin":
         from platforms.linkedin import VIDEO_MAX_BYTES, VIDEO_MIN_BYTES
 
@@ -144,6 +146,27 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems.append(FieldProblem("mediaIds", "a LinkedIn post takes one video alone, or up to 20 images"))
         if any(not VIDEO_MIN_BYTES <= v.size <= VIDEO_MAX_BYTES for v in videos):
             problems.append(FieldProblem("mediaIds", "a LinkedIn video must be 75 KB to 500 MB"))
+    return problems
+
+
+def _instagram_options(field: str, items: list[Media], options: dict[str, Any]) -> list[FieldProblem]:
+    problems: list[FieldProblem] = []
+    kind = options.get("mediaType")
+    if "mediaType" in options and kind not in ("STORIES", "REELS"):
+        problems.append(FieldProblem(f"{field}.mediaType", "must be STORIES or REELS (or left out: a feed post)"))
+    if kind == "STORIES" and len(items) != 1:
+        problems.append(FieldProblem("mediaIds", "an Instagram story is one image or one video"))
+    if kind == "REELS" and (len(items) != 1 or not items[0].content_type.startswith("video/")):
+        problems.append(FieldProblem("mediaIds", "an Instagram reel is one video"))
+    for name in ("coverUrl", "shareToFeed"):
+        if name in options and kind != "REELS":
+            problems.append(FieldProblem(f"{field}.{name}", "is for reels only (mediaType REELS)"))
+    cover = options.get("coverUrl")
+    if "coverUrl" in options and not (isinstance(cover, str) and len(cover) <= 2048
+                                      and cover.startswith(("https://", "http://"))):
+        problems.append(FieldProblem(f"{field}.coverUrl", "must be an http(s) URL of an image Instagram can fetch"))
+    if "shareToFeed" in options and not isinstance(options["shareToFeed"], bool):
+        problems.append(FieldProblem(f"{field}.shareToFeed", "must be true or false"))
     return problems
 
 

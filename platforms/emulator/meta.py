@@ -373,7 +373,11 @@ class MetaEmulator(EmulatorBase):
             if method == "GET" and edge == "media":
                 return graph_page(call.request, [
                     {"id": pid, "caption": post.get("text"), "permalink": post.get("permalink")}
-                    for pid, post in reversed(list(account.posts.items()))])
+                    for pid, post in reversed(list(account.posts.items())) if not post.get("story")])
+            if method == "GET" and edge == "stories":
+                return graph_page(call.request, [
+                    {"id": pid, "permalink": post.get("permalink")}
+                    for pid, post in reversed(list(account.posts.items())) if post.get("story")])
             if method == "POST" and edge == "media":
                 return self._ig_container(call, account)
             if method == "POST" and edge == "media_publish":
@@ -564,7 +568,22 @@ class MetaEmulator(EmulatorBase):
         if len(str(caption)) > 2200:
             return graph_error(400, 100, "(#100) The caption is too long (2200 characters at most)", 2207010)
         media_type = params.get("media_type", "IMAGE")
-        if media_type == "CAROUSEL":
+        carousel_item = params.get("is_carousel_item") in (True, "true")
+        if media_type not in ("IMAGE", "VIDEO", "REELS", "STORIES", "CAROUSEL"):
+            return graph_error(400, 100, "(#100) media_type must be IMAGE, VIDEO, REELS, STORIES or CAROUSEL", 2207023)
+        if carousel_item and media_type in ("REELS", "STORIES"):
+            return graph_error(400, 100, f"(#100) A carousel item cannot be {media_type}", 2207023)
+        reel_only = [name for name in ("cover_url", "share_to_feed", "thumb_offset") if name in params]
+        if reel_only and media_type != "REELS":
+            return graph_error(400, 100, f"(#100) {reel_only[0]} is only for REELS", 2207023)
+        if "share_to_feed" in params and params["share_to_feed"] not in (True, False, "true", "false"):
+            return graph_error(400, 100, "(#100) share_to_feed must be a boolean", 2207023)
+        if "cover_url" in params and not str(params["cover_url"]).startswith(("https://", "http://")):
+            return graph_error(400, 100, "(#100) cover_url must be a URL the platform can fetch", 2207052)
+        if media_type == "STORIES":
+            if bool(params.get("image_url")) == bool(params.get("video_url")):
+                return graph_error(400, 100, "(#100) A story takes image_url or video_url", 2207052)
+        elif media_type == "CAROUSEL":
             children = str(params.get("children", "")).split(",")
             if not 2 <= len(children) <= 10 or any(c not in account.containers for c in children):
                 return graph_error(
@@ -579,7 +598,7 @@ class MetaEmulator(EmulatorBase):
             return graph_error(400, 100, "(#100) image_url is required", 2207052)
         container_id = f"{17900000000000000 + self.state.serial()}"
         # Video containers take the platform's processing time (minutes on Instagram): IN_PROGRESS until then.
-        video = media_type in ("REELS", "VIDEO")
+        video = media_type in ("REELS", "VIDEO") or bool(params.get("video_url"))
         delay = self.processing_seconds.get("instagram", 0.0) if video else 0.0
         account.containers[container_id] = {"status_code": "IN_PROGRESS" if delay else "FINISHED",
                                             "params": call.payload(), "ready_at": self.now() + delay}
@@ -600,12 +619,16 @@ class MetaEmulator(EmulatorBase):
         container["status_code"] = "PUBLISHED"
         media_id = f"{18000000000000000 + self.state.serial()}"
         permalink = f"https://www.instagram.com/p/{random_token(11)}/"
-        account.posts[media_id] = {"text": container["params"].get("caption"), "permalink": permalink}
+        story = container["params"].get("media_type") == "STORIES"
+        if story:  # a story has no caption, and is listed under /{ig-user-id}/stories, not /media
+            permalink = f"https://www.instagram.com/stories/{account.username}/{media_id}/"
+        caption = None if story else container["params"].get("caption")
+        account.posts[media_id] = {"text": caption, "permalink": permalink, "story": story}
         self.record(
             call,
             "post",
             media_id,
-            container["params"].get("caption"),
+            caption,
             media_id,
             {"container": container["params"], "media_publish": call.payload()},
         )

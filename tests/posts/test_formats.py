@@ -92,3 +92,34 @@ def test_linkedin_takes_a_video_and_several_images(live):
                                    "targets": [{"accountId": member["id"]}]}) == ["mediaIds"]
     assert _refused(live, tenant, {"content": "Mixed", "mediaIds": [video["id"], images[0]],
                                    "targets": [{"accountId": member["id"]}]}) == ["mediaIds"]
+
+
+def test_instagram_stories_and_reels_are_their_own_containers(live):
+    tenant = live.tenant()
+    ig = connect_account(live.client, tenant, "instagram")
+    image = upload(live.client, tenant, JPEG, "image/jpeg", "story.jpg")
+    video = upload(live.client, tenant, MP4, "video/mp4", "reel.mp4")
+    story = _publish(live, tenant, {"content": "Behind the scenes", "mediaIds": [image["id"]],
+                                    "targets": [{"accountId": ig["id"], "options": {"mediaType": "STORIES"}}]})
+    reel = _publish(live, tenant, {"content": "The making of", "mediaIds": [video["id"]], "targets": [
+        {"accountId": ig["id"], "options": {"mediaType": "REELS", "coverUrl": "https://cdn.example.com/cover.jpg",
+                                            "shareToFeed": False}}]})
+    assert story["status"] == reel["status"] == "published", (story["targets"], reel["targets"])
+    made = {row["platformId"]: row["payload"]["container"] for row in sent_posts(live.client, "instagram", ig["id"])}
+    assert made[story["targets"][0]["platformPostId"]]["media_type"] == "STORIES"
+    assert "caption" not in made[story["targets"][0]["platformPostId"]]
+    assert "/stories/" in story["targets"][0]["url"]
+    reel_container = made[reel["targets"][0]["platformPostId"]]
+    assert (reel_container["media_type"], reel_container["cover_url"], reel_container["share_to_feed"]) == (
+        "REELS", "https://cdn.example.com/cover.jpg", False)
+
+    fields = _refused(live, tenant, {"content": "No", "mediaIds": [image["id"]], "targets": [
+        {"accountId": ig["id"], "options": {"mediaType": "REELS", "shareToFeed": "yes"}}]})
+    assert sorted(fields) == ["mediaIds", "targets[0].options.shareToFeed"]
+    assert _refused(live, tenant, {"content": "No", "mediaIds": [image["id"]], "targets": [
+        {"accountId": ig["id"], "options": {"mediaType": "GUIDE"}}]}) == ["targets[0].options.mediaType"]
+    assert _refused(live, tenant, {"content": "No", "mediaIds": [image["id"]], "targets": [
+        {"accountId": ig["id"], "options": {"coverUrl": "https://cdn.example.com/c.jpg"}}]}) == [
+        "targets[0].options.coverUrl"]
+    options = live.client.get(f"/v1/accounts/{ig['id']}/publish-options", headers=bearer(tenant["apiKey"])).json()
+    assert options["mediaType"] == ["STORIES", "REELS"]
