@@ -1,7 +1,8 @@
 """YouTube Data API v3 with Google OAuth 2.0 (`accounts.google.com/o/oauth2/v2/auth`,
 `POST oauth2.googleapis.com/token`, `access_type=offline`): `channels.list(mine=true)`,
 `videos.insert` as a resumable upload (`POST /upload/youtube/v3/videos?uploadType=resumable`, then
-`PUT` of the bytes read from the media URL), `videos.delete`, `comments.insert` (a reply under a
+`PUT` of the bytes read from the media URL; `status.publishAt` schedules it), `thumbnails.set` (a
+custom thumbnail, after the upload), `videos.delete`, `comments.insert` (a reply under a
 comment thread). Google returns no new refresh token on refresh: the stored one is kept."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from platforms.base import (
     Capabilities,
     ConnectedIdentity,
     MediaItem,
+    PartlyPublished,
     PlatformFailure,
     PublishedPost,
     PublishPending,
@@ -25,6 +27,7 @@ from platforms.base import (
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 
+THUMBNAIL_MAX_BYTES = 2 * 1024 * 1024  # thumbnails.set: JPEG or PNG, 2 MB at most
 SCOPES = (
     "https://www.googleapis.com/auth/youtube.upload",
     "https://www.googleapis.com/auth/youtube.force-ssl",
@@ -160,6 +163,10 @@ class YouTubeAdapter(BaseAdapter):
             "titleLimit": 100,
             "descriptionLimit": 5000,
             "defaultCategoryId": "22",
+            # options: publishAt (an ISO 8601 time ahead: the video stays private until then) and
+            # thumbnailMediaId (a JPEG or PNG of at most 2 MB, set with thumbnails.set after the upload)
+            "publishAt": "ISO 8601 time in the future",
+            "thumbnail": {"contentTypes": ["image/jpeg", "image/png"], "maxBytes": THUMBNAIL_MAX_BYTES},
         }
 
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
@@ -185,6 +192,8 @@ class YouTubeAdapter(BaseAdapter):
         if progress is None:
             return PublishPending({"phase": "upload", "location": self._session(account, text, video, options)},
                                   poll_after=0.0)
+        if progress.get("phase") == "thumbnail":
+            return self._thumbnail(account, str(progress["video"]), options)
         location = str(progress["location"])
         try:
             # 308 Resume Incomplete is the answer of a session still waiting for its bytes.
@@ -194,10 +203,33 @@ class YouTubeAdapter(BaseAdapter):
         except httpx2.TransportError:
             raise RetryLater("YouTube could not be reached to resume the upload", 15.0) from None
         if status.status_code in (200, 201):
-            return self._published(status)
+            return self._then_thumbnail(self._published(status), options)
         if status.status_code != 308:
             raise google_classify(status, account.secrets())
-        return self._published(self._send_bytes(account, location, video))
+        return self._then_thumbnail(self._published(self._send_bytes(account, location, video)), options)
+
+    @staticmethod
+    def _then_thumbnail(video: PublishedPost, options: dict[str, Any]) -> PublishedPost | PublishPending:
+        """With a custom thumbnail, `thumbnails.set` is the next step (it may run twice: it replaces)."""
+        if not options.get("thumbnail"):
+            return video
+        return PublishPending({"phase": "thumbnail", "video": video.platform_post_id}, poll_after=0.0)
+
+    def _thumbnail(self, account: AccountContext, video_id: str, options: dict[str, Any]) -> PublishedPost:
+        """`POST /upload/youtube/v3/thumbnails/set?videoId=` with the image's bytes. The video is
+        uploaded already: a refused thumbnail leaves it published, with the reason."""
+        video = PublishedPost(video_id, f"https://www.youtube.com/watch?v={video_id}")
+        thumbnail = options["thumbnail"]
+        item = MediaItem(str(thumbnail["url"]), str(thumbnail["contentType"]), int(thumbnail["size"]))
+        try:
+            self._api(account, "POST", "/upload/youtube/v3/thumbnails/set", params={"videoId": video_id},
+                      content=self._read_media(item), headers={"Content-Type": item.content_type})
+        except RetryLater:
+            raise
+        except PlatformFailure as failure:
+            raise PartlyPublished(f"the video is uploaded; its custom thumbnail was refused: {failure.message}",
+                                  video.platform_post_id, video.url) from None
+        return video
 
     def _session(self, account: AccountContext, text: str, video: MediaItem, options: dict[str, Any]) -> str:
         title = str(options.get("title") or (text.splitlines()[0] if text else "") or "Untitled")[:100]
@@ -212,6 +244,9 @@ class YouTubeAdapter(BaseAdapter):
                 "selfDeclaredMadeForKids": bool(options.get("madeForKids", False)),
             },
         }
+        if options.get("publishAt"):
+            # A scheduled video is private until YouTube makes it public at `publishAt`.
+            metadata["status"].update(privacyStatus="private", publishAt=str(options["publishAt"]))
         started = self._api(
             account,
             "POST",
@@ -257,7 +292,7 @@ class YouTubeAdapter(BaseAdapter):
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
     ) -> PublishedPost:
         progress: dict[str, Any] | None = None
-        for _ in range(3):
+        for _ in range(4):
             step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
             if isinstance(step, PublishedPost):
                 return step

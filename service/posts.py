@@ -77,7 +77,8 @@ def _options_of(target: Any) -> dict[str, Any]:
 
 
 def _check_target(index: int, account: Account, text: str, items: list[Media], options: dict[str, Any],
-                  live_options: dict[str, Any] | None) -> list[FieldProblem]:
+                  live_options: dict[str, Any] | None, option_media: dict[str, Media] | None = None
+                  ) -> list[FieldProblem]:
     where = f"targets[{index}]"
     capabilities = adapters.adapter(account.platform).capabilities
     if not capabilities.publish:
@@ -104,7 +105,7 @@ def _check_target(index: int, account: Account, text: str, items: list[Media], o
         problems.append(FieldProblem("mediaIds", f"{account.platform} takes at most {capabilities.max_media} items"))
     if videos and not capabilities.video_posts:
         problems.append(FieldProblem("mediaIds", f"{account.platform} posts take text and images only"))
-    problems += _platform_options(where, account.platform, items, options)
+    problems += _platform_options(where, account.platform, items, options, option_media or {})
     if account.platform == "tiktok":
         allowed = list((live_options or {}).get("privacyLevels") or [])
         level = options.get("privacyLevel")
@@ -125,7 +126,8 @@ def _check_target(index: int, account: Account, text: str, items: list[Media], o
 X_REPLY_SETTINGS = ("everyone", "following", "mentionedUsers", "subscribers", "verified")
 
 
-def _platform_options(where: str, platform: str, items: list[Media], options: dict[str, Any]) -> list[FieldProblem]:
+def _platform_options(where: str, platform: str, items: list[Media], options: dict[str, Any],
+                      option_media: dict[str, Media]) -> list[FieldProblem]:
     """Each platform's own options, checked before anything is saved (`targets[i].options.<name>`)."""
     problems: list[FieldProblem] = []
     field = f"{where}.options"
@@ -139,6 +141,8 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems += _thread_problems(f"{field}.thread", options["thread"])
     if platform == "instagram":
         problems += _instagram_options(field, items, options)
+    if platform == "youtube":
+        problems += _youtube_options(field, options, option_media)
     if platform == "linkedin":
         from platforms.linkedin import VIDEO_MAX_BYTES, VIDEO_MIN_BYTES
 
@@ -146,6 +150,36 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems.append(FieldProblem("mediaIds", "a LinkedIn post takes one video alone, or up to 20 images"))
         if any(not VIDEO_MIN_BYTES <= v.size <= VIDEO_MAX_BYTES for v in videos):
             problems.append(FieldProblem("mediaIds", "a LinkedIn video must be 75 KB to 500 MB"))
+    return problems
+
+
+def _youtube_options(field: str, options: dict[str, Any], option_media: dict[str, Media]) -> list[FieldProblem]:
+    from platforms.youtube import THUMBNAIL_MAX_BYTES
+
+    problems: list[FieldProblem] = []
+    if "publishAt" in options:
+        value = options["publishAt"]
+        moment = None
+        if isinstance(value, str) and len(value) <= 64:
+            try:
+                moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                moment = None
+        if moment is None or moment.tzinfo is None:
+            problems.append(FieldProblem(f"{field}.publishAt", "must be an ISO 8601 time with its offset "
+                                         "(2026-12-01T09:30:00Z)"))
+        elif moment.astimezone(dt.UTC).replace(tzinfo=None) <= clock.now():
+            problems.append(FieldProblem(f"{field}.publishAt", "must be in the future"))
+        if options.get("privacyStatus", "private") != "private":
+            problems.append(FieldProblem(f"{field}.privacyStatus", "a video with publishAt is private until then: "
+                                         "leave privacyStatus out or make it private"))
+    if "thumbnailMediaId" in options:
+        row = option_media.get(str(options["thumbnailMediaId"]))
+        if row is None:
+            problems.append(FieldProblem(f"{field}.thumbnailMediaId", "is not a completed media of this workspace"))
+        elif row.content_type not in ("image/jpeg", "image/png") or row.size > THUMBNAIL_MAX_BYTES:
+            problems.append(FieldProblem(f"{field}.thumbnailMediaId", "a YouTube thumbnail is a JPEG or PNG of "
+                                         "at most 2 MB"))
     return problems
 
 
@@ -245,6 +279,8 @@ def check(actor: Actor, *, content: str, media_ids: list[str], targets: list[Any
     problems += time_problems
     with reading():
         found_media = media.completed(actor.workspace_id, media_ids)
+        named = [str(_options_of(t)["thumbnailMediaId"]) for t in targets if "thumbnailMediaId" in _options_of(t)]
+        option_media = media.completed(actor.workspace_id, named) if named else {}
         accounts, account_problems = _load_accounts(actor, targets)
     problems += account_problems
     for index, media_id in enumerate(media_ids):
@@ -260,7 +296,7 @@ def check(actor: Actor, *, content: str, media_ids: list[str], targets: list[Any
         if account.platform == "tiktok":
             live = _creator_options(account)
         text = target.content if target.content is not None else content
-        problems += _check_target(index, account, text, items, _options_of(target), live)
+        problems += _check_target(index, account, text, items, _options_of(target), live, option_media)
     if problems:
         raise ValidationFailed("Some targets cannot take this post.", details=problems)
     return Checked([a for a in accounts if a is not None], due, items)

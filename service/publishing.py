@@ -104,6 +104,7 @@ class _Loaded:
     post: Post
     account: Account | None
     items: list[MediaItem]
+    extra_options: dict[str, Any]
 
     @property
     def text(self) -> str:
@@ -131,12 +132,13 @@ def publish(target_id: str) -> None:
             rows = media.completed(post.workspace_id, list(post.media_ids or [])) if post.media_ids else {}
             items = [MediaItem(media.public_url(m), rows[m].content_type, rows[m].size)
                      for m in post.media_ids or [] if m in rows]
+            extra = _media_options(post.workspace_id, dict(target.options or {}))
         if target.platform_post_id:  # published already (a late answer counted): never again
             with db.atomic():
                 if engine.finish(found, status="published"):
                     settle(post.id)
             return
-        loaded = _Loaded(target, post, account, items)
+        loaded = _Loaded(target, post, account, items, extra)
         progress = target.progress or None
         if progress and progress.get("reconcile"):
             outcome = _reconcile(loaded, found)
@@ -156,6 +158,17 @@ def publish(target_id: str) -> None:
             _finish(found, loaded, outcome)
 
 
+def _media_options(workspace_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Media an option names (YouTube's `thumbnailMediaId`) as the adapter reads them: URL, type, size."""
+    thumbnail_id = options.get("thumbnailMediaId")
+    if not isinstance(thumbnail_id, str):
+        return {}
+    row = media.completed(workspace_id, [thumbnail_id]).get(thumbnail_id)
+    if row is None:
+        return {}
+    return {"thumbnail": {"url": media.public_url(thumbnail_id), "contentType": row.content_type, "size": row.size}}
+
+
 def _store_progress(found: engine.Claim, progress: dict[str, Any]) -> bool:
     """Keep a step's result before the next one (and renew the lease), if still in our hands."""
     moment = clock.now()
@@ -170,7 +183,7 @@ def _store_progress(found: engine.Claim, progress: dict[str, Any]) -> bool:
 def _step(loaded: _Loaded, progress: dict[str, Any] | None) -> Outcome:
     if loaded.account is None:
         return Conflict("The account was deleted.")
-    options = dict(loaded.target.options or {})
+    options = {**(loaded.target.options or {}), **loaded.extra_options}
     try:
         return adapters.call(loaded.account, lambda adapter, ctx: adapter.publish_step(
             ctx, text=loaded.text, media=loaded.items, options=options, progress=progress))

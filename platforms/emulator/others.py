@@ -92,6 +92,7 @@ class OtherEmulators(EmulatorBase):
             Route("/youtube/youtube/v3/channels", self.yt_channels, methods=["GET"]),
             Route("/youtube/upload/youtube/v3/videos", self.yt_upload, methods=["POST", "PUT"]),
             Route("/youtube/youtube/v3/videos", self.yt_delete, methods=["DELETE"]),
+            Route("/youtube/upload/youtube/v3/thumbnails/set", self.yt_thumbnail, methods=["POST"]),
             Route("/youtube/youtube/v3/comments", self.yt_comment, methods=["POST"]),
             Route("/x/i/oauth2/authorize", self.x_authorize, methods=["GET"]),
             Route("/x/2/oauth2/token", self.x_token, methods=["POST"]),
@@ -608,6 +609,9 @@ class OtherEmulators(EmulatorBase):
                         "The request metadata specifies an invalid video title.",
                         domain="youtube.video",
                     )
+                refused = self._yt_publish_at(metadata.get("status") or {})
+                if refused is not None:
+                    return refused
                 if len(str((metadata.get("snippet") or {}).get("description", ""))) > 5000:
                     return google_error(
                         400,
@@ -656,6 +660,47 @@ class OtherEmulators(EmulatorBase):
                 {**metadata, "uploadedBytes": len(call.raw)},
             )
             return self._yt_video(upload)
+
+        return await self.api("youtube", request, handle)
+
+    def _yt_publish_at(self, status: dict[str, Any]) -> Response | None:
+        """`status.publishAt`: only on a private video, an ISO 8601 time in the future."""
+        if "publishAt" not in status:
+            return None
+        try:
+            moment = dt.datetime.fromisoformat(str(status["publishAt"]).replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if (status.get("privacyStatus") != "private" or moment is None or moment.tzinfo is None
+                or moment.timestamp() <= self.now()):
+            return google_error(400, "invalidPublishAt",
+                                "The request metadata specifies an invalid scheduled publishing time.",
+                                domain="youtube.video")
+        return None
+
+    async def yt_thumbnail(self, request: Request) -> Response:
+        """`POST /upload/youtube/v3/thumbnails/set?videoId=`: a JPEG or PNG of at most 2 MB for a video
+        of the channel; setting it again replaces it."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            video_id = call.query.get("videoId", "")
+            if video_id not in account.posts:
+                return google_error(404, "videoNotFound", "The video that you are trying to update cannot be found.",
+                                    domain="youtube.thumbnail")
+            kind = call.request.headers.get("content-type", "").split(";")[0].strip()
+            if kind not in ("image/jpeg", "image/png") or not call.raw:
+                return google_error(400, "invalidImage", "The provided image content is invalid.",
+                                    domain="youtube.thumbnail")
+            if len(call.raw) > 2 * 1024 * 1024:
+                return google_error(400, "mediaBodyTooBig", "The thumbnail image file is too large (2 MB at most).")
+            account.posts[video_id]["thumbnail"] = len(call.raw)
+            self.record(call, "thumbnail", video_id, None, video_id, {"videoId": video_id, "contentType": kind,
+                                                                      "bytes": len(call.raw)})
+            return JSONResponse({"kind": "youtube#thumbnailSetResponse", "items": [
+                {"default": {"url": f"https://i.ytimg.example/vi/{video_id}/default.jpg", "width": 120,
+                             "height": 90}}]})
 
         return await self.api("youtube", request, handle)
 

@@ -123,3 +123,32 @@ def test_instagram_stories_and_reels_are_their_own_containers(live):
         "targets[0].options.coverUrl"]
     options = live.client.get(f"/v1/accounts/{ig['id']}/publish-options", headers=bearer(tenant["apiKey"])).json()
     assert options["mediaType"] == ["STORIES", "REELS"]
+
+
+def test_youtube_schedules_its_publication_and_sets_a_custom_thumbnail(live):
+    import datetime as dt
+
+    tenant = live.tenant()
+    channel = connect_account(live.client, tenant, "youtube")
+    video = upload(live.client, tenant, MP4, "video/mp4", "episode.mp4")
+    cover = upload(live.client, tenant, JPEG, "image/jpeg", "cover.jpg")
+    when = (dt.datetime.now(dt.UTC) + dt.timedelta(days=2)).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    post = _publish(live, tenant, {"content": "Episode 12", "mediaIds": [video["id"]], "targets": [
+        {"accountId": channel["id"], "options": {"publishAt": when, "thumbnailMediaId": cover["id"]}}]})
+    assert post["status"] == "published", post["targets"][0]["error"]
+    assert post["targets"][0]["error"] is None
+    (uploaded,) = sent_posts(live.client, "youtube", channel["id"])
+    assert uploaded["payload"]["status"]["privacyStatus"] == "private"
+    assert uploaded["payload"]["status"]["publishAt"] == when
+    (thumbnail,) = _sent(live, "youtube", channel["id"], "thumbnail")
+    assert thumbnail["to"] == post["targets"][0]["platformPostId"] == uploaded["platformId"]
+    assert thumbnail["payload"]["bytes"] == len(JPEG)
+
+    fields = _refused(live, tenant, {"content": "Bad", "mediaIds": [video["id"]], "targets": [
+        {"accountId": channel["id"], "options": {"publishAt": "2020-01-01T00:00:00Z", "privacyStatus": "public",
+                                                 "thumbnailMediaId": video["id"]}}]})
+    assert sorted(fields) == ["targets[0].options.privacyStatus", "targets[0].options.publishAt",
+                              "targets[0].options.thumbnailMediaId"]
+    assert _refused(live, tenant, {"content": "Bad", "mediaIds": [video["id"]], "targets": [
+        {"accountId": channel["id"], "options": {"publishAt": "next tuesday"}}]}) == ["targets[0].options.publishAt"]
+    assert len(sent_posts(live.client, "youtube", channel["id"])) == 1
