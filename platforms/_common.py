@@ -177,6 +177,9 @@ class BaseAdapter:
     def recent_posts(self, account: AccountContext) -> list[RecentPost]:
         raise self._unsupported("listing recent posts")
 
+    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
+        raise self._unsupported("commenting on its posts")
+
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         raise self._unsupported("deleting posts")
 

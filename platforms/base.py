@@ -295,6 +295,11 @@ class Adapter(Protocol):
         row's `next_attempt_at`), after a restart too. Never retried by the adapter."""
         ...
 
+    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
+        """A comment under one of the account's own posts (a post's first comment); returns its id.
+        Never retried by the adapter: a comment posted twice shows twice."""
+        ...
+
     def recent_posts(self, account: AccountContext) -> list[RecentPost]:
         """The account's most recent posts, newest first, where the platform lists them (else
         `Unsupported`): a publish whose answer was lost is looked for here before anything else."""

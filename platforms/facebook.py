@@ -103,6 +103,17 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         )
         return str(answer["id"])
 
+    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
+        """`POST /{media-or-post-id}/comments` with `message`."""
+        answer = self._graph(
+            "POST",
+            f"{platform_post_id}/comments",
+            self._token(account),
+            secrets=account.secrets(),
+            json={"message": text},
+        )
+        return str(answer["id"])
+
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
         answer = self._graph(
             "GET",
@@ -121,6 +132,7 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
             "platform": self.platform,
             "mediaTypes": ["TEXT", "LINK", "PHOTO", "VIDEO"],
             "link": "optional",
+            "firstComment": {"maxLength": 8000},  # options.firstComment: posted under the post once live
         }
 
     def publish_post(

@@ -151,6 +151,17 @@ class InstagramAdapter(MessengerStyle):
         )
         return str(answer["id"])
 
+    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
+        """`POST /{media-or-post-id}/comments` with `message`."""
+        answer = self._graph(
+            "POST",
+            f"{platform_post_id}/comments",
+            self._token(account),
+            secrets=account.secrets(),
+            json={"message": text},
+        )
+        return str(answer["id"])
+
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
         answer = self._graph(
             "GET",
@@ -190,6 +201,7 @@ class InstagramAdapter(MessengerStyle):
             "reels": {"coverUrl": "an image URL", "shareToFeed": "true (default) or false"},
             "captionLimit": 2200,
             "maxCarouselItems": 10,
+            "firstComment": {"maxLength": 2200},  # options.firstComment: posted under the post once live
         }
 
     def _container(self, account: AccountContext, body: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from platforms.base import (
     AccountContext,
     Capabilities,
     ConnectedIdentity,
+    Indeterminate,
     MediaItem,
     PlatformFailure,
     PublishedPost,
@@ -160,7 +161,8 @@ class LinkedInAdapter(BaseAdapter):
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {"platform": self.platform, "visibility": ["PUBLIC", "CONNECTIONS"], "textLimit": 3000,
-                "maxImages": MAX_IMAGES, "videoBytes": [VIDEO_MIN_BYTES, VIDEO_MAX_BYTES]}
+                "maxImages": MAX_IMAGES, "videoBytes": [VIDEO_MIN_BYTES, VIDEO_MAX_BYTES],
+                "firstComment": {"maxLength": 1250}}
 
     # -- publishing ------------------------------------------------------------------------
     def _author(self, account: AccountContext) -> str:
@@ -282,6 +284,16 @@ class LinkedInAdapter(BaseAdapter):
             if step.poll_after > 0:
                 time.sleep(step.poll_after)
         raise RetryLater("LinkedIn is still processing the video", 60.0)
+
+    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
+        """`POST /rest/socialActions/{post-urn}/comments` (`actor`, `object`, `message.text`)."""
+        response = self._api(account, "POST", f"/rest/socialActions/{quote(platform_post_id, safe='')}/comments",
+                             json={"actor": self._author(account), "object": platform_post_id,
+                                   "message": {"text": text}})
+        found = response.headers.get("x-restli-id") or (json_body(response) or {}).get("id")
+        if not found:
+            raise Indeterminate("LinkedIn gave no comment id")
+        return str(found)
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         try:

@@ -206,6 +206,10 @@ class XAdapter(BaseAdapter):
         )
         return str(answer["data"]["id"])
 
+    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
+        """On X a comment is a reply: `POST /2/tweets` with `reply.in_reply_to_tweet_id`."""
+        return self.public_reply(account, comment_id=platform_post_id, text=text)
+
     def follower_count(self, account: AccountContext) -> int:
         return int((self._me(account).get("public_metrics") or {}).get("followers_count", 0))
 
@@ -219,6 +223,7 @@ class XAdapter(BaseAdapter):
             "maxVideos": 1,
             # `thread`: the posts that follow the first, each a reply to the previous one.
             "thread": {"maxPosts": MAX_THREAD_POSTS, "weightedLimit": MAX_WEIGHTED_LENGTH},
+            "firstComment": {"weightedLimit": MAX_WEIGHTED_LENGTH},  # a reply under the post, once it is live
         }
 
     # -- publishing ------------------------------------------------------------------------

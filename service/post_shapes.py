@@ -92,6 +92,14 @@ class UploadIn(Body):
 # -- records -----------------------------------------------------------------------------------
 
 
+class FirstComment(Record):
+    text: str
+    status: Literal["posted", "failed", "unknown"] = Field(description=(
+        "`unknown`: no answer came (or the worker stopped) while posting it; it is never posted twice."))
+    platform_comment_id: str | None
+    error: str | None
+
+
 class Target(Record):
     account_id: str
     platform: Literal[PLATFORMS]  # type: ignore[valid-type]
@@ -103,6 +111,8 @@ class Target(Record):
     url: str | None
     error: str | None
     published_at: NullableInstant
+    first_comment: FirstComment | None = Field(description=(
+        "With `options.firstComment`: the comment posted under the post once it is live, at most once."))
 
 
 class Post(Record):

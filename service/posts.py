@@ -48,7 +48,7 @@ def _target_record(post: Post, target: PostTarget) -> Target:
         account_id=target.account_id, platform=target.platform,
         content=target.content if target.content is not None else post.content, status=_shown_status(target),
         platform_post_id=target.platform_post_id, url=target.url, error=target.error,
-        published_at=target.published_at))
+        published_at=target.published_at, first_comment=target.first_comment))
 
 
 def record(post: Post, targets: list[PostTarget] | None = None) -> PostRecord:
@@ -139,6 +139,8 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems.append(FieldProblem(f"{field}.replySettings", "must be one of " + ", ".join(X_REPLY_SETTINGS)))
         if "thread" in options:
             problems += _thread_problems(f"{field}.thread", options["thread"])
+    if "firstComment" in options:
+        problems += _first_comment_problems(f"{field}.firstComment", platform, options)
     if platform == "instagram":
         problems += _instagram_options(field, items, options)
     if platform == "youtube":
@@ -151,6 +153,25 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
         if any(not VIDEO_MIN_BYTES <= v.size <= VIDEO_MAX_BYTES for v in videos):
             problems.append(FieldProblem("mediaIds", "a LinkedIn video must be 75 KB to 500 MB"))
     return problems
+
+
+# Where a post's first comment can go, and how long it may be (X: a reply, weighed X's way).
+FIRST_COMMENT_LIMITS = {"instagram": 2200, "facebook": 8000, "linkedin": 1250, "x": X_LIMIT}
+
+
+def _first_comment_problems(field: str, platform: str, options: dict[str, Any]) -> list[FieldProblem]:
+    text = options["firstComment"]
+    limit = FIRST_COMMENT_LIMITS.get(platform)
+    if limit is None:
+        return [FieldProblem(field, "a first comment is posted on Instagram, Facebook, LinkedIn and X only")]
+    if not isinstance(text, str) or not text.strip():
+        return [FieldProblem(field, "must be a non-empty text")]
+    if platform == "instagram" and options.get("mediaType") == "STORIES":
+        return [FieldProblem(field, "a story takes no comments")]
+    size = weighted_length(text) if platform == "x" else len(text)
+    if size > limit:
+        return [FieldProblem(field, f"must be at most {limit} on {platform} (it is {size})")]
+    return []
 
 
 def _youtube_options(field: str, options: dict[str, Any], option_media: dict[str, Media]) -> list[FieldProblem]:

@@ -111,7 +111,17 @@ class _Loaded:
         return self.target.content if self.target.content is not None else self.post.content
 
 
-Outcome = PublishedPost | PublishPending | PlatformFailure | Conflict | None  # PartlyPublished is a failure
+@dataclass(frozen=True)
+class Commented:
+    """A published post and the outcome of its first comment (kept on the target)."""
+
+    post: PublishedPost
+    comment: dict[str, Any]
+
+
+# PartlyPublished is one of the failures
+Outcome = PublishedPost | Commented | PublishPending | PlatformFailure | Conflict | None
+FIRST_COMMENT = "first_comment"
 
 
 def publish(target_id: str) -> None:
@@ -140,7 +150,9 @@ def publish(target_id: str) -> None:
             return
         loaded = _Loaded(target, post, account, items, extra)
         progress = target.progress or None
-        if progress and progress.get("reconcile"):
+        if progress and progress.get("phase") == FIRST_COMMENT:
+            outcome = _first_comment(loaded, found, progress)
+        elif progress and progress.get("reconcile"):
             outcome = _reconcile(loaded, found)
         else:
             outcome = _step(loaded, progress)
@@ -152,6 +164,13 @@ def publish(target_id: str) -> None:
                 if not _store_progress(found, progress):
                     return
                 outcome = _step(loaded, progress)
+        if isinstance(outcome, PublishedPost) and _comment_text(loaded.target):
+            # Live: its first comment next, at most once (a worker lost now leaves it `unknown`).
+            progress = {"phase": FIRST_COMMENT, "published": [outcome.platform_post_id, outcome.url],
+                        "repeatable": False}
+            if not _store_progress(found, progress):
+                return
+            outcome = _first_comment(loaded, found, progress)
         if outcome is None:
             return
         with db.atomic():
@@ -167,6 +186,48 @@ def _media_options(workspace_id: str, options: dict[str, Any]) -> dict[str, Any]
     if row is None:
         return {}
     return {"thumbnail": {"url": media.public_url(thumbnail_id), "contentType": row.content_type, "size": row.size}}
+
+
+# -- the first comment ------------------------------------------------------------------------------
+LOST_COMMENT = ("The process posting the first comment stopped during the platform call; it was not posted again: "
+                "look under the post.")
+
+
+def _comment_text(target: PostTarget) -> str | None:
+    text = (target.options or {}).get("firstComment")
+    return text if isinstance(text, str) and text else None
+
+
+def _first_comment(loaded: _Loaded, found: engine.Claim, progress: dict[str, Any]) -> Outcome:
+    """The post is live (its id in `progress`): comment under it once. A refusal or a lost answer is
+    kept on the target (`firstComment.status`), never retried; only "wait" from the platform (nothing
+    was posted) is tried again later."""
+    platform_post_id, url = progress["published"]
+    published = PublishedPost(str(platform_post_id), url)
+    text = _comment_text(loaded.target) or ""
+
+    def outcome(status: str, error: str | None, comment_id: str | None = None) -> Commented:
+        return Commented(published, {"text": text, "status": status, "platform_comment_id": comment_id, "error": error})
+
+    if loaded.account is None:
+        return outcome("failed", "The account was deleted.")
+    try:
+        comment_id = adapters.call(loaded.account, lambda adapter, ctx: adapter.comment_on_post(
+            ctx, platform_post_id=published.platform_post_id, text=text))
+    except RetryLater as wait:
+        if found.attempts < MAX_RETRY_LATER:
+            return PublishPending(progress, poll_after=wait.delay_seconds, repeatable=False)
+        return outcome("failed", f"The platform kept asking to wait; gave up after {found.attempts} attempts.")
+    except Indeterminate as lost:
+        return outcome("unknown", f"No answer from the platform: {lost.message}; not posted again: look under the "
+                                  "post.")
+    except ReauthRequired:
+        return outcome("failed", "The platform refused the stored credentials; reconnect the account.")
+    except PlatformFailure as failure:
+        return outcome("failed", f"The platform refused the comment: {failure.message}")
+    except Conflict as conflict:
+        return outcome("failed", conflict.message)
+    return outcome("posted", None, str(comment_id))
 
 
 def _store_progress(found: engine.Claim, progress: dict[str, Any]) -> bool:
@@ -203,6 +264,12 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: Outcome) -> None:
     if isinstance(outcome, PublishedPost):
         if engine.finish(found, status="published", at=moment, platform_post_id=outcome.platform_post_id,
                          url=outcome.url, published_at=moment, error=None, progress=None):
+            settle(post_id)
+        return
+    if isinstance(outcome, Commented):
+        if engine.finish(found, status="published", at=moment, platform_post_id=outcome.post.platform_post_id,
+                         url=outcome.post.url, published_at=moment, error=None, progress=None,
+                         first_comment=_json(outcome.comment)):
             settle(post_id)
         return
     if isinstance(outcome, PartlyPublished):
@@ -265,6 +332,18 @@ def _lost(target_ids: list[str]) -> None:
     """The sweeper found these `publishing` past their lease (in its transaction)."""
     for target in PostTarget.select().where(PostTarget.id.in_(target_ids)):
         progress = dict(target.progress or {})
+        if progress.get("phase") == FIRST_COMMENT:
+            # The post is live; its comment may or may not be: published, the comment never again. The
+            # claim token stays, so a late answer of that worker still records what became of it.
+            platform_post_id, url = progress["published"]
+            moment = clock.now()
+            PostTarget.update(status="published", platform_post_id=platform_post_id, url=url, published_at=moment,
+                              error=None, progress=None, updated_at=moment,
+                              first_comment={"text": _comment_text(target), "status": "unknown",
+                                             "platform_comment_id": None, "error": LOST_COMMENT}).where(
+                PostTarget.id == target.id).execute()
+            settle(target.post_id)
+            continue
         if progress.get("repeatable") and not progress.get("reconcile"):
             # Lost during a step that may run twice (a status poll): run it again.
             PostTarget.update(status="queued", next_attempt_at=clock.now(), updated_at=clock.now()).where(

@@ -799,6 +799,9 @@ class PostTarget(BaseModel):
     error = TextField(null=True)
     published_at = DateTimeField(null=True)
     progress = JSONField(null=True)  # a multi-step publish's state between its steps
+    # `options.firstComment`'s outcome once the post is live: {text, status: posted | failed | unknown,
+    # platform_comment_id, error}; posted at most once (service/publishing.py).
+    first_comment = JSONField(null=True)
     likes = IntegerField(default=0)
     comments = IntegerField(default=0)
     shares = IntegerField(default=0)

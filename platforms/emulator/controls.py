@@ -533,6 +533,7 @@ class Controls(EmulatorBase):
                     "failNext": (int, True),
                     "status": (int, True),
                     "retryAfter": ((int, float), False),
+                    "path": (str, False),
                 },
             )
             details = []
@@ -553,7 +554,8 @@ class Controls(EmulatorBase):
                 faults[:] = [f for f in faults if f.remaining > 0 and f.account_id != account_id]
                 if body["failNext"]:
                     faults.append(
-                        Fault(account_id, body["failNext"], body["status"], float(body.get("retryAfter", 5)))
+                        Fault(account_id, body["failNext"], body["status"], float(body.get("retryAfter", 5)),
+                              body.get("path"))
                     )
             self.state.touch_faults(platform)
             return JSONResponse(

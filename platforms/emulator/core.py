@@ -436,7 +436,7 @@ class EmulatorBase:
             if platform in GRAPH and value and not self.proof_ok(platform, request, value):
                 return graph_error(400, 100, "Invalid appsecret_proof provided in the API argument",
                                    error_type="GraphMethodException")
-        fault = self.state.take_fault(platform, account.id if account else None)
+        fault = self.state.take_fault(platform, account.id if account else None, request.url.path)
         if fault is not None:
             return fault_response(platform, fault)
         call = Call(request, platform, token, account, raw)

@@ -363,6 +363,8 @@ class MetaEmulator(EmulatorBase):
         if call.platform in ("instagram", "facebook"):
             if method == "POST" and edge == "messages" and node == account.id:
                 return self._messenger_send(call, account)
+            if method == "POST" and edge == "comments" and node in account.posts:
+                return self._comment_on_post(call, account, node)
             if method == "POST" and edge in ("replies", "comments") and node in account.comments:
                 if (call.platform == "instagram") != (edge == "replies"):
                     return not_found(node, "post")
@@ -531,6 +533,20 @@ class MetaEmulator(EmulatorBase):
             if not contact.conversation_id:
                 contact.conversation_id = "aWdfZAG06" + random_token(24)
             self.state.touch_contact(account, contact_id)
+
+    def _comment_on_post(self, call: Call, account: Account, post_id: str) -> Response:
+        """`POST /{media-or-post-id}/comments`: a comment of the account under its own post."""
+        text = call.params().get("message")
+        if not isinstance(text, str) or not text.strip():
+            return graph_error(400, 100, "(#100) The parameter message is required", 2018001)
+        limit = 2200 if call.platform == "instagram" else 8000
+        if len(text) > limit:
+            return graph_error(400, 100, f"(#100) A comment is at most {limit} characters", 2207010)
+        comment_id = f"{17800000000000000 + self.state.serial()}"
+        if call.platform == "facebook":
+            comment_id = f"{post_id.split('_')[-1]}_{comment_id}"
+        self.record(call, "comment", post_id, text, comment_id)
+        return JSONResponse({"id": comment_id})
 
     def _comment_reply(self, call: Call, account: Account, comment_id: str) -> Response:
         text = call.params().get("message")

@@ -109,6 +109,7 @@ class OtherEmulators(EmulatorBase):
             Route("/linkedin/rest/posts/{urn}", self.li_delete, methods=["DELETE"]),
             Route("/linkedin/rest/images", self.li_images, methods=["POST"]),
             Route("/linkedin/rest/videos", self.li_videos, methods=["POST"]),
+            Route("/linkedin/rest/socialActions/{urn}/comments", self.li_comment, methods=["POST"]),
             Route("/linkedin/rest/videos/{urn}", self.li_video, methods=["GET"]),
             Route("/linkedin/videoupload/{video}/{part}", self.li_video_part, methods=["PUT"]),
             Route("/linkedin/rest/memberFollowersCount", self.li_followers, methods=["GET"]),
@@ -1185,6 +1186,31 @@ class OtherEmulators(EmulatorBase):
                 return linkedin_error(404, "Upload not found", "NOT_FOUND")
             account.uploads[key] = {"uploaded": True, "size": len(call.raw)}
             return Response(status_code=201)
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_comment(self, request: Request) -> Response:
+        """`POST /rest/socialActions/{urn}/comments`: the member comments under a post of theirs."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            urn = unquote(call.request.path_params["urn"])
+            body = call.body_json()
+            text = (body.get("message") or {}).get("text")
+            if urn not in account.posts:
+                return linkedin_error(404, f"Post {urn} does not exist", "NOT_FOUND")
+            if body.get("actor") != f"urn:li:person:{account.id}" or body.get("object") != urn:
+                return linkedin_error(403, "actor must be the member and object the post", "ACCESS_DENIED")
+            if not isinstance(text, str) or not text.strip() or len(text) > 1250:
+                return linkedin_error(422, "message.text must be 1 to 1250 characters", "UNPROCESSABLE_ENTITY")
+            comment_urn = f"urn:li:comment:({urn},{7200000000000000000 + self.state.serial()})"
+            self.record(call, "comment", urn, text, comment_urn)
+            return JSONResponse({"id": comment_urn, "object": urn, "message": {"text": text}}, status_code=201,
+                                headers={"x-restli-id": comment_urn})
 
         return await self.api("linkedin", request, handle)
 

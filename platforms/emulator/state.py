@@ -91,6 +91,7 @@ class Fault:
     remaining: int
     status: int
     retry_after: float
+    path: str | None = None  # only requests whose path contains this (e.g. "comments")
 
 
 @dataclass
@@ -364,11 +365,12 @@ class EmulatorState:
         return [row for row in rows if account_id is None or row["platformAccountId"] == account_id]
 
     # -- faults, rates -----------------------------------------------------------------------
-    def take_fault(self, platform: str, account_id: str | None) -> Fault | None:
+    def take_fault(self, platform: str, account_id: str | None, path: str = "") -> Fault | None:
         taken = None
         with self.lock:
             for fault in self.faults.get(platform, []):
-                if fault.remaining > 0 and (fault.account_id is None or fault.account_id == account_id):
+                if (fault.remaining > 0 and (fault.account_id is None or fault.account_id == account_id)
+                        and (fault.path is None or fault.path in path)):
                     fault.remaining -= 1
                     taken = fault
                     break

@@ -33,6 +33,7 @@ from storage.migrations import (
     m0011_automations_sequences,
     m0012_posts_media,
     m0013_follower_snapshots,
+    m0014_post_first_comment,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -51,6 +52,7 @@ MIGRATIONS: list[Migration] = [
     (11, "comment automations and sequences", m0011_automations_sequences.apply),
     (12, "posts and media", m0012_posts_media.apply),
     (13, "follower snapshots", m0013_follower_snapshots.apply),
+    (14, "post first comment", m0014_post_first_comment.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

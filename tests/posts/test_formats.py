@@ -152,3 +152,38 @@ def test_youtube_schedules_its_publication_and_sets_a_custom_thumbnail(live):
     assert _refused(live, tenant, {"content": "Bad", "mediaIds": [video["id"]], "targets": [
         {"accountId": channel["id"], "options": {"publishAt": "next tuesday"}}]}) == ["targets[0].options.publishAt"]
     assert len(sent_posts(live.client, "youtube", channel["id"])) == 1
+
+
+def test_a_first_comment_follows_the_post_once_on_each_platform(live):
+    tenant = live.tenant()
+    platforms = ("instagram", "facebook", "linkedin", "x")
+    accounts = {p: connect_account(live.client, tenant, p) for p in platforms}
+    image = upload(live.client, tenant, JPEG, "image/jpeg", "launch.jpg")
+    post = _publish(live, tenant, {"content": "We launched", "mediaIds": [image["id"]], "targets": [
+        {"accountId": accounts[p]["id"], "options": {"firstComment": f"Link in bio ({p})"}} for p in platforms]})
+    assert post["status"] == "published", [(t["platform"], t["error"]) for t in post["targets"]]
+    for target in post["targets"]:
+        platform = target["platform"]
+        kind = "public_reply" if platform == "x" else "comment"
+        (comment,) = _sent(live, platform, accounts[platform]["id"], kind)
+        assert (comment["to"], comment["text"]) == (target["platformPostId"], f"Link in bio ({platform})")
+        assert target["firstComment"] == {"text": f"Link in bio ({platform})", "status": "posted",
+                                          "platformCommentId": comment["platformId"], "error": None}
+
+    # A refused comment leaves the post published, the refusal on the target, and is not tried again.
+    page = accounts["facebook"]["id"]
+    live.client.post("/sandbox/facebook/faults", json={"accountId": page, "failNext": 1, "status": 400,
+                                                       "path": "comments"})
+    post = _publish(live, tenant, {"content": "Second", "targets": [
+        {"accountId": page, "options": {"firstComment": "Refused"}}]})
+    (target,) = post["targets"]
+    assert target["status"] == "published" and target["platformPostId"]
+    assert target["firstComment"]["status"] == "failed" and target["firstComment"]["error"]
+    assert [c["text"] for c in _sent(live, "facebook", page, "comment")] == ["Link in bio (facebook)"]
+
+    fields = _refused(live, tenant, {"content": "No", "mediaIds": [image["id"]], "targets": [
+        {"accountId": accounts["x"]["id"], "options": {"firstComment": "中" * 141}},
+        {"accountId": accounts["linkedin"]["id"], "options": {"firstComment": ""}},
+        {"accountId": connect_account(live.client, tenant, "youtube")["id"], "options": {"firstComment": "Hi"}}]})
+    assert sorted(fields) == ["mediaIds", "targets[0].options.firstComment", "targets[1].options.firstComment",
+                              "targets[2].options.firstComment"]
