@@ -97,7 +97,9 @@ TOOLS: list[ToolDef] = [
             "Create a post for one or more accounts: a draft (no scheduledFor, no publishNow), scheduled "
             "(scheduledFor, with an offset or a timezone) or published now (publishNow: true). A target's content "
             "replaces the post's on that platform; options carry platform choices (TikTok privacyLevel from "
-            "get_publish_options). Each target is checked against its platform first (422 with details). "
+            "get_publish_options; X thread; Instagram mediaType STORIES/REELS; YouTube publishAt, thumbnailMediaId; "
+            "firstComment on Instagram, Facebook, LinkedIn and X). Each target is checked against its platform "
+            "first (422 with details). "
             "Publishing reaches the public and cannot be undone from here.",
             model=post.PostIn, output=post.Post, destructive=True, waits=True),
     ToolDef("list_posts", posts.list_posts, "read",

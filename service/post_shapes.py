@@ -27,9 +27,14 @@ class TargetIn(Body):
     account_id: Id
     content: Content = Field(LEFT_OUT, description="Replaces the post's `content` on this account's platform.")
     options: dict[str, Any] = Field(LEFT_OUT, description=(
-        "Platform choices: TikTok `privacyLevel` (one of the account's publish options, required), "
-        "`disableComment`, `disableDuet`, `disableStitch`; YouTube `title`, `privacyStatus`; X `replySettings`; "
-        "Telegram `channel`; Meta Ads `pageId`, `link`; Facebook `link`."))
+        "Platform choices (see `GET /v1/accounts/{id}/publish-options`): TikTok `privacyLevel` (one of the "
+        "account's publish options, required), `disableComment`, `disableDuet`, `disableStitch`; YouTube `title`, "
+        "`privacyStatus`, `publishAt` (ISO 8601 time ahead: private until then), `thumbnailMediaId` (a JPEG or PNG "
+        "media of at most 2 MB); X `replySettings`, `thread` (texts of the posts that follow, each replying to the "
+        "previous, each weighing at most 280); Instagram `mediaType` (`STORIES` or `REELS`), with reels "
+        "`coverUrl` and `shareToFeed`; Instagram, Facebook, LinkedIn and X `firstComment` (posted under the post "
+        "once it is live, at most once); Telegram `chatId`; Meta Ads `pageId`, `link`; Facebook `link`."),
+        examples=[{"thread": ["2/2 and the rest"], "firstComment": "More at example.com"}])
 
 
 class PostIn(Body):
