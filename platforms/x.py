@@ -316,7 +316,9 @@ class XAdapter(BaseAdapter):
         answer = self._api(account, "POST", "/2/tweets", json=body)
         post_id = str(answer["data"]["id"])
         if options.get("thread"):
-            return PublishPending({"phase": "thread", "ids": [post_id]}, poll_after=0.0, repeatable=False)
+            # `live`: what is public already, so a worker lost from here on leaves it published.
+            return PublishPending({"phase": "thread", "ids": [post_id], "live": [post_id, _status_url(post_id)]},
+                                  poll_after=0.0, repeatable=False)
         return PublishedPost(post_id, _status_url(post_id))
 
     def _thread_step(self, account: AccountContext, options: dict[str, Any], progress: dict[str, Any]

@@ -16,9 +16,16 @@ found → `published` with the id found; not found → `failed` (retryable). Els
 person's retry. A worker lost during a step that may run twice (a status poll, a container not yet
 published) simply runs that step again.
 
-Multi-step publishes (Instagram's containers, TikTok's init then status, YouTube's resumable upload)
-keep what the platform gave them so far in the row's `progress` and wait for their next step through
-`next_attempt_at`: the sweeper hands them out again, after a restart too; nothing sleeps.
+Multi-step publishes (Instagram's containers, TikTok's init then status, YouTube's resumable upload
+and thumbnail, X's video chunks and thread, LinkedIn's video parts) keep what the platform gave them
+so far in the row's `progress` and wait for their next step through `next_attempt_at`: the sweeper
+hands them out again, after a restart too; nothing sleeps. Once part of a publish is public (a
+thread's first post: `progress.live`), a worker lost later leaves the target `published` with the
+reason, and a refused later part (`PartlyPublished`) does the same: nothing is published twice.
+
+A first comment (`options.firstComment`) is the last step: the post's id is kept in `progress` before
+the comment call, the comment goes out once, and its outcome is the target's `first_comment`
+(`posted`, `failed`, or `unknown` when the worker was lost during the call: never posted again).
 
 Targets run on a pool of their own (`POOL_SIZE` threads) rather than in the queue's few workers, so
 the targets of one post publish in parallel and a slow platform holds none of the queue's workers.
@@ -307,6 +314,8 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: Outcome) -> None:
 
 # -- unknown targets -----------------------------------------------------------------------------
 LOST_MESSAGE = "The process publishing this stopped during the platform call; it may or may not be live."
+LOST_PARTLY = ("The process publishing this stopped during a platform call after its first part was live: what "
+               "is live is kept and nothing is published again (a thread may be shorter than asked).")
 
 
 def _plan_reconcile(target_id: str, why: str) -> None:
@@ -342,6 +351,14 @@ def _lost(target_ids: list[str]) -> None:
                               first_comment={"text": _comment_text(target), "status": "unknown",
                                              "platform_comment_id": None, "error": LOST_COMMENT}).where(
                 PostTarget.id == target.id).execute()
+            settle(target.post_id)
+            continue
+        if progress.get("live") and not progress.get("repeatable"):
+            # Part of it is public (a thread's first post): published with the reason, nothing again.
+            platform_post_id, url = progress["live"]
+            PostTarget.update(status="published", platform_post_id=platform_post_id, url=url,
+                              published_at=clock.now(), error=LOST_PARTLY, progress=None,
+                              updated_at=clock.now()).where(PostTarget.id == target.id).execute()
             settle(target.post_id)
             continue
         if progress.get("repeatable") and not progress.get("reconcile"):
