@@ -96,7 +96,7 @@ def _instant(value: Any) -> str | None:
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"{value.isoformat(timespec='seconds')}Z"  # half strftime's cost
     raise rule("must be a moment")
 
 

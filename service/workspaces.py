@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from peewee import JOIN
+
 from service import clock, ids, sessions
 from service.auth import Actor
 from service.errors import Conflict, NotFound
@@ -22,31 +24,34 @@ def create_workspace(*, name: str, owner_user_id: str | None = None) -> Workspac
     return workspace
 
 
-def _workspace_record(workspace: Workspace, role: str, profiles: list[dict[str, str]]) -> WorkspaceRecord:
-    return WorkspaceRecord.model_validate({**workspace.__data__, "role": role, "profiles": profiles})
+def _workspace_record(workspace: dict[str, Any], role: str, profiles: list[dict[str, str]]) -> WorkspaceRecord:
+    return WorkspaceRecord.model_validate({**workspace, "role": role, "profiles": profiles})
 
 
-_workspace_by_id = Prepared(lambda id: Workspace.select().where(Workspace.id == id), "id")
-_profiles_of = Prepared(
-    lambda workspace: Profile.select(Profile.id, Profile.name)
-    .where(Profile.workspace == workspace)
+# Every authenticated `GET /v1/workspaces` runs this: one statement for the workspace and its
+# profiles, rows read as tuples without peewee's per-run set-up (see `Prepared`).
+_workspace_with_profiles = Prepared(
+    lambda id: Workspace.select(Workspace.id, Workspace.name, Workspace.created_at, Workspace.updated_at,
+                                Profile.id, Profile.name)
+    .join(Profile, JOIN.LEFT_OUTER, on=(Profile.workspace == Workspace.id))
+    .where(Workspace.id == id)
     .order_by(Profile.created_at, Profile.id)
     .tuples(),
-    "workspace",
+    "id",
 )
 
 
 def list_workspaces(*, actor: Actor) -> WorkspaceList:
     """The workspaces the caller can act in: a key or token acts in exactly one."""
-    workspace = _workspace_by_id.first(id=actor.workspace_id)
-    profiles = [
-        {"id": pid, "name": name} for pid, name in _profiles_of(workspace=workspace.id) if actor.sees_profile(pid)
-    ]
+    rows = _workspace_with_profiles(id=actor.workspace_id)
+    workspace_id, name, created_at, updated_at = rows[0][:4]
+    profiles = [{"id": row[4], "name": row[5]} for row in rows if row[4] is not None and actor.sees_profile(row[4])]
     if actor.user_id is not None:
-        membership = Membership.get_or_none(user=actor.user_id, workspace=workspace.id)
+        membership = Membership.get_or_none(user=actor.user_id, workspace=workspace_id)
         role = membership.role if membership else "member"
     else:
         role = "owner" if actor.profile_ids is None and actor.can_write else "member"
+    workspace = {"id": workspace_id, "name": name, "created_at": created_at, "updated_at": updated_at}
     return WorkspaceList(data=[_workspace_record(workspace, role, profiles)])
 
 
@@ -78,7 +83,7 @@ def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:
             {"id": p.id, "name": p.name}
             for p in Profile.select().where(Profile.workspace == membership.workspace_id).order_by(Profile.created_at)
         ]
-        out.append(_workspace_record(membership.workspace, membership.role, profiles).dump())
+        out.append(_workspace_record(membership.workspace.__data__, membership.role, profiles).dump())
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -29,9 +30,12 @@ def metadata_host(tls) -> Iterator[str]:
         return JSONResponse({"client_id": url_box[0], "client_name": "Doc <Client>",
                              "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"})
 
-    app = Starlette(routes=[Route("/client.json", document)])
+    # A path of its own: the service caches documents by URL, and a later test's host may be given
+    # the same port as an earlier one's.
+    path = f"/client-{secrets.token_hex(4)}.json"
+    app = Starlette(routes=[Route(path, document)])
     with live_server(app, ssl_certfile=tls.cert_path) as base:
-        url_box.append(base.replace("http://127.0.0.1", "https://localhost") + "/client.json")
+        url_box.append(base.replace("http://127.0.0.1", "https://localhost") + path)
         yield url_box[0]
 
 
