@@ -8,7 +8,8 @@ else SQLite files in a temporary directory. In one run:
 1. a receiver process (uvicorn, TLS from a throwaway trustme CA) counts unique envelope ids;
 2. bare loop: one httpx2.Client posts the same N bodies one after another (keep-alive);
 3. Switchboard: N events are emitted in one transaction; a `switchboard worker` process dispatches
-   and delivers them; we time from the commit until the receiver holds all N ids;
+   and delivers them; we time from the commit until the receiver holds all N ids; then N more
+   with a second worker process beside the first (two processes against one, first to last);
 4. kill: N more events; when a third have arrived the worker is SIGKILLed and a fresh one started;
    every id must still arrive (the killed worker's in-flight deliveries after their lease expires).
 """
@@ -200,6 +201,21 @@ def main() -> int:
             "first_arrival_after_commit": round(got["first"] - committed, 3),
             "duplicates": got["posts"] - got["unique"],
         }
+
+        # 1b. Two worker processes sharing the same work (the scale-out setup's claim on the engine).
+        probe.post(base + "/reset")
+        second = start_worker("worker-1b")
+        time.sleep(2)
+        _, committed = emit(n)
+        wait_until(lambda: stats()["unique"] >= n, 600)
+        got = stats()
+        two_busy = got["last"] - got["first"]
+        report["two_processes"] = {
+            "per_second_first_to_last": round(n / two_busy) if two_busy else None,
+            "ratio_to_one": round(busy / two_busy, 2) if two_busy and busy else None,
+            "duplicates": got["posts"] - got["unique"],
+        }
+        _stop(second)
 
         # 2. Bare loop: the very same bodies to the same receiver, one keep-alive client, in sequence
         # (run second, so it gets the warmed-up receiver).

@@ -42,18 +42,21 @@ class RequestContext:
 
         try:
             await self.app(scope, receive, send_with_id)
-        except Exception:
+        except Exception as error:
             if started:
                 return  # the app's own handler has answered 500 and logged the fault
+            if isinstance(error, ValueError) and "NUL (0x00)" in str(error):
+                # psycopg2 refusing a NUL for PostgreSQL's text: input no edge check named (a form
+                # field, say), the caller's to mend rather than a fault of ours.
+                await _answer(send_with_id, 400, "bad_request", "The request holds a NUL character, which is not text.")
+                return
             log.exception("unhandled error in request %s", request_id)
-            await _internal_error(send_with_id, request_id)
+            await _answer(send_with_id, 500, "internal_error",
+                          f"Something went wrong on our side. Quote request id {request_id} when reporting it.")
 
 
-async def _internal_error(send: Any, request_id: str) -> None:
-    body = render_json(
-        {"error": {"code": "internal_error",
-                   "message": f"Something went wrong on our side. Quote request id {request_id} when reporting it."}}
-    )
-    await send({"type": "http.response.start", "status": 500,
+async def _answer(send: Any, status: int, code: str, message: str) -> None:
+    body = render_json({"error": {"code": code, "message": message}})
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

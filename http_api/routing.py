@@ -33,7 +33,7 @@ from starlette.responses import Response
 from http_api.storage_threads import BatchingThreads
 from service import idempotency, json_input, ratelimit, settings, shapes
 from service.auth import Actor, authenticate_api_key
-from service.errors import BadRequest, PayloadTooLarge, ServiceError, UnsupportedMediaType
+from service.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from service.pagination import Page
 from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
 
@@ -273,6 +273,8 @@ def endpoint(operations: dict[str, Operation]) -> Callable[[Request], Any]:
 
     async def handle(request: Request) -> Response:
         op = operations[request.method if request.method != "HEAD" else "GET"]
+        if any("\x00" in value for value in request.path_params.values()):
+            return error_response(NotFound("No such path."))  # no id holds NUL (nor could PostgreSQL keep one)
         if op.stream is not None:
             return await op.stream(request)  # type: ignore[no-any-return]
         try:

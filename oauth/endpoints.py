@@ -109,6 +109,8 @@ def routes(settings: Settings) -> list[Route]:
             return refused(problem.message)
         if not isinstance(data, dict):
             return refused("The body must be a JSON object.")
+        if json_input.holds_nul(data):
+            return refused("The body holds a NUL character (\\u0000), which is not text.")
         uri = server.base_url + request.url.path
         answer = await dashboard.in_db(
             server.create_endpoint_response, "client_registration", JSONRequest("POST", uri, request.headers, data)

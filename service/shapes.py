@@ -288,10 +288,25 @@ def parse(model: type[Shape], data: Any) -> Shape:
 
     By the wire's names only: `populate_by_name` lets Python build a model by its attribute names,
     but `{"account_id": ...}` in a body is an unknown field, as it always was."""
+    nul = _nul_fields(data, ())
+    if nul:
+        # PostgreSQL's text cannot hold NUL (the driver raises), and no platform takes it either.
+        raise ValidationFailed("Some fields are not valid.",
+                               details=[FieldProblem(field, "must not contain the NUL character") for field in nul])
     try:
         return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as error:
         raise validation_failed(error) from None
+
+
+def _nul_fields(value: Any, location: tuple[int | str, ...]) -> list[str]:
+    if isinstance(value, str):
+        return [_path(location)] if "\x00" in value else []
+    if isinstance(value, dict):
+        return [field for key, item in value.items() for field in _nul_fields(item, (*location, key))]
+    if isinstance(value, list):
+        return [field for index, item in enumerate(value) for field in _nul_fields(item, (*location, index))]
+    return []
 
 
 def button_problems(label: str | None, url: str | None, *, label_field: str = "buttonLabel",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -42,6 +42,11 @@ class SerialisedSqliteDatabase(SqliteDatabase):
     Other processes on the same file still meet at SQLite's lock (busy_timeout). Deferred (read)
     transactions never take the lock: in WAL mode readers do not block writers.
     """
+
+    # peewee's own, untyped in its stubs: the thread's connection state and the commit hooks.
+    _state: Any
+    _run_commit_callbacks: Callable[[], None]
+    _clear_commit_callbacks: Callable[[], None]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

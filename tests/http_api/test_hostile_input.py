@@ -12,6 +12,7 @@ from service import adapters
 from storage.db import connection
 from storage.models import Account, InboundRecord
 from tests.conftest import bearer
+from tests.support.oauth_flow import hidden
 from tests.support.sandbox import connect_account
 
 pytestmark = pytest.mark.shared_service
@@ -49,6 +50,33 @@ def test_a_surrogate_pair_is_text_and_kept(client, tenant):
     assert answer.json()["name"] == "smile 😀"
 
 
+def test_a_nul_in_a_json_body_is_422_on_its_field_on_every_json_endpoint(client, tenant):
+    # PostgreSQL's text cannot hold NUL: refused where it stands, before anything is stored.
+    h = {**bearer(tenant["apiKey"]), "Content-Type": "application/json"}
+    for operation in [op for op in all_operations() if op.body is not None and op.auth]:
+        for raw, field in ((b'{"name": "a\\u0000b"}', "name"), (b'{"name": ["a", {"b": "\\u0000"}]}', "name[1].b")):
+            answer = client.request(operation.method, "/v1" + _path(operation.path), headers=h, content=raw)
+            assert answer.status_code == 422, (operation.operation_id, raw, answer.text)
+            assert answer.json()["error"]["details"] == [{"field": field, "message": "must not contain the NUL character"}]
+
+
+def test_an_escaped_backslash_before_u0000_is_text_and_kept(client, tenant):
+    h = {**bearer(tenant["apiKey"]), "Content-Type": "application/json"}
+    answer = client.post("/v1/profiles", headers=h, content=b'{"name": "\\\\u0000"}')
+    assert answer.status_code == 201
+    assert answer.json()["name"] == "\\u0000"
+
+
+def test_a_nul_in_a_query_parameter_is_422_on_the_field_and_in_a_path_id_404(client, tenant):
+    h = bearer(tenant["apiKey"])
+    answer = client.get("/v1/conversations", headers=h, params={"accountId": "acc_\x00x", "limit": "5"})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"]["details"] == [{"field": "accountId", "message": "must not contain the NUL character"}]
+    answer = client.get("/v1/conversations/cnv_%00x", headers=h)
+    assert answer.status_code == 404, answer.text
+    assert _error_code(answer) == "not_found"
+
+
 def test_an_integer_of_more_than_4300_digits_is_400(client, tenant):
     h = {**bearer(tenant["apiKey"]), "Content-Type": "application/json"}
     answer = client.post("/v1/api-keys", headers=h, content=HUGE_INTEGER)
@@ -84,12 +112,12 @@ def test_a_signed_telegram_update_with_a_lone_surrogate_is_stored_with_the_chara
     bot_id = bot["platformAccountId"]
     update = (b'{"update_id": 991, "message": {"message_id": 5, "date": 1763900000, '
               b'"chat": {"id": 7, "type": "private"}, "from": {"id": 7, "is_bot": false, "first_name": "M\\ud800"}, '
-              b'"text": "broken \\ud83d here"}}')
+              b'"text": "broken \\ud83d here\\u0000"}}')
     answer = client.post(f"/hooks/telegram?bot={bot_id}", content=update, headers={
         "Content-Type": "application/json",
         "X-Telegram-Bot-Api-Secret-Token": adapters.config().telegram_secret(bot_id)})
     assert answer.status_code == 200
-    assert [r.event["text"] for r in _inbound_records(tenant)] == ["broken \ufffd here"]
+    assert [r.event["text"] for r in _inbound_records(tenant)] == ["broken \ufffd here\ufffd"]
 
 
 def test_a_signed_instagram_webhook_with_an_absurd_timestamp_is_stored_with_the_receipt_time(client, tenant):
@@ -134,3 +162,17 @@ def test_tokens_with_control_or_non_ascii_characters_are_422_on_the_field(client
         assert answer.status_code == 422, (field, answer.text)
         assert [d["field"] for d in answer.json()["error"]["details"]] == [field]
     assert client.get("/v1/accounts", headers=h).json()["pagination"]["total"] == 0
+
+
+def test_a_nul_in_a_form_or_a_client_registration_is_a_4xx(client):
+    page = client.get("/dashboard/login")
+    answer = client.post("/dashboard/login", data={"email": "ann\x00@example.com", "password": "x",
+                                                   "csrf_token": hidden(page.text, "csrf_token")})
+    assert 400 <= answer.status_code < 500, answer.text
+    answer = client.post("/oauth/token", data={"grant_type": "authorization_code", "code": "c\x00",
+                                               "client_id": "x\x00", "redirect_uri": "https://a.example/cb"})
+    assert 400 <= answer.status_code < 500, answer.text
+    answer = client.post("/oauth/register", headers={"Content-Type": "application/json"},
+                         content=b'{"redirect_uris": ["https://app.example/cb"], "client_name": "a\\u0000"}')
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"] == "invalid_client_metadata"

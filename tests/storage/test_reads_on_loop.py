@@ -55,9 +55,8 @@ def test_a_read_on_the_loop_answers_while_another_process_writes(service, tenant
 def test_a_write_on_the_loop_that_would_wait_is_handed_back_unwritten(service, tenant):
     with _WriterHoldingTheLock(_database_path()):
         started = time.monotonic()
-        with pytest.raises(WriteNeeded), read_on_loop():
-            with db.atomic():
-                Workspace.update(name="renamed").where(Workspace.id == tenant["workspaceId"]).execute()
+        with pytest.raises(WriteNeeded), read_on_loop(), db.atomic():
+            Workspace.update(name="renamed").where(Workspace.id == tenant["workspaceId"]).execute()
         assert time.monotonic() - started < 0.5  # at once: the loop never waits on a writer
     with connection():
         assert Workspace.get_by_id(tenant["workspaceId"]).name != "renamed"
@@ -89,7 +88,7 @@ def test_a_prepared_query_reads_its_rows_the_same_on_every_run(service, tenant):
         first = names(workspace=tenant["workspaceId"])
         workspaces.create_profile_row(workspace_id=tenant["workspaceId"], name="Alpha")
         second = names(workspace=tenant["workspaceId"])
-    assert [row["name"] for row in first][-1] == "Zeta"
-    assert [row["name"] for row in second][0] == "Alpha"
+    assert first[-1]["name"] == "Zeta"
+    assert second[0]["name"] == "Alpha"
     assert len(second) == len(first) + 1
     assert all(isinstance(row["created_at"], dt.datetime) for row in first + second)
