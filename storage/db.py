@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,39 @@ class SerialisedSqliteDatabase(SqliteDatabase):
             self._writer.release()
 
 
+class PostgresPool(PooledPostgresqlDatabase):
+    """peewee's PostgreSQL pool without a round trip on every check-out.
+
+    The pool pings each connection it hands out (`SELECT 1`), holding the database's lock and the
+    pool's, so every thread of the process queued behind each other's ping: a third of a `/v1`
+    read's time, and more threads served no more requests. A connection given back moments ago is
+    as alive as the server; only one idle for longer than `PING_AFTER` seconds is pinged. If the
+    server went away within that moment, the request that takes the connection fails, and the
+    connection, closed by the driver, is discarded on its return.
+    """
+
+    PING_AFTER = 5.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._returned: dict[int, float] = {}  # connection key -> when it came back to the pool
+
+    def _is_closed(self, conn: Any) -> bool:
+        returned = self._returned.get(self.conn_key(conn))
+        if (returned is not None and time.monotonic() - returned < self.PING_AFTER and not conn.closed
+                and self._adapter.txn_status(conn) == self._adapter.txn_idle):
+            return False
+        return bool(super()._is_closed(conn))
+
+    def _close(self, conn: Any, close_conn: bool = False) -> None:
+        self._returned[self.conn_key(conn)] = time.monotonic()
+        super()._close(conn, close_conn)
+
+    def _close_raw(self, conn: Any) -> None:
+        self._returned.pop(self.conn_key(conn), None)
+        super()._close_raw(conn)
+
+
 def open_database(url: str) -> Database:
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
@@ -103,7 +137,7 @@ def open_database(url: str) -> Database:
         )
     if parts.scheme in {"postgres", "postgresql", "postgresql+pool"}:
         options = dict(parse_qsl(parts.query))
-        return PooledPostgresqlDatabase(
+        return PostgresPool(
             (parts.path or "/").lstrip("/"),
             user=parts.username,
             password=parts.password,

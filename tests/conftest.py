@@ -50,9 +50,10 @@ def pg_database_url() -> Iterator[str | None]:
     try:
         yield PG_BASE.rstrip("/") + "/" + name
     finally:
-        db.close() if not db.is_closed() else None
-        if hasattr(db.obj, "close_all"):
-            db.obj.close_all()
+        if db.obj is not None:  # a run of modules that never opened the service's storage
+            db.close() if not db.is_closed() else None
+            if hasattr(db.obj, "close_all"):
+                db.obj.close_all()
         with admin.cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()

@@ -1,0 +1,93 @@
+"""The PostgreSQL pool hands out a connection given back moments ago without a round trip, and still
+never hands out one the server has closed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg2
+import pytest
+from peewee import InterfaceError, OperationalError
+
+from storage.db import PostgresPool, open_database
+
+
+@pytest.fixture
+def pool(pg_database_url: str | None) -> Iterator[PostgresPool]:
+    if pg_database_url is None:
+        pytest.skip("the PostgreSQL pool exists on the scale-out setup only")
+    opened = open_database(pg_database_url)
+    assert isinstance(opened, PostgresPool)
+    yield opened
+    if not opened.is_closed():
+        opened.close()
+    opened.close_all()
+
+
+@pytest.fixture
+def admin(pg_database_url: str | None) -> Iterator[psycopg2.extensions.connection]:
+    assert pg_database_url is not None
+    connection = psycopg2.connect(pg_database_url)
+    connection.autocommit = True
+    yield connection
+    connection.close()
+
+
+def _last_statement(admin: psycopg2.extensions.connection, pid: int) -> str:
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", (pid,))
+        return str(cursor.fetchone()[0])
+
+
+def _backend(pool: PostgresPool) -> int:
+    return int(pool.execute_sql("SELECT pg_backend_pid()").fetchone()[0])
+
+
+def _terminate(admin: psycopg2.extensions.connection, pid: int) -> None:
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_a_connection_given_back_moments_ago_is_handed_out_without_a_ping(pool, admin):
+    pool.connect()
+    pid = _backend(pool)
+    pool.execute_sql("SELECT 'the last thing this connection ran'")
+    pool.close()
+
+    pool.connect()
+    assert _backend_without_query(pool) == pid
+    assert _last_statement(admin, pid) == "SELECT 'the last thing this connection ran'"
+    pool.close()
+
+
+def _backend_without_query(pool: PostgresPool) -> int:
+    # The driver knows its backend's pid without asking the server.
+    return int(pool.connection().info.backend_pid)
+
+
+def test_a_connection_idle_for_a_while_is_checked_and_a_dead_one_replaced(pool, admin):
+    pool.PING_AFTER = 0.0  # every connection in the pool counts as idle for long
+    pool.connect()
+    pid = _backend(pool)
+    pool.close()
+    _terminate(admin, pid)
+
+    pool.connect()
+    assert _backend(pool) != pid  # the pool pinged, found it dead and opened another
+    pool.close()
+
+
+def test_a_connection_the_server_closed_a_moment_ago_fails_once_and_is_not_handed_out_again(pool, admin):
+    pool.connect()
+    pid = _backend(pool)
+    pool.close()
+    _terminate(admin, pid)
+
+    pool.connect()
+    with pytest.raises((OperationalError, InterfaceError)):
+        pool.execute_sql("SELECT 1")
+    pool.close()
+
+    pool.connect()
+    assert _backend(pool) != pid
+    pool.close()
