@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 # Added to the wall clock: zero in production. Tests of schedules (a sequence step due in a day, a
@@ -13,6 +14,11 @@ _offset = timedelta(0)
 def now() -> datetime:
     """The current instant as a naive UTC datetime (what storage keeps)."""
     return datetime.now(UTC).replace(tzinfo=None) + _offset
+
+
+def epoch() -> float:
+    """The current instant in seconds since the epoch (windows counted in whole seconds)."""
+    return time.time() + _offset.total_seconds()
 
 
 def advance(seconds: float) -> None:

@@ -11,9 +11,9 @@ that up to an eighth of what is left may sit unused in another process's lease.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 
+from service import clock
 from service.errors import RateLimited
 from storage import hot
 from storage.db import WriteNeeded, db
@@ -61,7 +61,7 @@ def hit(credential_id: str, *, limit: int, at: float | None = None, leased_only:
 
     `leased_only`: spend a token this process already leased, or raise `WriteNeeded` (and spend
     nothing) when admitting the request needs a lease from storage."""
-    moment = int(at if at is not None else time.time())
+    moment = int(at if at is not None else clock.epoch())
     window = moment - moment % WINDOW_SECONDS
     reset = window + WINDOW_SECONDS
     with _lock:
@@ -99,5 +99,5 @@ def hit(credential_id: str, *, limit: int, at: float | None = None, leased_only:
 
 
 def forget_old_windows(*, before: float | None = None) -> int:
-    moment = int(before if before is not None else time.time())
+    moment = int(before if before is not None else clock.epoch())
     return RateLimitCounter.delete().where(RateLimitCounter.window_start < moment - 2 * WINDOW_SECONDS).execute()

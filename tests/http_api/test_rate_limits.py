@@ -8,7 +8,7 @@ import httpx2
 
 from mcp_server.app import create_app
 from tests.conftest import bearer
-from tests.support.live_server import live_server, start_of_fresh_minute
+from tests.support.live_server import clock_to_fresh_minute, live_server
 
 
 def _error(answer):
@@ -22,7 +22,7 @@ def test_rate_limit_headers_and_429_with_retry_after(service, tenant):
     limited = replace(service, rate_limit_per_minute=5)
     with live_server(create_app(limited, worker=False)) as url, httpx2.Client(base_url=url) as http:
         h = bearer(tenant["apiKey"])
-        start_of_fresh_minute()
+        clock_to_fresh_minute()
         answers = [http.get("/v1/workspaces", headers=h) for _ in range(6)]
     assert [a.status_code for a in answers] == [200] * 5 + [429]
     assert answers[0].headers["x-ratelimit-limit"] == "5"
@@ -36,7 +36,7 @@ def test_concurrent_requests_on_a_fresh_key_admit_exactly_the_limit(service, ten
     limited = replace(service, rate_limit_per_minute=300)
     with live_server(create_app(limited, worker=False)) as url:
         h = bearer(tenant["apiKey"])
-        start_of_fresh_minute(margin=30)
+        clock_to_fresh_minute()
 
         def burst(_: int) -> list[int]:
             with httpx2.Client(base_url=url, timeout=30) as http:
