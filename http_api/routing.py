@@ -213,11 +213,11 @@ def _idempotent(op: Operation, call: Call, request: Request, raw: bytes, key: st
                 result = op.handler(call)
             response = _to_response(op, result, headers)
             with db.atomic():
-                idempotency.complete(reserved, response.status_code, json.loads(response.body))
+                idempotency.complete(reserved, response.status_code, json.loads(bytes(response.body)))
             return response
         with _transaction(op.transaction):
             response = _to_response(op, op.handler(call), headers)
-            idempotency.complete(reserved, response.status_code, json.loads(response.body))
+            idempotency.complete(reserved, response.status_code, json.loads(bytes(response.body)))
         return response
     except ServiceError as error:
         with db.atomic():
