@@ -111,18 +111,15 @@ def _real_clock() -> Iterator[None]:
 
 
 def _empty_everything() -> None:
+    # DELETE in dependency order rather than one TRUNCATE on PostgreSQL: TRUNCATE makes new files
+    # for every table (140 ms for all of them), where a test's few rows delete in a few ms.
     with connection():
         tables = [model._meta.table_name for model in ALL_MODELS]
         present = set(db.get_tables())
-        if PG_BASE:
-            names = ", ".join(f'"{t}"' for t in present if t != "schema_version")
-            if names:
-                db.execute_sql(f"TRUNCATE {names} CASCADE")
-        else:
-            with db.atomic():
-                for table in reversed(tables):
-                    if table in present:
-                        db.execute_sql(f'DELETE FROM "{table}"')
+        with db.atomic():
+            for table in reversed(tables):
+                if table in present:
+                    db.execute_sql(f'DELETE FROM "{table}"')
     huey.storage.flush_all()
 
 
