@@ -321,8 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
         # The MCP SDK logs every request at INFO, and httpx2 every outbound call (each webhook
         # delivery, each platform call): a busy worker spent a tenth of its time writing those lines.
-        for name in ("mcp", "httpx2"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+        for chatty in ("mcp", "httpx2"):
+            logging.getLogger(chatty).setLevel(logging.WARNING)
     else:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
     return int(args.run(args))

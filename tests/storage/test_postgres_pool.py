@@ -43,6 +43,11 @@ def _backend(pool: PostgresPool) -> int:
     return int(pool.execute_sql("SELECT pg_backend_pid()").fetchone()[0])
 
 
+def _backend_without_query(pool: PostgresPool) -> int:
+    # The driver knows its backend's pid without asking the server.
+    return int(pool.connection().info.backend_pid)
+
+
 def _terminate(admin: psycopg2.extensions.connection, pid: int) -> None:
     with admin.cursor() as cursor:
         cursor.execute("SELECT pg_terminate_backend(%s)", (pid,))
@@ -58,11 +63,6 @@ def test_a_connection_given_back_moments_ago_is_handed_out_without_a_ping(pool, 
     assert _backend_without_query(pool) == pid
     assert _last_statement(admin, pid) == "SELECT 'the last thing this connection ran'"
     pool.close()
-
-
-def _backend_without_query(pool: PostgresPool) -> int:
-    # The driver knows its backend's pid without asking the server.
-    return int(pool.connection().info.backend_pid)
 
 
 def test_a_connection_idle_for_a_while_is_checked_and_a_dead_one_replaced(pool, admin):
