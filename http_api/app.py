@@ -27,7 +27,7 @@ from http_api.routes import (
     webhooks,
     workspaces,
 )
-from http_api.routing import Operation, endpoint, error_response, json_response
+from http_api.routing import Endpoint, Operation, error_response, json_response
 from service.errors import BadRequest, MethodNotAllowed, NotFound
 
 log = logging.getLogger("switchboard.http")
@@ -89,5 +89,5 @@ def v1_routes(*, base_url: str) -> list[Route]:
         return json_response(200, document)
 
     routes = [Route("/v1/openapi.json", openapi_json, methods=["GET"])]
-    routes += [Route("/v1" + path, endpoint(methods), methods=list(methods)) for path, methods in by_path.items()]
+    routes += [Route("/v1" + path, Endpoint(methods), methods=list(methods)) for path, methods in by_path.items()]
     return routes

@@ -23,21 +23,25 @@ class RequestContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        given = ""
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                given = value.decode("latin-1")
         # Request ids need to be unique, not secret: no system call for randomness per request.
         request_id = given if _REQUEST_ID.fullmatch(given) else f"req_{random.getrandbits(96):024x}"
         scope.setdefault("state", {})["request_id"] = request_id
+        id_header = (b"x-request-id", request_id.encode())
         started = False
 
         async def send_with_id(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                message.setdefault("headers", [])
-                message["headers"] = [
-                    *[(k, v) for k, v in message["headers"] if k.lower() != b"x-request-id"],
-                    (b"x-request-id", request_id.encode()),
-                ]
+                headers = list(message.get("headers", ()))
+                if any(name.lower() == b"x-request-id" for name, _ in headers):
+                    headers = [(name, value) for name, value in headers if name.lower() != b"x-request-id"]
+                headers.append(id_header)
+                message["headers"] = headers
             await send(message)
 
         try:

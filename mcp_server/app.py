@@ -20,6 +20,7 @@ from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import RequestContext
 from http_api.routes import media as media_routes
+from http_api.routing import ExactPaths
 from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
@@ -170,5 +171,6 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     # and a tool call should not be matched against every /v1 path before its own.
     routes.insert(0, Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
+    app.add_middleware(ExactPaths, routes=routes)
     app.add_middleware(RequestContext)
     return app

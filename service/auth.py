@@ -48,9 +48,24 @@ class Actor:
             raise Forbidden(f"A key limited to profiles cannot {what}.")
 
 
+# Keys this process has checked, by SHA-256 of the key: the epoch they were read at, the row, and the
+# actor built from it. An entry holds only while `api_key_epoch` still reads as it did (see
+# `authenticate_api_key`). Bounded: when full, the oldest entries make room.
+_known: dict[str, tuple[int, hot.KeyRow, Actor]] = {}
+_known_in: list[int] = [0]  # id() of the database the entries were read from
+KNOWN_KEYS_MAX = 10_000
+
+
 def authenticate_api_key(authorization: str | None) -> Actor:
-    """Check `Authorization: Bearer sk_...` against storage, on every request (no cache: a
-    revocation holds at once in every process)."""
+    """Check `Authorization: Bearer sk_...` against storage on every request.
+
+    A key checked before is taken from memory when the key epoch, one row that triggers move in
+    the very transaction that revokes, deletes, narrows or expires any key, still reads as it did
+    then: a revocation holds at once in every process, for the price of a one-row read instead of
+    the key's row and its conversions. The epoch is read before the key, so a change committed
+    between the two reads leaves an entry that is refreshed at its next use rather than one that
+    outlives the change (PostgreSQL reads each statement at its own moment).
+    """
     if not authorization:
         raise Unauthorized("Send your API key as Authorization: Bearer sk_....")
     scheme, _, presented = authorization.partition(" ")
@@ -58,9 +73,19 @@ def authenticate_api_key(authorization: str | None) -> Actor:
     if scheme.lower() != "bearer" or not tokens.API_KEY_PATTERN.fullmatch(presented):
         raise Unauthorized("The API key is malformed.")
     digest = tokens.sha256_hex(presented)
-    key = hot.find_api_key(digest)
-    if key is None or not tokens.same_hash(key.secret_hash, presented):
-        raise Unauthorized("The API key is not valid.")
+    epoch = hot.api_key_epoch()
+    if _known_in[0] != id(db.obj):
+        _known.clear()
+        _known_in[0] = id(db.obj)
+    known = _known.get(digest)
+    if known is not None and known[0] == epoch:
+        _, key, actor = known
+    else:
+        found = hot.find_api_key(digest)
+        if found is None or not tokens.same_hash(found.secret_hash, presented):
+            raise Unauthorized("The API key is not valid.")
+        key, actor = found, _actor(found)
+        _remember(digest, epoch, key, actor)
     moment = clock.now()
     if key.revoked_at is not None:
         raise Unauthorized("The API key has been revoked.")
@@ -69,9 +94,21 @@ def authenticate_api_key(authorization: str | None) -> Actor:
     if key.last_used_at is None or (moment - key.last_used_at).total_seconds() > LAST_USED_RESOLUTION_SECONDS:
         with db.atomic():
             ApiKey.update(last_used_at=moment).where(ApiKey.id == key.id).execute()
+        _remember(digest, epoch, key._replace(last_used_at=moment), actor)
+    return actor
+
+
+def _actor(key: hot.KeyRow) -> Actor:
     return Actor(
         workspace_id=key.workspace_id,
         permission=key.permission,
         profile_ids=None if key.scope == "full" else frozenset(key.profile_ids or []),
         credential_id=key.id,
     )
+
+
+def _remember(digest: str, epoch: int, key: hot.KeyRow, actor: Actor) -> None:
+    if len(_known) >= KNOWN_KEYS_MAX and digest not in _known:
+        for oldest in list(_known)[: KNOWN_KEYS_MAX // 10]:
+            _known.pop(oldest, None)
+    _known[digest] = (epoch, key, actor)

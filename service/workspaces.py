@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from peewee import JOIN
-
 from service import clock, ids, sessions
 from service.auth import Actor
 from service.errors import Conflict, NotFound
@@ -13,7 +11,7 @@ from service.pagination import Page, paginate
 from service.workspace_shapes import Profile as ProfileRecord
 from service.workspace_shapes import ProfileDeleted, WorkspaceList
 from service.workspace_shapes import Workspace as WorkspaceRecord
-from storage.hot import Prepared
+from storage import hot
 from storage.models import Account, Membership, Profile, Workspace
 
 
@@ -28,22 +26,9 @@ def _workspace_record(workspace: dict[str, Any], role: str, profiles: list[dict[
     return WorkspaceRecord.model_validate({**workspace, "role": role, "profiles": profiles})
 
 
-# Every authenticated `GET /v1/workspaces` runs this: one statement for the workspace and its
-# profiles, rows read as tuples without peewee's per-run set-up (see `Prepared`).
-_workspace_with_profiles = Prepared(
-    lambda id: Workspace.select(Workspace.id, Workspace.name, Workspace.created_at, Workspace.updated_at,
-                                Profile.id, Profile.name)
-    .join(Profile, JOIN.LEFT_OUTER, on=(Profile.workspace == Workspace.id))
-    .where(Workspace.id == id)
-    .order_by(Profile.created_at, Profile.id)
-    .tuples(),
-    "id",
-)
-
-
 def list_workspaces(*, actor: Actor) -> WorkspaceList:
     """The workspaces the caller can act in: a key or token acts in exactly one."""
-    rows = _workspace_with_profiles(id=actor.workspace_id)
+    rows = hot.workspace_with_profiles(actor.workspace_id)
     workspace_id, name, created_at, updated_at = rows[0][:4]
     profiles = [{"id": row[4], "name": row[5]} for row in rows if row[4] is not None and actor.sees_profile(row[4])]
     if actor.user_id is not None:
@@ -51,8 +36,10 @@ def list_workspaces(*, actor: Actor) -> WorkspaceList:
         role = membership.role if membership else "member"
     else:
         role = "owner" if actor.profile_ids is None and actor.can_write else "member"
-    workspace = {"id": workspace_id, "name": name, "created_at": created_at, "updated_at": updated_at}
-    return WorkspaceList(data=[_workspace_record(workspace, role, profiles)])
+    return WorkspaceList.model_validate({"data": [{
+        "id": workspace_id, "name": name, "role": role, "profiles": profiles,
+        "created_at": created_at, "updated_at": updated_at,
+    }]})
 
 
 def remove_member(*, workspace_id: str, user_id: str) -> None:

@@ -266,6 +266,16 @@ class _Snapshot:
         self.database._clear_commit_callbacks()
 
 
+def execute(sql: str, params: Any = ()) -> Any:
+    """`db.execute_sql`, straight on the sqlite3 connection inside `read_on_loop()`: the snapshot
+    is already open and patience already set, so peewee's cursor bookkeeping (a third of a
+    primary-key read) has nothing to do there."""
+    database = db.obj
+    if type(database) is SerialisedSqliteDatabase and getattr(database._holding, "snapshot", False):
+        return database._state.conn.execute(sql, params)
+    return database.execute_sql(sql, params)
+
+
 def _would_wait(error: BaseException) -> bool:
     return isinstance(error, (OperationalError, sqlite3.OperationalError)) and (
         "locked" in str(error) or "busy" in str(error)

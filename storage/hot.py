@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from peewee import Model, ModelDictCursorWrapper, ModelTupleCursorWrapper
 
-from storage.db import db
+from storage.db import db, execute
 from storage.models import ApiKey
 
 M = TypeVar("M", bound=Model)
@@ -44,7 +44,7 @@ def sql(template: str) -> str:
 
 
 def run(template: str, params: tuple[Any, ...]) -> Any:
-    return db.execute_sql(sql(template), params)
+    return execute(sql(template), params)
 
 
 def find_api_key(secret_hash: str) -> KeyRow | None:
@@ -66,6 +66,22 @@ def find_api_key(secret_hash: str) -> KeyRow | None:
         expires_at=ApiKey.expires_at.python_value(row[7]),
         revoked_at=ApiKey.revoked_at.python_value(row[8]),
     )
+
+
+def api_key_epoch() -> int:
+    """The counter that every change to a key's authentication moves (migration 15's triggers)."""
+    return int(run("SELECT value FROM api_key_epoch WHERE id = 1", ()).fetchone()[0])
+
+
+def workspace_with_profiles(workspace_id: str) -> list[tuple[Any, ...]]:
+    """A workspace (id, name, created, updated) with each of its profiles (id, name), oldest profile
+    first; one row with null profile columns when it has none. Every `GET /v1/workspaces` runs it.
+    Instants come as the driver gives them (text on SQLite), which the record shapes read."""
+    return list(run(
+        "SELECT w.id, w.name, w.created_at, w.updated_at, p.id, p.name FROM workspace AS w"
+        " LEFT OUTER JOIN profile AS p ON p.workspace_id = w.id WHERE w.id = ? ORDER BY p.created_at, p.id",
+        (workspace_id,),
+    ).fetchall())
 
 
 def count_request(credential_id: str, window_start: int, tokens: int = 1) -> int:
@@ -111,7 +127,7 @@ class Prepared:
     def __call__(self, **values: str) -> Any:
         query, sql, slots = self._compile()
         params = [values[slot.name] if isinstance(slot, _Slot) else slot for slot in slots]
-        cursor = db.execute_sql(sql, params)
+        cursor = execute(sql, params)
         reader = self._readers.get(id(db.obj))
         if reader is not None:
             return [reader(row) for row in cursor.fetchall()]

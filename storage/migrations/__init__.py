@@ -34,6 +34,7 @@ from storage.migrations import (
     m0012_posts_media,
     m0013_follower_snapshots,
     m0014_post_first_comment,
+    m0015_api_key_epoch,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -53,6 +54,7 @@ MIGRATIONS: list[Migration] = [
     (12, "posts and media", m0012_posts_media.apply),
     (13, "follower snapshots", m0013_follower_snapshots.apply),
     (14, "post first comment", m0014_post_first_comment.apply),
+    (15, "api key epoch", m0015_api_key_epoch.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
