@@ -94,7 +94,10 @@ def authenticate_api_key(authorization: str | None) -> Actor:
     if key.last_used_at is None or (moment - key.last_used_at).total_seconds() > LAST_USED_RESOLUTION_SECONDS:
         with db.atomic():
             ApiKey.update(last_used_at=moment).where(ApiKey.id == key.id).execute()
-        _remember(digest, epoch, key._replace(last_used_at=moment), actor)
+        # Once it is written for good: the event loop's snapshot may yet give the write up (when
+        # another connection holds the lock) for a thread to make.
+        refreshed = key._replace(last_used_at=moment)
+        db.after_commit(lambda: _remember(digest, epoch, refreshed, actor))
     return actor
 
 

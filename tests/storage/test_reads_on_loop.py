@@ -12,9 +12,10 @@ import time
 import pytest
 
 from service import workspaces
+from service.auth import authenticate_api_key
 from storage.db import WriteNeeded, connection, db, read_on_loop
 from storage.hot import Prepared
-from storage.models import Profile, Workspace
+from storage.models import ApiKey, Profile, Workspace
 from tests.conftest import PG_BASE
 
 pytestmark = pytest.mark.skipif(bool(PG_BASE), reason="reads run on the event loop on SQLite only")
@@ -92,3 +93,15 @@ def test_a_prepared_query_reads_its_rows_the_same_on_every_run(service, tenant):
     assert second[0]["name"] == "Alpha"
     assert len(second) == len(first) + 1
     assert all(isinstance(row["created_at"], dt.datetime) for row in first + second)
+
+
+def test_a_first_use_handed_back_from_the_loop_still_records_last_used_at(service, tenant):
+    # Checking a key not used yet writes its `lastUsedAt` in the loop's snapshot; when the request
+    # is then handed to a thread (here: the rate limit must lease tokens, a write), that snapshot
+    # is rolled back, and the thread that checks the key again must not find it remembered as used.
+    with pytest.raises(WriteNeeded), read_on_loop():
+        authenticate_api_key(f"Bearer {tenant['apiKey']}")
+        raise WriteNeeded()
+    with connection():
+        authenticate_api_key(f"Bearer {tenant['apiKey']}")
+        assert ApiKey.get(ApiKey.workspace == tenant["workspaceId"]).last_used_at is not None
