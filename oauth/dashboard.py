@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import importlib
+import json
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -20,11 +21,13 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import api_keys, clock, oauth_tokens, sessions, shapes, users, webhooks, workspaces
 from service.api_key_shapes import ApiKeyCreated, CreateApiKey
@@ -37,6 +40,62 @@ from storage.models import Membership
 T = TypeVar("T")
 SESSION_COOKIE = "switchboard_session"
 SESSION_MAX_AGE = 14 * 24 * 3600
+# Every form here and at /oauth is a few hundred bytes: a larger body is refused with 413 before it
+# is read into memory (these pages answer people who have not signed in yet).
+MAX_FORM_BYTES = 64 * 1024
+
+
+class _FormTooLarge(Exception):
+    pass
+
+
+class FormLimit:
+    """ASGI middleware refusing a request body over `MAX_FORM_BYTES` with 413, as it arrives: at once
+    when its declared length says so, else as soon as the bytes read pass the limit.
+
+    Starlette's `max_body_size` answers in plain text whenever the declared length is over; this
+    answers as the OAuth endpoints do (RFC 6749 §5.2's JSON), for the dashboard's forms too.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > MAX_FORM_BYTES:
+            await _too_large(send)
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > MAX_FORM_BYTES:
+                raise _FormTooLarge()
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracked_send)
+        except _FormTooLarge:
+            if started:
+                raise
+            await _too_large(send)
+
+
+_TOO_LARGE = json.dumps({"error": "invalid_request", "error_description": "The form is larger than 64 KiB."}).encode()
+
+
+async def _too_large(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(_TOO_LARGE))]})
+    await send({"type": "http.response.body", "body": _TOO_LARGE})
 
 _templates = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -55,7 +114,9 @@ async def in_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def session_middleware(settings: Settings) -> list[Middleware]:
+    """What every page and form of the dashboard and the consent screen runs under."""
     return [
+        Middleware(FormLimit),
         Middleware(
             SessionMiddleware,
             secret_key=settings.secret_key,

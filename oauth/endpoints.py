@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -21,8 +22,6 @@ from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, serv
 from service import json_input, oauth_clients, oauth_tokens, workspaces
 from service.errors import ServiceError
 from service.settings import Settings
-
-MAX_FORM_BYTES = 64 * 1024
 
 
 def _to_response(answer: Answer) -> Response:
@@ -45,10 +44,7 @@ async def _pairs(request: Request) -> list[tuple[str, str]]:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media != "application/x-www-form-urlencoded":
         return []
-    raw = await request.body()
-    if len(raw) > MAX_FORM_BYTES:
-        return []
-    form = await request.form()
+    form = await request.form()  # no larger than `dashboard.FormLimit` lets through
     return [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
 
 
@@ -200,7 +196,7 @@ def routes(settings: Settings) -> list[Route]:
         Route("/.well-known/oauth-protected-resource/mcp", protected_resource, methods=["GET"]),
         Route("/.well-known/oauth-protected-resource", protected_resource, methods=["GET"]),
         Route("/oauth/register", register, methods=["POST"]),
-        Route("/oauth/token", token, methods=["POST"]),
-        Route("/oauth/revoke", revoke, methods=["POST"]),
+        Route("/oauth/token", token, methods=["POST"], middleware=[Middleware(dashboard.FormLimit)]),
+        Route("/oauth/revoke", revoke, methods=["POST"], middleware=[Middleware(dashboard.FormLimit)]),
         Route("/oauth/authorize", authorize, methods=["GET", "POST"], middleware=middleware),
     ]

@@ -198,3 +198,24 @@ def test_signing_in_first_then_coming_back_to_the_consent_page(server_url, tenan
         assert back.status_code == 303
         assert back.headers["location"].startswith("/oauth/authorize?")
         assert "Allow" in http.get(back.headers["location"]).text
+
+
+@pytest.mark.parametrize("path", ["/oauth/token", "/oauth/revoke", "/oauth/authorize", "/dashboard/login"])
+def test_a_form_over_64_kib_is_refused_as_too_large(client, path):
+    answer = client.post(path, data={"grant_type": "authorization_code", "padding": "x" * 70_000})
+    assert answer.status_code == 413
+    assert answer.json() == {"error": "invalid_request", "error_description": "The form is larger than 64 KiB."}
+
+
+def test_a_form_within_the_limit_still_reaches_the_token_endpoint(client):
+    answer = client.post("/oauth/token", data={"grant_type": "authorization_code", "padding": "x" * 60_000})
+    assert answer.status_code == 401  # read, and refused for what it says: no client authentication
+    assert answer.json()["error"] == "invalid_client"
+
+
+def test_a_form_sent_in_chunks_is_refused_once_it_passes_64_kib(client):
+    chunks = iter([b"grant_type=authorization_code&padding=", *[b"x" * 8192] * 9])  # no Content-Length
+    answer = client.post("/oauth/token", content=chunks,
+                         headers={"content-type": "application/x-www-form-urlencoded"})
+    assert answer.status_code == 413
+    assert answer.json()["error"] == "invalid_request"
