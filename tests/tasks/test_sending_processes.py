@@ -158,5 +158,7 @@ def test_two_workers_share_one_bots_pace_and_send_each_message_once(api_only, te
         attempts = [m.attempts for m in Message.select().where(Message.conversation == conversation["id"],
                                                                  Message.direction == "outbound")]
     # The platform hardly ever had to say slow down: a send that leaves late (a stalled process) can
-    # tip one second over, and that message then waits and goes once; a broken pace would meet many.
-    assert sum(1 for n in attempts if n > 1) <= len(attempts) // 40, attempts
+    # tip one second over, and that message then waits and goes once; a broken pace would meet many
+    # (two workers each keeping 30 a second would meet one in two). At exactly the platform's rate
+    # there is no margin for a stall: up to one in twenty was seen on a loaded machine.
+    assert sum(1 for n in attempts if n > 1) <= len(attempts) // 20, attempts
