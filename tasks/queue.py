@@ -28,7 +28,10 @@ def build_storage(url: str) -> MemoryStorage | SqliteStorage | RedisStorage:
         files.private_file(Path(path))
         return SqliteStorage("switchboard", filename=path, journal_mode="wal", timeout=10)
     if parts.scheme in {"redis", "rediss"}:
-        return RedisStorage("switchboard", url=url, blocking=True, read_timeout=1)
+        # An idle consumer thread waits in BRPOP for at most `read_timeout` seconds before it looks
+        # at its stop flag: a graceful stop (every service and worker shutdown) waits that long.
+        # A fraction of a second (Redis 6 or later) costs each idle thread five cheap commands a second.
+        return RedisStorage("switchboard", url=url, blocking=True, read_timeout=0.2)
     if parts.scheme == "memory":
         return MemoryStorage("switchboard")
     raise ValueError(f"unsupported queue URL scheme: {parts.scheme!r}")
