@@ -6,10 +6,12 @@ Storage follows SWITCHBOARD_DATABASE_URL / SWITCHBOARD_QUEUE_URL when set (Postg
 else SQLite files in a temporary directory. In one run:
 
 1. a receiver process (uvicorn, TLS from a throwaway trustme CA) counts unique envelope ids;
-2. bare loop: one httpx2.Client posts the same N bodies one after another (keep-alive);
-3. Switchboard: N events are emitted in one transaction; a `switchboard worker` process dispatches
-   and delivers them; we time from the commit until the receiver holds all N ids; then N more
-   with a second worker process beside the first (two processes against one, first to last);
+2. Switchboard: N events are emitted in one transaction; a `switchboard worker` process dispatches
+   and delivers them; we time from the commit until the receiver holds all N ids;
+3. bare loop: one httpx2.Client posts the same N bodies one after another (keep-alive); steps 2
+   and 3 run twice, alternating, and each keeps its best (the machine's speed drifts between runs);
+   then N more with a second worker process beside the first (two processes against one, first to
+   last);
 4. kill: N more events; when a third have arrived the worker is SIGKILLed and a fresh one started;
    every id must still arrive (the killed worker's in-flight deliveries after their lease expires).
 """
@@ -185,52 +187,61 @@ def main() -> int:
                               "storage": settings.database_url.split(":", 1)[0] + " + " +
                               settings.queue_url.split(":", 1)[0]}
     try:
-        # 1. Switchboard, one worker process.
-        probe.post(base + "/reset")
+        bodies: list[bytes] = []  # the first run's envelopes, which the bare loop sends as they are
+
+        def engine_run() -> dict[str, Any]:
+            probe.post(base + "/reset")
+            made, committed = emit(n)
+            bodies[:] = bodies or made
+            wait_until(lambda: stats()["unique"] >= n, 600)
+            got = stats()
+            return {"elapsed": got["last"] - committed, "busy": got["last"] - got["first"],
+                    "first": got["first"] - committed, "duplicates": got["posts"] - got["unique"]}
+
+        def bare_run() -> float:
+            # The very same bodies to the same receiver, one keep-alive client, in sequence.
+            probe.post(base + "/reset")
+            with httpx2.Client(verify=context, timeout=10) as bare:
+                started = time.time()
+                for body in bodies:
+                    bare.post(base + "/hook", content=body, headers={"content-type": "application/json"})
+                return time.time() - started
+
+        # 1. Switchboard with one worker process against the bare loop, alternating, twice each: this
+        # machine's speed drifts by a third between runs, so each keeps its best.
         worker = start_worker("worker-1")
         time.sleep(2)  # let it start (imports, consumer threads) before the clock runs
-        bodies, committed = emit(n)
-        wait_until(lambda: stats()["unique"] >= n, 600)
-        got = stats()
-        elapsed = got["last"] - committed
-        busy = got["last"] - got["first"]
+        engine_runs, bare_runs = [], []
+        for _ in range(2):
+            engine_runs.append(engine_run())
+            bare_runs.append(bare_run())
+        best = min(engine_runs, key=lambda run: run["busy"])
+        elapsed, busy, bare_elapsed = best["elapsed"], best["busy"], min(bare_runs)
         report["switchboard"] = {
             "seconds_until_last": round(elapsed, 3),
             "per_second_from_commit": round(n / elapsed),
             "per_second_first_to_last": round(n / busy) if busy else None,
-            "first_arrival_after_commit": round(got["first"] - committed, 3),
-            "duplicates": got["posts"] - got["unique"],
+            "first_to_last_each_run": [round(n / run["busy"]) for run in engine_runs if run["busy"]],
+            "first_arrival_after_commit": round(best["first"], 3),
+            "duplicates": sum(run["duplicates"] for run in engine_runs),
         }
-
-        # 1b. Two worker processes sharing the same work (the scale-out setup's claim on the engine).
-        probe.post(base + "/reset")
-        second = start_worker("worker-1b")
-        time.sleep(2)
-        _, committed = emit(n)
-        wait_until(lambda: stats()["unique"] >= n, 600)
-        got = stats()
-        two_busy = got["last"] - got["first"]
-        report["two_processes"] = {
-            "per_second_first_to_last": round(n / two_busy) if two_busy else None,
-            "ratio_to_one": round(busy / two_busy, 2) if two_busy and busy else None,
-            "duplicates": got["posts"] - got["unique"],
-        }
-        _stop(second)
-
-        # 2. Bare loop: the very same bodies to the same receiver, one keep-alive client, in sequence
-        # (run second, so it gets the warmed-up receiver).
-        probe.post(base + "/reset")
-        with httpx2.Client(verify=context, timeout=10) as bare:
-            started = time.time()
-            for body in bodies:
-                bare.post(base + "/hook", content=body, headers={"content-type": "application/json"})
-            bare_elapsed = time.time() - started
         report["bare_loop"] = {"per_second": round(n / bare_elapsed), "seconds": round(bare_elapsed, 3),
-                               "received": stats()["unique"]}
+                               "each_run": [round(n / seconds) for seconds in bare_runs]}
         report["ratio_to_bare_loop"] = {
             "from_commit": round(bare_elapsed / elapsed, 2),
             "first_to_last": round(bare_elapsed / busy, 2) if busy else None,
         }
+
+        # 2. Two worker processes sharing the same work (the scale-out setup's claim on the engine).
+        second = start_worker("worker-1b")
+        time.sleep(2)
+        two = engine_run()
+        report["two_processes"] = {
+            "per_second_first_to_last": round(n / two["busy"]) if two["busy"] else None,
+            "ratio_to_one": round(busy / two["busy"], 2) if two["busy"] and busy else None,
+            "duplicates": two["duplicates"],
+        }
+        _stop(second)
 
         # 3. Kill the worker mid-run; a fresh one must deliver every event.
         probe.post(base + "/reset")
