@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,9 +188,11 @@ def _read_on_loop(op: Operation, request: Request) -> tuple[Response | None, rat
         return error_response(error, quota.headers() if quota is not None else {}), quota
 
 
-def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Quota | None = None) -> Response:
+def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Quota | None = None,
+             arrived: float | None = None) -> Response:
     """The synchronous part of a request, run in a worker thread. `admitted`: the rate-limit token
-    that an attempt on the event loop already spent for this request."""
+    that an attempt on the event loop already spent for this request; `arrived`: when the request
+    came in (`time.monotonic()`)."""
     headers: dict[str, str] = {}
     try:
         if not op.auth:
@@ -200,7 +203,7 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
             with connection(), _transaction(op.transaction):
                 return _to_response(op, op.handler(call), headers)
         with connection():
-            actor = authenticate_api_key(request.headers.get("authorization"))
+            actor = authenticate_api_key(request.headers.get("authorization"), arrived=arrived)
             quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
             headers.update(quota.headers())
             query = _query(op, request)
@@ -309,6 +312,7 @@ class Endpoint:
         await response(scope, receive, send)
 
     async def handle(self, request: Request) -> Response:
+        arrived = time.monotonic()
         op = self.operations[request.method if request.method != "HEAD" else "GET"]
         if any("\x00" in value for value in request.path_params.values()):
             return error_response(NotFound("No such path."))  # no id holds NUL (nor could PostgreSQL keep one)
@@ -323,13 +327,13 @@ class Endpoint:
         if op.body is None:
             raw = b""
         if op.waits:
-            return await run_in_threadpool(_execute, op, request, raw)
+            return await run_in_threadpool(_execute, op, request, raw, None, arrived)
         admitted = None
         if op.transaction == "read" and op.auth and reads_on_loop():
             response, admitted = _read_on_loop(op, request)
             if response is not None:
                 return response
-        return await _storage_threads().run(_execute, op, request, raw, admitted)
+        return await _storage_threads().run(_execute, op, request, raw, admitted, arrived)
 
 
 class ExactPaths:
