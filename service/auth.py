@@ -50,11 +50,11 @@ class Actor:
             raise Forbidden(f"A key limited to profiles cannot {what}.")
 
 
-# Keys this process has checked, by SHA-256 of the key: the epoch they were read at, the row, and the
-# actor built from it. An entry holds only while `api_key_epoch` still reads as it did (see
-# `authenticate_api_key`). Bounded: when full, the oldest entries make room.
-_known: dict[str, tuple[int, hot.KeyRow, Actor]] = {}
-_known_in: list[int] = [0]  # id() of the database the entries were read from
+# Keys this process has checked, by SHA-256 of the key: the database and epoch they were read at,
+# the row, and the actor built from it. An entry holds only while `api_key_epoch` of the same
+# database still reads as it did (see `authenticate_api_key`). Bounded: when full, the oldest
+# entries make room.
+_known: dict[str, tuple[tuple[int, int], hot.KeyRow, Actor]] = {}
 KNOWN_KEYS_MAX = 10_000
 _read_here = threading.local()  # this thread's last read of the epoch (see `_epoch`)
 
@@ -81,10 +81,7 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
     if scheme.lower() != "bearer" or not tokens.API_KEY_PATTERN.fullmatch(presented):
         raise Unauthorized("The API key is malformed.")
     digest = tokens.sha256_hex(presented)
-    epoch = _epoch(arrived)
-    if _known_in[0] != id(db.obj):
-        _known.clear()
-        _known_in[0] = id(db.obj)
+    epoch = (id(db.obj), _epoch(arrived))
     known = _known.get(digest)
     if known is not None and known[0] == epoch:
         _, key, actor = known
@@ -128,7 +125,7 @@ def _actor(key: hot.KeyRow) -> Actor:
     )
 
 
-def _remember(digest: str, epoch: int, key: hot.KeyRow, actor: Actor) -> None:
+def _remember(digest: str, epoch: tuple[int, int], key: hot.KeyRow, actor: Actor) -> None:
     if len(_known) >= KNOWN_KEYS_MAX and digest not in _known:
         for oldest in list(_known)[: KNOWN_KEYS_MAX // 10]:
             _known.pop(oldest, None)
