@@ -1,45 +1,86 @@
-"""Pure ASGI middleware for every answer: a request id, and a 500 that tells nothing of the fault."""
+"""The service's outermost ASGI layer: a request id on every answer, a 500 that tells nothing of the
+fault, and fixed /v1 paths sent straight to their endpoint."""
 
 from __future__ import annotations
 
 import logging
 import random
 import re
-from typing import Any
 
+from starlette._utils import get_route_path
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from http_api.routing import render_json
+from http_api.routing import Endpoint, JsonResponse, render_json
 
 log = logging.getLogger("switchboard.http")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+ID_HEADER = b"x-request-id"
+
+
+class ServiceApp(Starlette):
+    """A Starlette app with `RequestContext` outside all of it, Starlette's own error layer included:
+    that layer would only wrap `send` once more, since `RequestContext` answers every fault itself."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return RequestContext(super().build_middleware_stack(), self.routes)
 
 
 class RequestContext:
-    def __init__(self, app: ASGIApp) -> None:
+    """Outermost (see `ServiceApp`).
+
+    A request for a fixed /v1 path (`/v1/workspaces`, not `/v1/posts/{id}`) goes straight to its
+    endpoint, by one dictionary lookup instead of the router's match against every route before it,
+    and its answer is written with the request id among its headers. Only paths whose own route is
+    the one the router would pick, for each of its methods, are taken (checked against the app's
+    whole route list when it is built), so the answer is the router's answer. Everything else,
+    wrong methods included, goes on to the app, with `send` wrapped to add the id.
+    """
+
+    def __init__(self, app: ASGIApp, routes: list[BaseRoute]) -> None:
         self.app = app
+        self.exact: dict[str, Endpoint] = {}
+        for route in routes:
+            if not (isinstance(route, Route) and isinstance(route.app, Endpoint) and not route.param_convertors):
+                continue
+            if all(_first_match(routes, route.path, method) is route for method in route.app.methods):
+                self.exact[route.path] = route.app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = ""
+        request_id = ""
         for name, value in scope["headers"]:
-            if name == b"x-request-id":
-                given = value.decode("latin-1")
-        # Request ids need to be unique, not secret: no system call for randomness per request.
-        request_id = given if _REQUEST_ID.fullmatch(given) else f"req_{random.getrandbits(96):024x}"
+            if name == ID_HEADER:
+                request_id = value.decode("latin-1")
+        if not _REQUEST_ID.fullmatch(request_id):
+            # Request ids need to be unique, not secret: no system call for randomness per request.
+            request_id = f"req_{random.getrandbits(96):024x}"
         scope.setdefault("state", {})["request_id"] = request_id
-        id_header = (b"x-request-id", request_id.encode())
+        id_header = (ID_HEADER, request_id.encode())
+
+        endpoint = self.exact.get(get_route_path(scope))
+        if endpoint is not None and scope["method"] in endpoint.methods:
+            scope["path_params"] = {}
+            try:
+                response = await endpoint.handle(Request(scope, receive, send))
+            except Exception as error:
+                response = _fault(error, request_id)
+            response.raw_headers.append(id_header)  # nothing has been sent: no `send` to wrap
+            await response(scope, receive, send)
+            return
+
         started = False
 
         async def send_with_id(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                headers = list(message.get("headers", ()))
-                if any(name.lower() == b"x-request-id" for name, _ in headers):
-                    headers = [(name, value) for name, value in headers if name.lower() != b"x-request-id"]
+                headers = [header for header in message.get("headers", ()) if header[0].lower() != ID_HEADER]
                 headers.append(id_header)
                 message["headers"] = headers
             await send(message)
@@ -49,18 +90,23 @@ class RequestContext:
         except Exception as error:
             if started:
                 return  # the app's own handler has answered 500 and logged the fault
-            if isinstance(error, ValueError) and "NUL (0x00)" in str(error):
-                # psycopg2 refusing a NUL for PostgreSQL's text: input no edge check named (a form
-                # field, say), the caller's to mend rather than a fault of ours.
-                await _answer(send_with_id, 400, "bad_request", "The request holds a NUL character, which is not text.")
-                return
-            log.exception("unhandled error in request %s", request_id)
-            await _answer(send_with_id, 500, "internal_error",
-                          f"Something went wrong on our side. Quote request id {request_id} when reporting it.")
+            await _fault(error, request_id)(scope, receive, send_with_id)
 
 
-async def _answer(send: Any, status: int, code: str, message: str) -> None:
-    body = render_json({"error": {"code": code, "message": message}})
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+def _fault(error: Exception, request_id: str) -> Response:
+    if isinstance(error, ValueError) and "NUL (0x00)" in str(error):
+        # psycopg2 refusing a NUL for PostgreSQL's text: input no edge check named (a form field,
+        # say), the caller's to mend rather than a fault of ours.
+        return _answer(400, "bad_request", "The request holds a NUL character, which is not text.")
+    log.error("unhandled error in request %s", request_id, exc_info=error)
+    return _answer(500, "internal_error",
+                   f"Something went wrong on our side. Quote request id {request_id} when reporting it.")
+
+
+def _answer(status: int, code: str, message: str) -> Response:
+    return JsonResponse(render_json({"error": {"code": code, "message": message}}), status)
+
+
+def _first_match(routes: list[BaseRoute], path: str, method: str) -> BaseRoute | None:
+    scope = {"type": "http", "path": path, "root_path": "", "method": method}
+    return next((route for route in routes if route.matches(scope)[0] == Match.FULL), None)

@@ -27,12 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
-from starlette._utils import get_route_path
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from http_api.storage_threads import BatchingThreads
 from service import idempotency, json_input, ratelimit, settings, shapes
@@ -94,7 +92,7 @@ class Operation:
         if not self.transaction:
             self.transaction = "own" if self.waits else ("read" if self.method == "GET" else "write")
 
-    @property
+    @functools.cached_property
     def success_status(self) -> int:
         return min(status for status in self.responses if status < 400)
 
@@ -155,6 +153,16 @@ def _carries_body(request: Request) -> bool:
     return False
 
 
+def _authorization(request: Request) -> str | None:
+    # The first `Authorization` line, as Starlette's `Headers` would give it, read off the raw list
+    # (ASGI names are lower case): building `Headers` costs more than the rest of a quick read's
+    # header handling.
+    for name, value in request.scope["headers"]:
+        if name == b"authorization":
+            return value.decode("latin-1")
+    return None
+
+
 def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
     if op.body is None:
         return None
@@ -177,7 +185,7 @@ def _read_on_loop(op: Operation, request: Request) -> tuple[Response | None, rat
     quota = None
     try:
         with read_on_loop():
-            actor = authenticate_api_key(request.headers.get("authorization"))
+            actor = authenticate_api_key(_authorization(request))
             quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute,
                                   leased_only=True)
             call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None)
@@ -203,7 +211,7 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
             with connection(), _transaction(op.transaction):
                 return _to_response(op, op.handler(call), headers)
         with connection():
-            actor = authenticate_api_key(request.headers.get("authorization"), arrived=arrived)
+            actor = authenticate_api_key(_authorization(request), arrived=arrived)
             quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
             headers.update(quota.headers())
             query = _query(op, request)
@@ -300,7 +308,7 @@ class Endpoint:
     An ASGI app rather than a Starlette request function: the wrapper Starlette puts around those
     (one more layer of exception handling and one more `send` wrapper per message) has nothing to
     do here, since every failure a caller can cause is answered below and any other fault reaches
-    `RequestContext`.
+    `RequestContext`, which also calls `handle` itself for fixed paths.
     """
 
     def __init__(self, operations: dict[str, Operation]) -> None:
@@ -334,37 +342,3 @@ class Endpoint:
             if response is not None:
                 return response
         return await _storage_threads().run(_execute, op, request, raw, admitted, arrived)
-
-
-class ExactPaths:
-    """ASGI middleware that sends a request for a fixed /v1 path (`/v1/workspaces`, not
-    `/v1/posts/{id}`) straight to its endpoint, by one dictionary lookup, instead of through the
-    router's match against every route before it and Starlette's exception layer.
-
-    Only paths whose own route is the first the router would pick, for each of its methods, are
-    taken (checked against the app's whole route list when it is built), so the answer is the
-    router's answer; everything else, wrong methods included, goes on to the router.
-    """
-
-    def __init__(self, app: ASGIApp, routes: list[BaseRoute]) -> None:
-        self.app = app
-        self.paths: dict[str, Endpoint] = {}
-        for route in routes:
-            if not (isinstance(route, Route) and isinstance(route.app, Endpoint) and not route.param_convertors):
-                continue
-            if all(_first_match(routes, route.path, method) is route for method in route.app.methods):
-                self.paths[route.path] = route.app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            target = self.paths.get(get_route_path(scope))
-            if target is not None and scope["method"] in target.methods:
-                scope["path_params"] = {}
-                await target(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def _first_match(routes: list[BaseRoute], path: str, method: str) -> BaseRoute | None:
-    scope = {"type": "http", "path": path, "root_path": "", "method": method}
-    return next((route for route in routes if route.matches(scope)[0] == Match.FULL), None)

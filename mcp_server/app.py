@@ -1,8 +1,8 @@
 """The composition root: builds the whole service from settings and owns its lifespan.
 
-One router holds: `/v1` (the HTTP API), `/hooks/{platform}` (platform webhooks), `/sandbox` (the
-platform emulator, when on), `/oauth` and `/.well-known` (the authorisation server), `/dashboard`
-and, last, `/mcp` (the MCP server for AI assistants).
+One router holds: `/mcp` (the MCP server for AI assistants, first), `/v1` (the HTTP API),
+`/hooks/{platform}` (platform webhooks), `/sandbox` (the platform emulator, when on), `/oauth` and
+`/.well-known` (the authorisation server) and `/dashboard`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
-from http_api.middleware import RequestContext
+from http_api.middleware import ServiceApp
 from http_api.routes import media as media_routes
-from http_api.routing import ExactPaths
 from mcp_server import running
 from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
@@ -143,7 +142,7 @@ def stop_worker(runtime: Runtime) -> None:
         runtime.consumer.stop(graceful=True)
 
 
-def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
+def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
     """The whole service as one ASGI app. `worker=False` for API-only processes (scale-out)."""
 
     mcp = mcp_tools.build_mcp(settings)  # one per app: its session manager runs once
@@ -170,7 +169,4 @@ def create_app(settings: Settings, *, worker: bool = True) -> Starlette:
     # protected-resource metadata route is served by ours. First: the router tries routes in order,
     # and a tool call should not be matched against every /v1 path before its own.
     routes.insert(0, Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
-    app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
-    app.add_middleware(ExactPaths, routes=routes)
-    app.add_middleware(RequestContext)
-    return app
+    return ServiceApp(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

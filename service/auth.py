@@ -7,9 +7,11 @@ read key 403.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from service import clock, tokens
 from service.errors import Forbidden, Unauthorized
@@ -51,10 +53,11 @@ class Actor:
 
 
 # Keys this process has checked, by SHA-256 of the key: the database and epoch they were read at,
-# the row, and the actor built from it. An entry holds only while `api_key_epoch` of the same
-# database still reads as it did (see `authenticate_api_key`). Bounded: when full, the oldest
-# entries make room.
-_known: dict[str, tuple[tuple[int, int], hot.KeyRow, Actor]] = {}
+# the row, the actor built from it, and until when (`clock.epoch()`) the key needs no check but the
+# epoch's (see `_quiet_until`). An entry holds only while `api_key_epoch` of the same database
+# still reads as it did (see `authenticate_api_key`). Bounded: when full, the oldest entries make
+# room.
+_known: dict[str, tuple[tuple[int, int], hot.KeyRow, Actor, float]] = {}
 KNOWN_KEYS_MAX = 10_000
 _read_here = threading.local()  # this thread's last read of the epoch (see `_epoch`)
 
@@ -84,7 +87,9 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
     epoch = (id(db.obj), _epoch(arrived))
     known = _known.get(digest)
     if known is not None and known[0] == epoch:
-        _, key, actor = known
+        _, key, actor, quiet_until = known
+        if clock.epoch() < quiet_until:
+            return actor
     else:
         found = hot.find_api_key(digest)
         if found is None or not tokens.same_hash(found.secret_hash, presented):
@@ -129,4 +134,17 @@ def _remember(digest: str, epoch: tuple[int, int], key: hot.KeyRow, actor: Actor
     if len(_known) >= KNOWN_KEYS_MAX and digest not in _known:
         for oldest in list(_known)[: KNOWN_KEYS_MAX // 10]:
             _known.pop(oldest, None)
-    _known[digest] = (epoch, key, actor)
+    _known[digest] = (epoch, key, actor, _quiet_until(key))
+
+
+def _quiet_until(key: hot.KeyRow) -> float:
+    """Until when the key is certainly good and its `lastUsedAt` recent enough, in `clock.epoch()`
+    seconds: before then a request needs neither the datetimes of the full check nor a write."""
+    if key.revoked_at is not None or key.last_used_at is None:
+        return -math.inf
+    until = _seconds(key.last_used_at) + LAST_USED_RESOLUTION_SECONDS
+    return until if key.expires_at is None else min(until, _seconds(key.expires_at))
+
+
+def _seconds(moment: datetime) -> float:
+    return moment.replace(tzinfo=UTC).timestamp()  # stored instants are naive UTC

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 # broadcast across a DST change) move it forward instead of sleeping; every due time the service
 # computes and every "is it due" check reads `now()`, so work falls due exactly as it would later.
 _offset = timedelta(0)
+_offset_seconds = 0.0  # the same, for `epoch()`: every request reads it
 
 
 def now() -> datetime:
@@ -18,18 +19,20 @@ def now() -> datetime:
 
 def epoch() -> float:
     """The current instant in seconds since the epoch (windows counted in whole seconds)."""
-    return time.time() + _offset.total_seconds()
+    return time.time() + _offset_seconds
 
 
 def advance(seconds: float) -> None:
     """Move this process's clock forward (tests only; see `_offset`)."""
-    global _offset
+    global _offset, _offset_seconds
     _offset += timedelta(seconds=seconds)
+    _offset_seconds = _offset.total_seconds()
 
 
 def reset() -> None:
-    global _offset
+    global _offset, _offset_seconds
     _offset = timedelta(0)
+    _offset_seconds = 0.0
 
 
 def iso(value: datetime | None) -> str | None:

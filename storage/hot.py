@@ -40,7 +40,8 @@ def _placeholders(template: str, param: str) -> str:
 
 def sql(template: str) -> str:
     """SQL written with `?` placeholders, in the open database's placeholder style."""
-    return _placeholders(template, db.param)
+    param = db.obj.param  # not `db.param`: the proxy's attribute lookup is slower than the rest
+    return template if param == "?" else _placeholders(template, param)
 
 
 def run(template: str, params: tuple[Any, ...]) -> Any:

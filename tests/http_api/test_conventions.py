@@ -210,3 +210,34 @@ def test_paging_takes_ascii_digits_only(client, tenant):
             assert answer.status_code == 422, (name, value)
             assert answer.json()["error"]["details"][0]["field"] == name
     assert client.get("/v1/profiles", headers=h, params={"page": "1", "limit": "10"}).status_code == 200
+
+
+@pytest.mark.parametrize("path, fault_in", [
+    ("/v1/workspaces", "list_workspaces"),  # a fixed path, which the outermost layer answers itself
+    ("/v1/profiles/{profile}", "get_profile"),  # a path with a parameter, through the router
+])
+def test_a_fault_is_a_500_that_quotes_the_request_id_and_tells_nothing_of_it(client, tenant, monkeypatch,
+                                                                               path, fault_in):
+    from service import workspaces
+
+    def fault(**_: object) -> None:
+        raise RuntimeError(f"cannot reach the database with {tenant['apiKey']}")
+
+    monkeypatch.setattr(workspaces, fault_in, fault)
+    answer = client.get(path.format(profile=tenant["profileId"]), headers=bearer(tenant["apiKey"]))
+    assert answer.status_code == 500
+    assert _error(answer) == "internal_error"
+    assert answer.headers.get_list("x-request-id") == [answer.headers["x-request-id"]]
+    assert answer.headers["x-request-id"] in answer.json()["error"]["message"]
+    assert tenant["apiKey"] not in answer.text and "database" not in answer.text
+    monkeypatch.undo()
+    assert client.get(path.format(profile=tenant["profileId"]), headers=bearer(tenant["apiKey"])).status_code == 200
+
+
+def test_a_callers_request_id_replaces_none_of_the_answers_headers_but_its_own(client, tenant):
+    # On a fixed path and through the router alike: one id, the caller's, beside the rate-limit headers.
+    for path in ("/v1/workspaces", f"/v1/profiles/{tenant['profileId']}"):
+        answer = client.get(path, headers={**bearer(tenant["apiKey"]), "X-Request-Id": "trace-456"})
+        assert answer.status_code == 200
+        assert answer.headers.get_list("x-request-id") == ["trace-456"]
+        assert answer.headers["x-ratelimit-limit"]

@@ -4,11 +4,13 @@ person at a SQL prompt) would write it, never through the service."""
 
 import sqlite3
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg2
 import pytest
 
+from service import clock
 from storage.db import connection
 from storage.hot import api_key_epoch
 from tests.conftest import bearer
@@ -89,3 +91,30 @@ def test_using_a_key_leaves_every_remembered_key_standing(client, live, tenant):
     assert client.get("/v1/workspaces", headers=bearer(key["key"])).status_code == 200  # writes lastUsedAt again
     with connection():
         assert api_key_epoch() == before
+
+
+# With nothing changed anywhere, time alone still tells on a remembered key.
+
+def test_a_remembered_key_expires_when_its_time_comes(client, tenant):
+    key = _new_key(client, tenant, expiresInDays=1)
+    clock.advance(24 * 3600 + 5)
+    answer = client.get("/v1/workspaces", headers=bearer(key["key"]))
+    assert answer.status_code == 401
+    assert answer.json()["error"]["message"] == "The API key has expired."
+
+
+def test_a_remembered_key_records_its_use_again_after_a_minute(client, tenant):
+    key = _new_key(client, tenant)
+    first = _last_used_at(client, tenant, key)
+    clock.advance(30)
+    assert client.get("/v1/workspaces", headers=bearer(key["key"])).status_code == 200
+    assert _last_used_at(client, tenant, key) == first  # within the minute: not written again
+    clock.advance(60)
+    assert client.get("/v1/workspaces", headers=bearer(key["key"])).status_code == 200
+    later = _last_used_at(client, tenant, key)
+    assert clock.parse_iso(later) - clock.parse_iso(first) >= timedelta(seconds=90)
+
+
+def _last_used_at(client, tenant, key: dict) -> str:
+    listed = client.get("/v1/api-keys", headers=bearer(tenant["apiKey"]), params={"limit": 100}).json()["data"]
+    return next(item["lastUsedAt"] for item in listed if item["id"] == key["id"])
