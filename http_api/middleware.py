@@ -57,7 +57,7 @@ class RequestContext:
         for name, value in scope["headers"]:
             if name == ID_HEADER:
                 request_id = value.decode("latin-1")
-        if not _REQUEST_ID.fullmatch(request_id):
+        if not (request_id and _REQUEST_ID.fullmatch(request_id)):
             # Request ids need to be unique, not secret: no system call for randomness per request.
             request_id = f"req_{random.getrandbits(96):024x}"
         scope.setdefault("state", {})["request_id"] = request_id
