@@ -53,6 +53,9 @@ class Kind:
     # Runs the due rows the sweep found in this (worker) process itself, after the sweep commits,
     # instead of through the queue: for kinds whose `run` hands rows to a pool of their own anyway.
     dispatch: Callable[[list[str]], None] | None = None
+    # Does a group of rows' work (one task's), each as `run` would, where together is cheaper than one
+    # by one; it must keep one row's fault from the rest of the group.
+    run_group: Callable[[list[str]], Any] | None = None
     sweep_batch: int = 500
     sweep_batches_per_tick: int = 4  # bounded: one busy kind must not starve the tick's other jobs
 
@@ -132,6 +135,11 @@ def has_nudger() -> bool:
 
 def run_one(kind_name: str, item_id: str) -> Any:
     return _kinds[kind_name].run(item_id)
+
+
+def runs_groups(kind_name: str) -> Callable[[list[str]], Any] | None:
+    """The kind's `run_group`, if it has one."""
+    return _kinds[kind_name].run_group
 
 
 # -- claiming and finishing ----------------------------------------------------------------------

@@ -25,6 +25,10 @@ SPREAD = 16
 @huey.task()
 def run_work(kind_name: str, item_ids: list[str]) -> None:
     with connection():
+        run_group = engine.runs_groups(kind_name)
+        if run_group is not None:
+            run_group(item_ids)
+            return
         for item_id in item_ids:
             try:
                 engine.run_one(kind_name, item_id)

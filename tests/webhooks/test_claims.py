@@ -108,3 +108,39 @@ def test_an_outcome_from_a_worker_that_lost_its_lease_is_ignored(service, tenant
     with connection():
         row = WebhookDelivery.get_by_id(delivery_id)
     assert (row.status, row.attempts, row.response_status) == ("DELIVERED", 2, 200)
+
+
+def test_a_group_records_each_outcome_and_one_rows_fault_leaves_the_rest(service, tenant, receiver, monkeypatch):
+    # One task's group: each attempt's outcome is written with the next claim, and a row whose attempt
+    # breaks stays claimed (handed out again when its lease expires) while the rest go on.
+    monkeypatch.setattr(engine, "_nudger", None)
+    with connection(), db.atomic():
+        webhooks.create(actor=_actor(tenant), url=receiver.url + "/hook")
+    _emit(tenant, 5)
+    with connection(), db.atomic():
+        ids = webhooks.dispatch_pending().deliveries
+    broken = ids[2]
+    attempt = webhooks._attempt_loaded
+
+    def breaks_once(found, loaded):
+        if found.id == broken:
+            raise RuntimeError("a fault of our own")
+        return attempt(found, loaded)
+
+    monkeypatch.setattr(webhooks, "_attempt_loaded", breaks_once)
+    with connection():
+        webhooks.deliver_group(ids)
+        rows = {row.id: row for row in WebhookDelivery.select()}
+    assert sorted(hit.headers["x-service-delivery"] for hit in receiver.snapshot()) == sorted(set(ids) - {broken})
+    assert {row.id: (row.status, row.attempts) for row in rows.values() if row.id != broken} == {
+        delivery_id: ("DELIVERED", 1) for delivery_id in ids if delivery_id != broken}
+    assert (rows[broken].status, rows[broken].claim_token is not None) == ("QUEUED", True)
+
+    monkeypatch.setattr(webhooks, "_attempt_loaded", attempt)
+    clock.advance(webhooks.lease_seconds() + 1)
+    with connection(), db.atomic():
+        assert webhooks.sweep_due() == [broken]
+    with connection():
+        webhooks.deliver_group([broken])
+        assert (WebhookDelivery.get_by_id(broken).status, WebhookDelivery.get_by_id(broken).attempts) == ("DELIVERED", 2)
+    assert len(receiver.snapshot()) == 5
