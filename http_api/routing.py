@@ -118,8 +118,17 @@ class JsonResponse(Response):
         self.body = body
         self.raw_headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
         if headers:
-            self.raw_headers += [(name.lower().encode("latin-1"), value.encode("latin-1"))
-                                 for name, value in headers.items()]
+            self.raw_headers += [(_header_name(name), value.encode("latin-1")) for name, value in headers.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Starlette's, less its checks for a WebSocket denial and a background task: neither is ever one.
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+@functools.cache  # the names come from code: the rate-limit headers, Retry-After, Location, ...
+def _header_name(name: str) -> bytes:
+    return name.lower().encode("latin-1")
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
