@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from peewee import Model, ModelDictCursorWrapper, ModelTupleCursorWrapper
 
-from storage.db import db, execute
+from storage.db import PostgresPool, db, execute
 from storage.models import ApiKey
 
 M = TypeVar("M", bound=Model)
@@ -48,8 +48,17 @@ def run(template: str, params: tuple[Any, ...]) -> Any:
     return execute(sql(template), params)
 
 
+def run_fixed(template: str, params: tuple[Any, ...]) -> Any:
+    """`run` for a statement whose text never changes and that runs on nearly every request: on
+    PostgreSQL the server prepares it once per connection (`PostgresPool.execute_prepared`)."""
+    database = db.obj
+    if isinstance(database, PostgresPool):
+        return database.execute_prepared(template, params)
+    return execute(template, params)
+
+
 def find_api_key(secret_hash: str) -> KeyRow | None:
-    row = run(
+    row = run_fixed(
         "SELECT id, workspace_id, secret_hash, scope, profile_ids, permission, last_used_at, expires_at, revoked_at"
         " FROM api_key WHERE secret_hash = ?",
         (secret_hash,),
@@ -71,14 +80,14 @@ def find_api_key(secret_hash: str) -> KeyRow | None:
 
 def api_key_epoch() -> int:
     """The counter that every change to a key's authentication moves (migration 15's triggers)."""
-    return int(run("SELECT value FROM api_key_epoch WHERE id = 1", ()).fetchone()[0])
+    return int(run_fixed("SELECT value FROM api_key_epoch WHERE id = 1", ()).fetchone()[0])
 
 
 def workspace_with_profiles(workspace_id: str) -> list[tuple[Any, ...]]:
     """A workspace (id, name, created, updated) with each of its profiles (id, name), oldest profile
     first; one row with null profile columns when it has none. Every `GET /v1/workspaces` runs it.
     Instants come as the driver gives them (text on SQLite), which the record shapes read."""
-    return list(run(
+    return list(run_fixed(
         "SELECT w.id, w.name, w.created_at, w.updated_at, p.id, p.name FROM workspace AS w"
         " LEFT OUTER JOIN profile AS p ON p.workspace_id = w.id WHERE w.id = ? ORDER BY p.created_at, p.id",
         (workspace_id,),
@@ -87,7 +96,7 @@ def workspace_with_profiles(workspace_id: str) -> list[tuple[Any, ...]]:
 
 def count_request(credential_id: str, window_start: int, tokens: int = 1) -> int:
     """Add `tokens` to this credential's window and return the new count, atomically."""
-    row = run(
+    row = run_fixed(
         "INSERT INTO rate_limit_counter (key_id, window_start, count) VALUES (?, ?, ?)"
         " ON CONFLICT (key_id, window_start) DO UPDATE SET count = rate_limit_counter.count + excluded.count"
         " RETURNING count",

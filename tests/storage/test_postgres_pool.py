@@ -91,3 +91,53 @@ def test_a_connection_the_server_closed_a_moment_ago_fails_once_and_is_not_hande
     pool.connect()
     assert _backend(pool) != pid
     pool.close()
+
+
+# -- statements the server prepares once per connection ------------------------------------------
+
+QUERY = "SELECT ?::text || '-' || ?::text"
+
+
+def _prepared_here(pool: PostgresPool) -> list[str]:
+    return [row[0] for row in pool.execute_sql("SELECT statement FROM pg_prepared_statements").fetchall()]
+
+
+def test_a_fixed_statement_is_prepared_once_per_connection_and_answers_as_the_plain_one(pool):
+    pool.connect()
+    first = pool.execute_prepared(QUERY, ("a", "b")).fetchall()
+    second = pool.execute_prepared(QUERY, ("c", "d")).fetchall()
+    assert (first, second) == ([("a-b",)], [("c-d",)])
+    assert _prepared_here(pool) == ["PREPARE sb_" + _name_of(QUERY) + " AS SELECT $1::text || '-' || $2::text"]
+    pool.close()
+
+
+def test_a_new_connection_prepares_the_statement_again(pool, admin):
+    pool.connect()
+    pid = _backend(pool)
+    pool.execute_prepared(QUERY, ("a", "b"))
+    pool.close()
+    _terminate(admin, pid)
+    pool.PING_AFTER = 0.0  # the pool finds the dead connection and opens another
+
+    pool.connect()
+    assert _backend(pool) != pid
+    assert pool.execute_prepared(QUERY, ("e", "f")).fetchall() == [("e-f",)]
+    pool.close()
+
+
+def test_prepared_statements_can_be_turned_off_for_a_pooler_in_transaction_mode(pg_database_url):
+    if pg_database_url is None:
+        pytest.skip("the PostgreSQL pool exists on the scale-out setup only")
+    pool = open_database(pg_database_url + "?prepared_statements=off")
+    assert isinstance(pool, PostgresPool)
+    pool.connect()
+    assert pool.execute_prepared(QUERY, ("a", "b")).fetchall() == [("a-b",)]
+    assert _prepared_here(pool) == []
+    pool.close()
+    pool.close_all()
+
+
+def _name_of(template: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(template.encode()).hexdigest()[:16]
