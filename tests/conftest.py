@@ -8,6 +8,7 @@ one fresh database for the session (dropped after), emptied between tests.
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from collections.abc import Iterator
@@ -253,6 +254,13 @@ def _data_files(root: Path) -> list[Path]:
             and not path.name.startswith("sandbox.db")]
 
 
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:  # a WAL or shared-memory file removed as its last connection closed
+        return b""
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After the run, scan what every test left in its data directory for a secret in the clear (an
     `sk_` key, a `whsec_` secret, an OAuth or platform token). Each test has its own data directory
@@ -263,8 +271,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if factory is None or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         return
     root = factory.getbasetemp()
+    # A connection nobody holds any more closes when collected, and SQLite then folds its WAL into
+    # the database and removes the WAL and shared-memory files: collect first, so that happens
+    # before the listing rather than between the listing and a read.
+    gc.collect()
     found = [f"{path.relative_to(root)}: {finding}" for path in _data_files(root)
-             for finding in findings(path.read_bytes())]
+             for finding in findings(_read(path))]
     if found:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         lines = ["secrets found in the clear in data directories:", *found[:50]]
