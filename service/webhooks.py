@@ -327,8 +327,8 @@ def deliver_group(delivery_ids: list[str]) -> None:
     makes it, in one write transaction per delivery instead of two: an attempt's outcome is written
     in the transaction that claims the next delivery and reads what it sends.
 
-    The outcome is written as soon as alone (the next claim follows the answer at once), and one
-    row's fault leaves the others to run: a row whose outcome could not be written is handed out
+    Each outcome is still written at once, since the next claim follows the answer straight away.
+    One row's fault leaves the others to run: a row whose outcome could not be written is handed out
     again when its lease expires, as after a crash.
     """
     answered: tuple[engine.Claim, Outcome] | None = None
