@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from typing import Any
 
@@ -29,8 +28,6 @@ from http_api.routes import (
 )
 from http_api.routing import Endpoint, Operation, error_response, json_response
 from service.errors import BadRequest, MethodNotAllowed, NotFound
-
-log = logging.getLogger("switchboard.http")
 
 ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, broadcasts, posts, media, webhooks,
                  analytics, automations, sequences]
@@ -63,14 +60,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(BadRequest("The request could not be read."))
 
 
-async def _internal_error(request: Request, exc: Exception) -> Response:
-    request_id = request.scope.get("state", {}).get("request_id", "unknown")
-    log.error("unhandled %s in request %s", type(exc).__name__, request_id, exc_info=exc)
-    return json_response(500, {"error": {"code": "internal_error", "message": (
-        f"Something went wrong on our side. Quote request id {request_id} when reporting it.")}})
-
-
-EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: _http_error, Exception: _internal_error}
+# Only the router's own refusals: any other fault is answered by `http_api.middleware.RequestContext`.
+EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: _http_error}
 
 
 def v1_routes(*, base_url: str) -> list[Route]:

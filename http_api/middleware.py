@@ -9,6 +9,7 @@ import re
 
 from starlette._utils import get_route_path
 from starlette.applications import Starlette
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
@@ -22,11 +23,18 @@ ID_HEADER = b"x-request-id"
 
 
 class ServiceApp(Starlette):
-    """A Starlette app with `RequestContext` outside all of it, Starlette's own error layer included:
-    that layer would only wrap `send` once more, since `RequestContext` answers every fault itself."""
+    """A Starlette app whose outermost layer is `RequestContext`, which answers every fault itself.
+
+    Starlette's own error layer (`ServerErrorMiddleware`) is left out: it would wrap `send` once more
+    and, holding the handler for `Exception`, answer a fault before `RequestContext` could tell a
+    caller's NUL from ours. Its exception layer stays, for the router's own 404 and 405.
+    """
 
     def build_middleware_stack(self) -> ASGIApp:
-        return RequestContext(super().build_middleware_stack(), self.routes)
+        app: ASGIApp = ExceptionMiddleware(self.router, handlers=self.exception_handlers, debug=self.debug)
+        for middleware in reversed(self.user_middleware):
+            app = middleware.cls(app, *middleware.args, **middleware.kwargs)
+        return RequestContext(app, self.routes)
 
 
 class RequestContext:
@@ -88,8 +96,9 @@ class RequestContext:
         try:
             await self.app(scope, receive, send_with_id)
         except Exception as error:
-            if started:
-                return  # the app's own handler has answered 500 and logged the fault
+            if started:  # too late to answer: the fault is only logged
+                log.error("unhandled error in request %s after its answer began", request_id, exc_info=error)
+                return
             await _fault(error, request_id)(scope, receive, send_with_id)
 
 
