@@ -11,7 +11,6 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from service import clock, tokens
 from service.errors import Forbidden, Unauthorized
@@ -142,9 +141,5 @@ def _quiet_until(key: hot.KeyRow) -> float:
     seconds: before then a request needs neither the datetimes of the full check nor a write."""
     if key.revoked_at is not None or key.last_used_at is None:
         return -math.inf
-    until = _seconds(key.last_used_at) + LAST_USED_RESOLUTION_SECONDS
-    return until if key.expires_at is None else min(until, _seconds(key.expires_at))
-
-
-def _seconds(moment: datetime) -> float:
-    return moment.replace(tzinfo=UTC).timestamp()  # stored instants are naive UTC
+    until = clock.epoch_of(key.last_used_at) + LAST_USED_RESOLUTION_SECONDS
+    return until if key.expires_at is None else min(until, clock.epoch_of(key.expires_at))

@@ -22,6 +22,11 @@ def epoch() -> float:
     return time.time() + _offset_seconds
 
 
+def epoch_of(moment: datetime) -> float:
+    """A stored instant (naive UTC) in `epoch()`'s seconds."""
+    return moment.replace(tzinfo=UTC).timestamp()
+
+
 def advance(seconds: float) -> None:
     """Move this process's clock forward (tests only; see `_offset`)."""
     global _offset, _offset_seconds

@@ -124,11 +124,10 @@ class PostgresPool(PooledPostgresqlDatabase):
         wall time. For the few fixed statements every request runs; a statement built anew each
         time (a list of ids, say) would pile up on the connection.
 
-        Off (`prepares=False`, `?prepared_statements=off` in the URL) behind a pooler that hands
-        one client's statements to several server sessions (PgBouncer in transaction mode).
+        Callers check `prepares` first: it is off (`?prepared_statements=off` in the URL) behind a
+        pooler that hands one client's statements to several server sessions (PgBouncer in
+        transaction mode).
         """
-        if not self.prepares:
-            return self.execute_sql(template.replace("?", "%s"), params)
         conn = self.connection()
         name = _statement_name(template)
         with self._prepared_lock:

@@ -52,9 +52,9 @@ def run_fixed(template: str, params: tuple[Any, ...]) -> Any:
     """`run` for a statement whose text never changes and that runs on nearly every request: on
     PostgreSQL the server prepares it once per connection (`PostgresPool.execute_prepared`)."""
     database = db.obj
-    if isinstance(database, PostgresPool):
+    if isinstance(database, PostgresPool) and database.prepares:
         return database.execute_prepared(template, params)
-    return execute(template, params)
+    return run(template, params)
 
 
 def find_api_key(secret_hash: str) -> KeyRow | None:

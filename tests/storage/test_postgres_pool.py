@@ -9,7 +9,8 @@ import psycopg2
 import pytest
 from peewee import InterfaceError, OperationalError
 
-from storage.db import PostgresPool, open_database
+from storage import hot
+from storage.db import PostgresPool, db, open_database
 
 
 @pytest.fixture
@@ -130,11 +131,16 @@ def test_prepared_statements_can_be_turned_off_for_a_pooler_in_transaction_mode(
         pytest.skip("the PostgreSQL pool exists on the scale-out setup only")
     pool = open_database(pg_database_url + "?prepared_statements=off")
     assert isinstance(pool, PostgresPool)
-    pool.connect()
-    assert pool.execute_prepared(QUERY, ("a", "b")).fetchall() == [("a-b",)]
-    assert _prepared_here(pool) == []
-    pool.close()
-    pool.close_all()
+    serving = db.obj
+    db.initialize(pool)  # as the service runs with such a URL
+    try:
+        pool.connect()
+        assert hot.run_fixed(QUERY, ("a", "b")).fetchall() == [("a-b",)]
+        assert _prepared_here(pool) == []
+        pool.close()
+    finally:
+        db.initialize(serving)
+        pool.close_all()
 
 
 def _name_of(template: str) -> str:
