@@ -19,6 +19,7 @@ import sys
 import threading
 from dataclasses import replace
 
+from platforms.log_format import configure_logging
 from service.settings import Settings
 
 log = logging.getLogger("switchboard")
@@ -99,7 +100,10 @@ def _serve(args: argparse.Namespace) -> int:
     )
     app = create_app(settings, worker=not args.no_worker)
     with announced(settings):
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False, proxy_headers=True)
+        # log_config=None: uvicorn's lines go through the root handler, which withholds exception text.
+        uvicorn.run(
+            app, host=args.host, port=args.port, log_level="info", access_log=False, log_config=None, proxy_headers=True
+        )
     return 0
 
 
@@ -224,7 +228,7 @@ def _sandbox_serve(args: argparse.Namespace) -> int:
         f"  Point the service at it: SWITCHBOARD_SANDBOX_URL={settings.sandbox_url}",
         flush=True,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False, log_config=None)
     return 0
 
 
@@ -314,17 +318,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    name = " ".join(filter(None, [args.command, getattr(args, "sandbox_command", None)]))
-    if name in LOGGING_COMMANDS:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+def configure_process_logging(command: str) -> None:
+    """The log of a `switchboard` command: INFO for the long-running ones, WARNING for the rest;
+    every line redacted and every traceback without its exception's text (platforms/log_format.py)."""
+    if command in LOGGING_COMMANDS:
+        configure_logging(logging.INFO, "%(asctime)s %(levelname)s %(name)s %(message)s")
         # The MCP SDK logs every request at INFO, and httpx2 every outbound call (each webhook
         # delivery, each platform call): a busy worker spent a tenth of its time writing those lines.
         for chatty in ("mcp", "httpx2"):
             logging.getLogger(chatty).setLevel(logging.WARNING)
     else:
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
+        configure_logging(logging.WARNING, "%(levelname)s %(name)s %(message)s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_process_logging(" ".join(filter(None, [args.command, getattr(args, "sandbox_command", None)])))
     return int(args.run(args))
 
 
