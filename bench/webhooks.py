@@ -191,12 +191,16 @@ def main() -> int:
 
         def engine_run() -> dict[str, Any]:
             probe.post(base + "/reset")
+            cpu_before = machine_cpu()
             made, committed = emit(n)
             bodies[:] = bodies or made
             wait_until(lambda: stats()["unique"] >= n, 600)
+            cpu_after = machine_cpu()
             got = stats()
             return {"elapsed": got["last"] - committed, "busy": got["last"] - got["first"],
-                    "first": got["first"] - committed, "duplicates": got["posts"] - got["unique"]}
+                    "first": got["first"] - committed, "duplicates": got["posts"] - got["unique"],
+                    "cpu_busy": round((cpu_after[0] - cpu_before[0]) / max(1, cpu_after[1] - cpu_before[1]), 2),
+                    "cpu_us_each": round((cpu_after[0] - cpu_before[0]) / TICKS_PER_SECOND / n * 1e6)}
 
         def bare_run() -> float:
             # The very same bodies to the same receiver, one keep-alive client, in sequence.
@@ -224,6 +228,12 @@ def main() -> int:
             "first_to_last_each_run": [round(n / run["busy"]) for run in engine_runs if run["busy"]],
             "first_arrival_after_commit": round(best["first"], 3),
             "duplicates": sum(run["duplicates"] for run in engine_runs),
+            # The share of the machine's cores busy during the best run (worker, receiver, database,
+            # queue, this script). Two processes can at most take what is left: 1 / this share.
+            "machine_cpu_busy": best["cpu_busy"],
+            "cores": os.cpu_count(),
+            # The whole machine's CPU time per delivery, every process counted: steadier than a rate.
+            "machine_cpu_us_per_delivery": [run["cpu_us_each"] for run in engine_runs],
         }
         report["bare_loop"] = {"per_second": round(n / bare_elapsed), "seconds": round(bare_elapsed, 3),
                                "each_run": [round(n / seconds) for seconds in bare_runs]}
@@ -239,6 +249,9 @@ def main() -> int:
         report["two_processes"] = {
             "per_second_first_to_last": round(n / two["busy"]) if two["busy"] else None,
             "ratio_to_one": round(busy / two["busy"], 2) if two["busy"] and busy else None,
+            "ceiling_on_this_machine": round(1 / best["cpu_busy"], 2) if best["cpu_busy"] else None,
+            "machine_cpu_busy": two["cpu_busy"],
+            "machine_cpu_us_per_delivery": two["cpu_us_each"],
             "duplicates": two["duplicates"],
         }
         _stop(second)
@@ -289,6 +302,16 @@ def main() -> int:
     report["endpoint"] = endpoint.id
     print(json.dumps(report, indent=2))
     return 0
+
+
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu() -> tuple[int, int]:
+    """(busy, all) clock ticks of every core since boot, from /proc/stat (idle and iowait are not busy)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(field) for field in stat.readline().split()[1:9]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
 
 
 def _stop(process: subprocess.Popen) -> None:

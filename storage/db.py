@@ -155,7 +155,7 @@ class PostgresPool(PooledPostgresqlDatabase):
         super()._close_raw(conn)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=512)
 def _statement_name(template: str) -> str:
     return "sb_" + hashlib.sha256(template.encode()).hexdigest()[:16]
 
