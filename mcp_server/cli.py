@@ -323,10 +323,12 @@ def configure_process_logging(command: str) -> None:
     every line redacted and every traceback without its exception's text (platforms/log_format.py)."""
     if command in LOGGING_COMMANDS:
         configure_logging(logging.INFO, "%(asctime)s %(levelname)s %(name)s %(message)s")
-        # The MCP SDK logs every request at INFO, and httpx2 every outbound call (each webhook
-        # delivery, each platform call): a busy worker spent a tenth of its time writing those lines.
-        for chatty in ("mcp", "httpx2"):
+        # The MCP SDK logs every request at INFO, httpx2 every outbound call (each webhook delivery,
+        # each platform call) and Huey two lines for every task: a busy worker spent a tenth of its
+        # time writing those lines. Huey's consumer still says at INFO how it started and stopped.
+        for chatty in ("mcp", "httpx2", "huey"):
             logging.getLogger(chatty).setLevel(logging.WARNING)
+        logging.getLogger("huey.consumer").setLevel(logging.INFO)
     else:
         configure_logging(logging.WARNING, "%(levelname)s %(name)s %(message)s")
 
