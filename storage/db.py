@@ -14,6 +14,7 @@ import contextlib
 import functools
 import hashlib
 import re
+import select
 import sqlite3
 import threading
 import time
@@ -103,8 +104,12 @@ class PostgresPool(PooledPostgresqlDatabase):
     the pool's, so the threads of a process queue behind each other's ping (in process, 4 threads
     checking a key and reading a workspace: 2,600 a second with the ping, 3,900 without). A
     connection given back moments ago is as alive as the server; only one idle for longer than
-    `PING_AFTER` seconds is pinged. If the server went away within that moment, the request that
-    takes the connection fails, and the connection, closed by the driver, is dropped on its return.
+    `PING_AFTER` seconds is pinged. One the server closed in that moment (a restart, an
+    administrator ending its session) is still seen without a round trip: the server's farewell
+    or the socket's end waits on it to be read, where an idle connection has nothing to read
+    (`_has_input`), and such a connection is pinged, found dead and replaced. Only a connection
+    cut silently in between (a network that drops packets) fails the request that takes it, and
+    it is dropped on its return.
     """
 
     PING_AFTER = 5.0
@@ -142,7 +147,7 @@ class PostgresPool(PooledPostgresqlDatabase):
     def _is_closed(self, conn: Any) -> bool:
         returned = self._returned.get(self.conn_key(conn))
         if (returned is not None and time.monotonic() - returned < self.PING_AFTER and not conn.closed
-                and self._adapter.txn_status(conn) == self._adapter.txn_idle):
+                and self._adapter.txn_status(conn) == self._adapter.txn_idle and not _has_input(conn)):
             return False
         return bool(super()._is_closed(conn))
 
@@ -153,6 +158,17 @@ class PostgresPool(PooledPostgresqlDatabase):
     def _close_raw(self, conn: Any) -> None:
         self._returned.pop(self.conn_key(conn), None)
         super()._close_raw(conn)
+
+
+def _has_input(conn: Any) -> bool:
+    """Whether an idle connection has bytes waiting: the server said something unasked, which on a
+    pooled connection (no LISTEN, no COPY) is that it is closing it, or the socket reached its end."""
+    try:
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):  # no socket any more
+        return True
 
 
 @functools.lru_cache(maxsize=512)
