@@ -157,6 +157,21 @@ def ssl_context(extra_ca_bundle: str | None = None, *more_ca_bundles: str) -> ss
     return context
 
 
+def guarded_transport(
+    *,
+    allow_private: bool,
+    extra_ca_bundle: str | None = None,
+    local_ca_bundle: str | None = None,
+    max_connections: int = 100,
+) -> GuardedTransport:
+    """The transport under `guarded_client`, for a caller that builds its requests itself: it
+    follows no redirect, reads no proxy from the environment and keeps connections alive."""
+    limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
+                           keepalive_expiry=30)
+    return GuardedTransport(ssl_context=ssl_context(extra_ca_bundle, *filter(None, [local_ca_bundle])),
+                            allow_private=allow_private, limits=limits)
+
+
 def guarded_client(
     *,
     timeout: float,
@@ -167,12 +182,9 @@ def guarded_client(
     max_connections: int = 100,
 ) -> httpx2.Client:
     """An httpx2 client for customer-chosen URLs: SSRF guard, no redirects, no proxies from the environment."""
-    limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
-                           keepalive_expiry=30)
     return httpx2.Client(
-        transport=GuardedTransport(ssl_context=ssl_context(extra_ca_bundle, *filter(None, [local_ca_bundle])),
-                                   allow_private=allow_private,
-                                   limits=limits),
+        transport=guarded_transport(allow_private=allow_private, extra_ca_bundle=extra_ca_bundle,
+                                    local_ca_bundle=local_ca_bundle, max_connections=max_connections),
         timeout=httpx2.Timeout(timeout),
         follow_redirects=False,
         trust_env=False,

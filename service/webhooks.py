@@ -60,6 +60,7 @@ USER_AGENT = "Switchboard-Webhooks/1.0"
 PENDING = ("QUEUED", "RETRYING")
 ROTATION_OVERLAP = timedelta(hours=24)
 MAX_LIVE_OLD_SECRETS = 5  # rotations within 24 h beyond this drop the oldest: keeps the header short
+_SENT_ALWAYS = {"user-agent": USER_AGENT, "accept": "*/*"}
 RESPONSE_READ_LIMIT = 64 * 1024  # the receiver's body is not kept; read a little so keep-alive works
 
 
@@ -470,26 +471,31 @@ def render_body(event: Event) -> bytes:
     return json.dumps(events.envelope(event), ensure_ascii=False, separators=(",", ":")).encode()
 
 
-_client_lock = threading.Lock()
-_client: tuple[tuple[Any, ...], httpx2.Client] | None = None
+_transport_lock = threading.Lock()
+_transport: tuple[tuple[Any, ...], net.GuardedTransport] | None = None
 
 
-def http_client() -> httpx2.Client:
-    """One guarded client per process (per settings), shared by the worker threads for keep-alive."""
-    global _client
+def transport() -> net.GuardedTransport:
+    """One guarded transport per process (per settings), shared by the worker threads for keep-alive.
+
+    Attempts go to the transport itself, not through an `httpx2.Client`: a webhook needs none of
+    the client's layers (authentication, redirects, cookies, merged settings), which cost 45–65 µs
+    of CPU a `POST` (282–301 against 236–239 µs, measured to a local HTTPS receiver), all of it
+    holding the GIL the worker's threads share.
+    """
+    global _transport
     current = settings.current()
     local_ca = _local_ca(current)
-    config = (current.webhook_timeout_seconds, current.webhook_allow_private, current.webhook_ca_bundle, local_ca)
-    with _client_lock:
-        if _client is None or _client[0] != config:
-            if _client is not None:
-                _client[1].close()
-            _client = (config, net.guarded_client(
-                timeout=current.webhook_timeout_seconds, allow_private=current.webhook_allow_private,
-                extra_ca_bundle=current.webhook_ca_bundle, local_ca_bundle=local_ca[0] if local_ca else None,
-                user_agent=USER_AGENT,
+    config = (current.webhook_allow_private, current.webhook_ca_bundle, local_ca)
+    with _transport_lock:
+        if _transport is None or _transport[0] != config:
+            if _transport is not None:
+                _transport[1].close()
+            _transport = (config, net.guarded_transport(
+                allow_private=current.webhook_allow_private, extra_ca_bundle=current.webhook_ca_bundle,
+                local_ca_bundle=local_ca[0] if local_ca else None,
             ))
-        return _client[1]
+        return _transport[1]
 
 
 def _local_ca(current: settings.Settings) -> tuple[str, float] | None:
@@ -528,15 +534,21 @@ def _describe(error: Exception) -> str:
 
 def send(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     """POST the body; 2xx within the timeout is delivered, anything else (a redirect too) is a failure."""
-    deadline = time.monotonic() + settings.current().webhook_timeout_seconds
+    timeout = settings.current().webhook_timeout_seconds
+    deadline = time.monotonic() + timeout
     try:
-        with http_client().stream("POST", url, content=body, headers=headers) as response:
+        request = httpx2.Request("POST", url, content=body, headers={**_SENT_ALWAYS, **headers},
+                                 extensions={"timeout": dict.fromkeys(("connect", "read", "write", "pool"), timeout)})
+        response = transport().handle_request(request)
+        try:
             read = 0
-            for chunk in response.iter_raw():
+            for chunk in response.iter_raw():  # the body is not kept, only drained
                 read += len(chunk)
                 if read >= RESPONSE_READ_LIMIT or time.monotonic() > deadline:
                     break
             status = response.status_code
+        finally:
+            response.close()
     except (httpx2.HTTPError, net.AddressRefused, OSError) as error:
         return Outcome(False, None, _describe(error))
     if 200 <= status < 300:
