@@ -98,11 +98,26 @@ def temp_dir() -> str:
     return tempfile.mkdtemp(prefix="switchboard-bench-")
 
 
-def load(url: str, *, headers: dict[str, str], seconds: float, connections: int) -> dict[str, float]:
-    """Requests per second and latency percentiles, with wrk when installed, else a Python client."""
+def load(url: str, *, headers: dict[str, str], seconds: float, connections: int,
+         server: subprocess.Popen[bytes] | None = None) -> dict[str, float]:
+    """Requests per second, with wrk when installed, else a Python client; with `server`, also the
+    CPU time that process spent per request (`cpu_us`), which the load generator's own share of
+    the machine does not move as it moves the rate."""
+    before = process_cpu_seconds(server.pid) if server else 0.0
     if shutil.which("wrk"):
-        return _wrk(url, headers=headers, seconds=seconds, connections=connections)
-    return _python_load(url, headers=headers, seconds=seconds, connections=connections)
+        result = _wrk(url, headers=headers, seconds=seconds, connections=connections)
+    else:
+        result = _python_load(url, headers=headers, seconds=seconds, connections=connections)
+    if server:
+        result["cpu_us"] = (process_cpu_seconds(server.pid) - before) / result["requests"] * 1e6
+    return result
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far, from /proc (all its threads)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _wrk(url: str, *, headers: dict[str, str], seconds: float, connections: int) -> dict[str, float]:
@@ -114,7 +129,8 @@ def _wrk(url: str, *, headers: dict[str, str], seconds: float, connections: int)
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     if non_2xx:
         raise RuntimeError(f"{non_2xx.group(1)} answers were not 2xx: the benchmark is not measuring success")
-    return {"rps": rps, "tool": 0.0}
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return {"rps": rps, "requests": requests, "tool": 0.0}
 
 
 def _python_load(url: str, *, headers: dict[str, str], seconds: float, connections: int) -> dict[str, float]:
@@ -140,4 +156,4 @@ def _python_load(url: str, *, headers: dict[str, str], seconds: float, connectio
         thread.start()
     for thread in threads:
         thread.join()
-    return {"rps": count / (time.monotonic() - started), "tool": 1.0}
+    return {"rps": count / (time.monotonic() - started), "requests": count, "tool": 1.0}
