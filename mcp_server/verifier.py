@@ -9,14 +9,13 @@ cannot be written at once, or on PostgreSQL, it runs on a storage thread.
 from __future__ import annotations
 
 import asyncio
-import calendar
 import contextlib
 import functools
 from concurrent.futures import ThreadPoolExecutor
 
 from mcp.server.auth.provider import AccessToken
 
-from service import oauth_tokens
+from service import clock, oauth_tokens
 from storage.db import WriteNeeded, connection, read_on_loop, reads_on_loop
 
 
@@ -39,7 +38,7 @@ def _verify(token: str, *, on_loop: bool = False) -> AccessToken | None:
         token=token,
         client_id=info.client_id,
         scopes=list(info.scopes),
-        expires_at=calendar.timegm(info.expires_at.timetuple()),
+        expires_at=int(clock.epoch_of(info.expires_at)),
         resource=info.resource,
         subject=info.user_id,
         claims={"workspace_id": info.workspace_id, "grant_id": info.grant_id, "token_id": info.token_id},

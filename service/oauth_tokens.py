@@ -22,7 +22,7 @@ from service.auth import Actor
 from service.errors import NotFound
 from storage import hot
 from storage.db import db
-from storage.models import Membership, OAuthCode, OAuthGrant, OAuthToken, Workspace
+from storage.models import OAuthCode, OAuthGrant, OAuthToken, Workspace
 
 SCOPES = ("read", "write")
 CODE_LIFETIME = timedelta(minutes=10)
@@ -245,26 +245,17 @@ class TokenInfo:
         )
 
 
-_live_token = hot.Prepared(
-    lambda digest: OAuthToken.select(
-        OAuthToken.id,
-        OAuthToken.grant,
-        OAuthToken.client_id,
-        OAuthToken.user,
-        OAuthToken.workspace,
-        OAuthToken.scope,
-        OAuthToken.resource,
-        OAuthToken.access_expires_at,
-        OAuthToken.revoked_at,
-        OAuthGrant.last_used_at,
-    )
-    .join(OAuthGrant)
+# Written by hand, as every /mcp request runs it: the revocation, expiry and membership checks are
+# in the statement, so a row comes back only for a live token, and nothing in it needs converting
+# but its expiry (peewee's row reader turned three instants into datetimes on every request, two
+# thirds of the check's own cost). Revoking a grant revokes its tokens in the same transaction.
+_LIVE_ACCESS_SQL = (
+    "SELECT t.id, t.grant_id, t.client_id, t.user_id, t.workspace_id, t.scope, t.resource, t.access_expires_at,"
+    " g.last_used_at IS NULL OR g.last_used_at < ?"
+    " FROM o_auth_token AS t JOIN o_auth_grant AS g ON g.id = t.grant_id"
     # The person must still belong to the workspace the token was issued for.
-    .switch(OAuthToken)
-    .join(Membership, on=(Membership.user == OAuthToken.user) & (Membership.workspace == OAuthToken.workspace))
-    .where(OAuthToken.access_hash == digest)
-    .dicts(),
-    "digest",
+    " JOIN membership AS m ON m.user_id = t.user_id AND m.workspace_id = t.workspace_id"
+    " WHERE t.access_hash = ? AND t.revoked_at IS NULL AND t.access_expires_at > ?"
 )
 
 
@@ -273,23 +264,26 @@ def verify_access_token(presented: str) -> TokenInfo | None:
     by any process holds from the next request on."""
     if not presented.startswith(ACCESS_PREFIX):
         return None
-    row: dict[str, Any] | None = _live_token.first(digest=tokens.sha256_hex(presented))
     moment = clock.now()
-    if row is None or row["revoked_at"] is not None or row["access_expires_at"] <= moment:
+    row = hot.run_fixed(_LIVE_ACCESS_SQL, (
+        moment - timedelta(seconds=LAST_USED_RESOLUTION_SECONDS), tokens.sha256_hex(presented), moment,
+    )).fetchone()
+    if row is None:
         return None
-    last_used = row["last_used_at"]
-    if last_used is None or (moment - last_used).total_seconds() > LAST_USED_RESOLUTION_SECONDS:
+    if row[8]:  # the grant's lastUsedAt is due
         with db.atomic():
-            OAuthGrant.update(last_used_at=moment).where(OAuthGrant.id == row["grant"]).execute()
+            OAuthGrant.update(last_used_at=moment).where(OAuthGrant.id == row[1]).execute()
+    expires_at = row[7]
     return TokenInfo(
-        token_id=row["id"],
-        grant_id=row["grant"],
-        client_id=row["client_id"],
-        user_id=row["user"],
-        workspace_id=row["workspace"],
-        scopes=tuple(scope_list(row["scope"])),
-        resource=row["resource"],
-        expires_at=row["access_expires_at"],
+        token_id=row[0],
+        grant_id=row[1],
+        client_id=row[2],
+        user_id=row[3],
+        workspace_id=row[4],
+        scopes=tuple(scope_list(row[5])),
+        resource=row[6],
+        # SQLite gives the text peewee stored ("YYYY-MM-DD HH:MM:SS[.ffffff]"), PostgreSQL a datetime.
+        expires_at=expires_at if isinstance(expires_at, datetime) else datetime.fromisoformat(expires_at),
     )
 
 

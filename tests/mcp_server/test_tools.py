@@ -10,8 +10,10 @@ import httpx2
 import pytest
 
 from service import bootstrap as bootstrap_module
+from service import clock
+from service.oauth_tokens import ACCESS_LIFETIME, LAST_USED_RESOLUTION_SECONDS
 from storage.db import connection, db
-from storage.models import User
+from storage.models import Membership, OAuthGrant, User
 from tests.support.factories import add_account
 from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens, hidden
 
@@ -111,3 +113,38 @@ def test_a_revoked_connected_app_is_refused_at_once(browser, tenant):
                                                  "refresh_token": tokens["refresh_token"]})
     assert refresh.json()["error"] == "invalid_grant"
     assert "Assistant to revoke" not in browser.get("/dashboard/settings/connected-apps").text
+
+
+def test_an_access_token_is_refused_once_it_expires(browser, tenant):
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    clock.advance(ACCESS_LIFETIME.total_seconds() - 5)
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200
+    clock.advance(10)
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 401
+
+
+def test_a_token_is_refused_once_its_person_leaves_the_workspace(browser, tenant):
+    _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200
+    with connection():  # as a statement typed at a SQL prompt would: no service code involved
+        Membership.delete().where(Membership.user == tenant["userId"],
+                                  Membership.workspace == tenant["workspaceId"]).execute()
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 401
+
+
+def test_a_connected_app_shows_when_it_was_last_used_to_the_minute(browser, tenant):
+    client, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])
+
+    def last_used() -> object:
+        with connection():
+            return OAuthGrant.get(OAuthGrant.client_id == client["client_id"]).last_used_at
+
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200
+    first = last_used()
+    assert first is not None
+    clock.advance(LAST_USED_RESOLUTION_SECONDS - 5)
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200
+    assert last_used() == first  # a read stays a read within the minute
+    clock.advance(10)
+    assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 200
+    assert last_used() > first
