@@ -1,7 +1,8 @@
-"""MCP `tools/call` per second against two baselines measured in the same run: the same listing
+"""MCP `tools/call` per second against baselines measured in the same run: the same listing
 through /v1 with a key (goal >= 0.5), and the floor the SDK itself sets, a bare `MCPServer` with one
-trivial tool served the same way (bench/bare_mcp.py; goal >= 0.8); and the time of the whole OAuth
-flow with the official MCP client.
+trivial `async` tool served the same way (bench/bare_mcp.py; goal >= 0.8), also behind the SDK's
+own bearer-token layers with a verifier that accepts one fixed token (what the SDK's auth costs,
+apart from ours); and the time of the whole OAuth flow with the official MCP client.
 
 By default `list_conversations` against `GET /v1/conversations` (any listing tool and its path
 can be given).
@@ -23,6 +24,7 @@ import tempfile
 import time
 
 import httpx2
+from bare_mcp import TOKEN as FLOOR_TOKEN
 from common import ROOT, bootstrap, embedded_env, free_port, load, process, temp_dir
 
 sys.path.insert(0, str(ROOT))
@@ -84,9 +86,11 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     env["SWITCHBOARD_BASE_URL"] = base
     serve = [sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(port)]
-    floor_port = free_port()
+    floor_port, auth_floor_port = free_port(), free_port()
     floor = [sys.executable, "bench/bare_mcp.py", str(floor_port)]
-    with process(serve, f"{base}/v1/health", env), process(floor, f"http://127.0.0.1:{floor_port}/"):
+    auth_floor = [sys.executable, "bench/bare_mcp.py", str(auth_floor_port), "--auth"]
+    with process(serve, f"{base}/v1/health", env), process(floor, f"http://127.0.0.1:{floor_port}/"), \
+         process(auth_floor, f"http://127.0.0.1:{auth_floor_port}/"):
         flows = [asyncio.run(oauth_flow(base, "bench@example.com", "bench-password", args.tool)) for _ in range(3)]
         token = flows[-1][1]
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": args.tool, "arguments": {}}}
@@ -96,21 +100,29 @@ def main() -> None:
         assert not check["result"].get("isError"), check
         bare_call = {**call, "params": {"name": "list_conversations", "arguments": {}}}
         bare_headers = {k: v for k, v in mcp_headers.items() if k != "Authorization"}
-        results: dict[str, list[float]] = {"mcp": [], "v1": [], "floor": []}
+        results: dict[str, list[float]] = {"mcp": [], "v1": [], "floor": [], "auth_floor": []}
         for _ in range(2):
             results["mcp"].append(wrk_post(base + "/mcp", body=call, headers=mcp_headers,
                                            seconds=args.seconds, connections=args.connections))
             results["floor"].append(wrk_post(f"http://127.0.0.1:{floor_port}/mcp", body=bare_call,
                                              headers=bare_headers, seconds=args.seconds,
                                              connections=args.connections))
+            results["auth_floor"].append(wrk_post(
+                f"http://127.0.0.1:{auth_floor_port}/mcp", body=bare_call,
+                headers={**bare_headers, "Authorization": f"Bearer {FLOOR_TOKEN}"}, seconds=args.seconds,
+                connections=args.connections))
             results["v1"].append(load(base + args.path, headers={"Authorization": f"Bearer {boot['apiKey']}"},
                                       seconds=args.seconds, connections=args.connections)["rps"])
-    mcp_rps, v1_rps, floor_rps = max(results["mcp"]), max(results["v1"]), max(results["floor"])
+    mcp_rps, v1_rps, floor_rps, auth_floor_rps = (
+        max(results[name]) for name in ("mcp", "v1", "floor", "auth_floor"))
     print(f"MCP tools/call {args.tool} (OAuth token, stateless, SQLite): {mcp_rps:8.0f} calls/s")
     print(f"GET {args.path} (API key):{' ' * max(1, 33 - len(args.path))}{v1_rps:8.0f} req/s")
     print(f"bare MCPServer, one trivial tool (the SDK's floor):  {floor_rps:8.0f} calls/s")
+    print(f"the same behind the SDK's bearer-token layers:       {auth_floor_rps:8.0f} calls/s")
     print(f"ratio to /v1: {mcp_rps / v1_rps:.2f} (goal >= 0.5); to the SDK's floor: {mcp_rps / floor_rps:.2f} "
           f"(goal >= 0.8); the floor itself is {floor_rps / v1_rps:.2f} of /v1")
+    print(f"to the floor with the SDK's auth: {mcp_rps / auth_floor_rps:.2f}; that floor is "
+          f"{auth_floor_rps / floor_rps:.2f} of the bare one")
     print("whole OAuth flow (401 -> discovery -> registration -> consent -> token -> first tool result): "
           + ", ".join(f"{seconds * 1000:.0f} ms" for seconds, _ in flows))
 
