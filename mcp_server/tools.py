@@ -35,6 +35,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
 from service import (
@@ -334,11 +335,20 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def mcp_app(mcp: MCPServer, settings: Settings) -> Any:
+    """The SDK's `/mcp` endpoint with the layers the SDK puts around it (the bearer token checked,
+    then kept in context), without the Starlette app the SDK builds to hold them: that app's own
+    error, exception and routing layers ran on every call for nothing. Its other route (the
+    protected-resource metadata) is ours to serve, and its lifespan (the session manager) runs in
+    our app's."""
     # Stateless with JSON answers: any API process can serve any request (scale-out), and a
     # tool call is one plain HTTP exchange.
-    return mcp.streamable_http_app(
+    app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
         transport_security=transport_security(settings),
     )
+    endpoint = next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/mcp")
+    for layer in reversed(app.user_middleware):
+        endpoint = layer.cls(endpoint, *layer.args, **layer.kwargs)
+    return endpoint

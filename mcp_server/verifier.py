@@ -1,9 +1,11 @@
 """The MCP resource server's token verifier: our own storage, checked on every request.
 
-No cache: a revoked connected app, a revoked token or a member removed from the workspace is
-refused from the next request on, in every process. On SQLite the check is a read on the event
-loop in a snapshot that never waits (as /v1's reads); when the token's `lastUsedAt` is due and
-cannot be written at once, or on PostgreSQL, it runs on a storage thread.
+A token this process has checked is remembered while `oauth_token_epoch` reads as it did
+(`service.oauth_tokens.verify_access_token`), so a revoked connected app, a revoked token or a
+member removed from the workspace is still refused from the next request on, in every process.
+On SQLite the check is a read on the event loop in a snapshot that never waits (as /v1's reads);
+when the grant's `lastUsedAt` is due and cannot be written at once, or on PostgreSQL, it runs on
+a storage thread.
 """
 
 from __future__ import annotations

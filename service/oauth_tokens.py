@@ -245,36 +245,44 @@ class TokenInfo:
         )
 
 
-# Written by hand, as every /mcp request runs it: the revocation, expiry and membership checks are
-# in the statement, so a row comes back only for a live token, and nothing in it needs converting
-# but its expiry (peewee's row reader turned three instants into datetimes on every request, two
-# thirds of the check's own cost). Revoking a grant revokes its tokens in the same transaction.
+# Written by hand, as a token's first request in a process runs it: the revocation, expiry and
+# membership checks are in the statement, so a row comes back only for a live token. (Revoking a
+# grant revokes its tokens in the same transaction; the grant's own mark is checked as well, for a
+# grant revoked by hand.)
 _LIVE_ACCESS_SQL = (
     "SELECT t.id, t.grant_id, t.client_id, t.user_id, t.workspace_id, t.scope, t.resource, t.access_expires_at,"
-    " g.last_used_at IS NULL OR g.last_used_at < ?"
-    " FROM o_auth_token AS t JOIN o_auth_grant AS g ON g.id = t.grant_id"
+    " g.last_used_at FROM o_auth_token AS t JOIN o_auth_grant AS g ON g.id = t.grant_id"
     # The person must still belong to the workspace the token was issued for.
     " JOIN membership AS m ON m.user_id = t.user_id AND m.workspace_id = t.workspace_id"
-    " WHERE t.access_hash = ? AND t.revoked_at IS NULL AND t.access_expires_at > ?"
+    " WHERE t.access_hash = ? AND t.revoked_at IS NULL AND g.revoked_at IS NULL AND t.access_expires_at > ?"
 )
+
+# Access tokens this process has checked, by SHA-256 of the token: the database and epoch they were
+# read at, the token, and until when (`clock.epoch()`) it needs no check but the epoch's (not
+# expired, its grant's lastUsedAt recent enough). An entry holds only while `oauth_token_epoch` of
+# the same database still reads as it did: its triggers (migration 16) move it in the transaction
+# of any change that can end a token, whoever writes it. As API keys are (`service.auth`).
+_known: dict[str, tuple[tuple[int, int], TokenInfo, float]] = {}
+KNOWN_TOKENS_MAX = 10_000
 
 
 def verify_access_token(presented: str) -> TokenInfo | None:
-    """Check a bearer token against storage on every request: no cache, so a revocation made
-    by any process holds from the next request on."""
+    """Check a bearer token: a revocation, a person leaving the workspace or a token's expiry made
+    by any process holds from the next request on. The epoch is read before the token, so on
+    PostgreSQL, where each statement sees its own moment, a change between the two reads leaves an
+    entry refreshed at its next use, never one that outlives the change."""
     if not presented.startswith(ACCESS_PREFIX):
         return None
+    digest = tokens.sha256_hex(presented)
+    epoch = (id(db.obj), hot.oauth_token_epoch())
+    known = _known.get(digest)
+    if known is not None and known[0] == epoch and clock.epoch() < known[2]:
+        return known[1]
     moment = clock.now()
-    row = hot.run_fixed(_LIVE_ACCESS_SQL, (
-        moment - timedelta(seconds=LAST_USED_RESOLUTION_SECONDS), tokens.sha256_hex(presented), moment,
-    )).fetchone()
+    row = hot.run_fixed(_LIVE_ACCESS_SQL, (digest, moment)).fetchone()
     if row is None:
         return None
-    if row[8]:  # the grant's lastUsedAt is due
-        with db.atomic():
-            OAuthGrant.update(last_used_at=moment).where(OAuthGrant.id == row[1]).execute()
-    expires_at = row[7]
-    return TokenInfo(
+    info = TokenInfo(
         token_id=row[0],
         grant_id=row[1],
         client_id=row[2],
@@ -282,9 +290,31 @@ def verify_access_token(presented: str) -> TokenInfo | None:
         workspace_id=row[4],
         scopes=tuple(scope_list(row[5])),
         resource=row[6],
-        # SQLite gives the text peewee stored ("YYYY-MM-DD HH:MM:SS[.ffffff]"), PostgreSQL a datetime.
-        expires_at=expires_at if isinstance(expires_at, datetime) else datetime.fromisoformat(expires_at),
+        expires_at=_stored(row[7]),
     )
+    last_used = None if row[8] is None else _stored(row[8])
+    if last_used is not None and (moment - last_used).total_seconds() <= LAST_USED_RESOLUTION_SECONDS:
+        _remember(digest, epoch, info, last_used)
+        return info
+    with db.atomic():
+        OAuthGrant.update(last_used_at=moment).where(OAuthGrant.id == info.grant_id).execute()
+    # Once it is written for good: the event loop's snapshot may yet give the write up (when another
+    # connection holds the lock) for a thread to make.
+    db.after_commit(lambda: _remember(digest, epoch, info, moment))
+    return info
+
+
+def _stored(instant: datetime | str) -> datetime:
+    # SQLite gives the text peewee stored ("YYYY-MM-DD HH:MM:SS[.ffffff]"), PostgreSQL a datetime.
+    return instant if isinstance(instant, datetime) else datetime.fromisoformat(instant)
+
+
+def _remember(digest: str, epoch: tuple[int, int], info: TokenInfo, last_used: datetime) -> None:
+    if len(_known) >= KNOWN_TOKENS_MAX and digest not in _known:
+        for oldest in list(_known)[: KNOWN_TOKENS_MAX // 10]:
+            _known.pop(oldest, None)
+    quiet_until = min(clock.epoch_of(last_used) + LAST_USED_RESOLUTION_SECONDS, clock.epoch_of(info.expires_at))
+    _known[digest] = (epoch, info, quiet_until)
 
 
 # --- connected apps (dashboard) -------------------------------------------------------------------

@@ -83,6 +83,11 @@ def api_key_epoch() -> int:
     return int(run_fixed("SELECT value FROM api_key_epoch WHERE id = 1", ()).fetchone()[0])
 
 
+def oauth_token_epoch() -> int:
+    """The counter that every change able to end an access token moves (migration 16's triggers)."""
+    return int(run_fixed("SELECT value FROM oauth_token_epoch WHERE id = 1", ()).fetchone()[0])
+
+
 def workspace_with_profiles(workspace_id: str) -> list[tuple[Any, ...]]:
     """A workspace (id, name, created, updated) with each of its profiles (id, name), oldest profile
     first; one row with null profile columns when it has none. Every `GET /v1/workspaces` runs it.

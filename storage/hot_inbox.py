@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from storage.db import db
+from storage.db import execute
+from storage.hot import sql as placeholders
 
 # The columns of a conversation record, in the order `page` returns them.
 COLUMNS = (
@@ -45,7 +46,8 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
 
 
 def _run(sql: str, params: list[Any]) -> Any:
-    return db.execute_sql(sql.replace("?", db.param), params)  # no literal '?' in these statements
+    # `execute`: inside a read on the event loop, straight on the sqlite3 connection (see its note).
+    return execute(placeholders(sql), params)  # no literal '?' in these statements
 
 
 def total(filters: Filters) -> int:

@@ -35,6 +35,7 @@ from storage.migrations import (
     m0013_follower_snapshots,
     m0014_post_first_comment,
     m0015_api_key_epoch,
+    m0016_oauth_token_epoch,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -55,6 +56,7 @@ MIGRATIONS: list[Migration] = [
     (13, "follower snapshots", m0013_follower_snapshots.apply),
     (14, "post first comment", m0014_post_first_comment.apply),
     (15, "api key epoch", m0015_api_key_epoch.apply),
+    (16, "oauth token epoch", m0016_oauth_token_epoch.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

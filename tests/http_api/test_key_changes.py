@@ -2,38 +2,22 @@
 very next request: here the change is written by a connection of its own, as another process (or a
 person at a SQL prompt) would write it, never through the service."""
 
-import sqlite3
 from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 
-import psycopg2
 import pytest
 
 from service import clock
 from storage.db import connection
 from storage.hot import api_key_epoch
 from tests.conftest import bearer
+from tests.support.elsewhere import elsewhere
 
 pytestmark = pytest.mark.shared_service
 
 
 def _elsewhere(live) -> Callable[[str, tuple], None]:
-    """Run one statement on a connection the service does not own, and commit it."""
-    url = live.settings.database_url
-
-    def run(statement: str, params: tuple) -> None:
-        if url.startswith("sqlite"):
-            with sqlite3.connect(Path(url.removeprefix("sqlite:///"))) as conn:
-                conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute(statement, params)
-        else:
-            conn = psycopg2.connect(url)
-            with conn, conn.cursor() as cursor:
-                cursor.execute(statement.replace("?", "%s"), params)
-            conn.close()
-
-    return run
+    return elsewhere(live.settings.database_url)
 
 
 def _new_key(client, tenant, **fields) -> dict:
