@@ -3,8 +3,8 @@
 Both run as one uvicorn process each, served the same way, loaded by the same client with the same
 concurrency; the two are measured in turn, three times, and the best of each is kept. Goal: ratio >= 0.5.
 Each server's CPU time per request (from /proc) is printed beside its rate: the load generator
-shares the machine's two cores and takes more of them from the faster server, so the rate ratio
-moves with the machine where the CPU ratio moves less.
+shares the machine's two cores, so the two ratios agreeing shows the rate is the request's own
+cost and not the load generator's share.
 
     python bench/workspaces.py [--seconds 8] [--connections 16] [--rounds 3] [--postgres]
 
