@@ -290,9 +290,9 @@ def verify_access_token(presented: str) -> TokenInfo | None:
         workspace_id=row[4],
         scopes=tuple(scope_list(row[5])),
         resource=row[6],
-        expires_at=_stored(row[7]),
+        expires_at=OAuthToken.access_expires_at.python_value(row[7]),
     )
-    last_used = None if row[8] is None else _stored(row[8])
+    last_used = OAuthGrant.last_used_at.python_value(row[8])
     if last_used is not None and (moment - last_used).total_seconds() <= LAST_USED_RESOLUTION_SECONDS:
         _remember(digest, epoch, info, last_used)
         return info
@@ -302,11 +302,6 @@ def verify_access_token(presented: str) -> TokenInfo | None:
     # connection holds the lock) for a thread to make.
     db.after_commit(lambda: _remember(digest, epoch, info, moment))
     return info
-
-
-def _stored(instant: datetime | str) -> datetime:
-    # SQLite gives the text peewee stored ("YYYY-MM-DD HH:MM:SS[.ffffff]"), PostgreSQL a datetime.
-    return instant if isinstance(instant, datetime) else datetime.fromisoformat(instant)
 
 
 def _remember(digest: str, epoch: tuple[int, int], info: TokenInfo, last_used: datetime) -> None:

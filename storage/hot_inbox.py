@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from storage.db import execute
-from storage.hot import sql as placeholders
+from storage.hot import run
 
 # The columns of a conversation record, in the order `page` returns them.
 COLUMNS = (
@@ -45,17 +44,12 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     return " AND ".join(parts), params
 
 
-def _run(sql: str, params: list[Any]) -> Any:
-    # `execute`: inside a read on the event loop, straight on the sqlite3 connection (see its note).
-    return execute(placeholders(sql), params)  # no literal '?' in these statements
-
-
 def total(filters: Filters) -> int:
     """How many conversations match: a sum over the per-account counts (see `ConversationCount`)."""
     if filters.profile_ids == ():
         return 0
     where, params = _where(filters)
-    row = _run(f"SELECT COALESCE(SUM(total), 0) FROM conversation_count WHERE {where}", params).fetchone()  # noqa: S608 - placeholders only
+    row = run(f"SELECT COALESCE(SUM(total), 0) FROM conversation_count WHERE {where}", tuple(params)).fetchone()  # noqa: S608 - placeholders only
     return int(row[0])
 
 
@@ -73,4 +67,4 @@ def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:
         f"SELECT id FROM conversation WHERE {where} ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?)"
         " ORDER BY activity_at DESC, id DESC"
     )
-    return list(_run(sql, [*params, limit, offset]).fetchall())
+    return list(run(sql, (*params, limit, offset)).fetchall())

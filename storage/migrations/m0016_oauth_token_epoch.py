@@ -13,11 +13,11 @@ from peewee import Database
 
 from storage.db import is_postgres
 
-# (table, the columns whose change can end or change a checked token)
+# (table, the columns the token check reads, whose change can end or change a checked token)
 _WATCHED = [
     ("o_auth_token", "grant_id, client_id, user_id, workspace_id, scope, resource, access_hash, access_expires_at,"
                      " revoked_at"),
-    ("o_auth_grant", "user_id, workspace_id, scope, resource, revoked_at"),
+    ("o_auth_grant", "revoked_at"),
     ("membership", "user_id, workspace_id"),
 ]
 

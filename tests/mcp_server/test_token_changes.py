@@ -8,7 +8,7 @@ import pytest
 from service.tokens import sha256_hex
 from storage.db import connection
 from storage.hot import oauth_token_epoch
-from tests.mcp_server.test_tools import email_of
+from storage.models import User
 from tests.support.elsewhere import elsewhere
 from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens
 
@@ -19,8 +19,10 @@ THE_TOKEN = "(SELECT {column} FROM o_auth_token WHERE access_hash = ?)"
 
 @pytest.fixture
 def browser(server_url, tenant):
+    with connection():
+        email = User.get_by_id(tenant["userId"]).email
     with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email_of(tenant["userId"]), "correct horse")
+        browser_sign_in(http, email, "correct horse")
         yield http
 
 
