@@ -3,6 +3,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The suite runs on one worker process per core, at most four, each test module whole on one worker
+# (its live server is shared by its tests). `make test TEST_WORKERS=-n0` runs it in one process.
+TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
 # Extra arguments for `switchboard serve`, e.g. `make serve ARGS="--port 8001"`.
 ARGS ?=
 
@@ -14,7 +17,7 @@ serve: $(VENV)/.installed-runtime
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy service platforms
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(TEST_WORKERS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -32,7 +32,20 @@ from tests.support.live_server import free_port, live_server
 pytestmark = pytest.mark.shared_service
 
 PG_BASE = os.environ.get("SWITCHBOARD_TEST_DATABASE_URL")
-QUEUE_URL = os.environ.get("SWITCHBOARD_TEST_QUEUE_URL")
+# Under pytest-xdist (`make test`), each worker process is a session of its own: its own PostgreSQL
+# database (`pg_database_url`) and its own Redis database, the given number less the worker's index
+# (`gw1` on `.../15` uses 14), as emptying the queue between tests must not empty another worker's.
+WORKER_INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+
+
+def _worker_queue_url(url: str | None) -> str | None:
+    if url is None or WORKER_INDEX == 0:
+        return url
+    base, _, number = url.rstrip("/").rpartition("/")
+    return f"{base}/{int(number or 0) - WORKER_INDEX}"
+
+
+QUEUE_URL = _worker_queue_url(os.environ.get("SWITCHBOARD_TEST_QUEUE_URL"))
 
 
 @pytest.fixture(scope="session")
@@ -267,6 +280,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     on the embedded setup, so this covers the whole suite's storage; a finding fails the run."""
     from tests.support.secret_scan import findings
 
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller scans every worker's directories, which lie in its own
     factory = getattr(session.config, "_tmp_path_factory", None)
     if factory is None or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         return
