@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import random
 import re
+from typing import Any
 
 from starlette._utils import get_route_path
 from starlette.applications import Starlette
@@ -20,6 +21,7 @@ from http_api.routing import Endpoint, JsonResponse, render_json
 log = logging.getLogger("switchboard.http")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 ID_HEADER = b"x-request-id"
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 class ServiceApp(Starlette):
@@ -42,20 +44,30 @@ class RequestContext:
 
     A request for a fixed /v1 path (`/v1/workspaces`, not `/v1/posts/{id}`) goes straight to its
     endpoint, by one dictionary lookup instead of the router's match against every route before it,
-    and its answer is written with the request id among its headers. Only paths whose own route is
-    the one the router would pick, for each of its methods, are taken (checked against the app's
-    whole route list when it is built), so the answer is the router's answer. Everything else,
-    wrong methods included, goes on to the app, with `send` wrapped to add the id.
+    and its answer is written with the request id among its headers. A fixed path served by an ASGI
+    app of its own (`/mcp`, the MCP SDK's endpoint) goes straight to that app, past the exception
+    layer and the router, with `send` wrapped to add the id. Only paths whose own route is the one
+    the router would pick, for each of its methods, are taken (checked against the app's whole
+    route list when it is built), so the answer is the router's answer. Everything else, wrong
+    methods included, goes on to the app, with `send` wrapped to add the id.
     """
 
     def __init__(self, app: ASGIApp, routes: list[BaseRoute]) -> None:
         self.app = app
         self.exact: dict[str, Endpoint] = {}
+        self.apps: dict[str, ASGIApp] = {}
         for route in routes:
-            if not (isinstance(route, Route) and isinstance(route.app, Endpoint) and not route.param_convertors):
+            if not (isinstance(route, Route) and not route.param_convertors):
                 continue
-            if all(_first_match(routes, route.path, method) is route for method in route.app.methods):
-                self.exact[route.path] = route.app
+            table: dict[str, Any]
+            if isinstance(route.app, Endpoint):
+                table, methods = self.exact, route.app.methods
+            elif route.methods is None:  # an ASGI app of its own: the router hands it every method
+                table, methods = self.apps, _METHODS
+            else:
+                continue
+            if all(_first_match(routes, route.path, method) is route for method in methods):
+                table[route.path] = route.app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,7 +83,8 @@ class RequestContext:
         scope.setdefault("state", {})["request_id"] = request_id
         id_header = (ID_HEADER, request_id.encode())
 
-        endpoint = self.exact.get(get_route_path(scope))
+        path = get_route_path(scope)
+        endpoint = self.exact.get(path)
         if endpoint is not None and scope["method"] in endpoint.methods:
             scope["path_params"] = {}
             try:
@@ -94,7 +107,7 @@ class RequestContext:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.apps.get(path, self.app)(scope, receive, send_with_id)
         except Exception as error:
             if started:  # too late to answer: the fault is only logged
                 log.error("unhandled error in request %s after its answer began", request_id, exc_info=error)

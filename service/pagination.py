@@ -7,7 +7,7 @@ from typing import Any
 
 from peewee import ModelSelect
 
-from service.shapes import Pagination, Record, list_adapter, page_adapter, page_of
+from service.shapes import Record, list_adapter
 
 DEFAULT_LIMIT = 20
 
@@ -23,18 +23,21 @@ class Page:
     limit: int
     total: int
 
-    def _model(self) -> Record:
-        pages = (self.total + self.limit - 1) // self.limit
-        # Built from records already validated: nothing to check again.
-        return page_of(self.record).model_construct(
-            data=self.items, pagination=Pagination.model_construct(page=self.page, limit=self.limit,
-                                                                   total=self.total, pages=pages))
+    @property
+    def pages(self) -> int:
+        return (self.total + self.limit - 1) // self.limit
 
+    # Both are written around the records' own pass of pydantic-core rather than through the page
+    # model (`shapes.page_of`, which stays the declaration: OpenAPI, MCP's outputSchema): building
+    # that model, even unchecked, cost more than the empty page's whole dump.
     def json(self) -> bytes:
-        return page_adapter(self.record).dump_json(self._model(), by_alias=True)
+        return b'{"data":%s,"pagination":{"page":%d,"limit":%d,"total":%d,"pages":%d}}' % (
+            list_adapter(self.record).dump_json(self.items, by_alias=True),
+            self.page, self.limit, self.total, self.pages)
 
     def as_dict(self) -> dict[str, Any]:
-        return self._model().dump()
+        return {"data": self.data,
+                "pagination": {"page": self.page, "limit": self.limit, "total": self.total, "pages": self.pages}}
 
     @property
     def data(self) -> list[dict[str, Any]]:

@@ -91,6 +91,12 @@ def test_every_answer_carries_a_request_id_and_echoes_the_callers(client, tenant
     assert client.get("/v1/accounts").headers["x-request-id"]
     echoed = client.get("/v1/accounts", headers={**bearer(tenant["apiKey"]), "X-Request-Id": "trace-123"})
     assert echoed.headers["x-request-id"] == "trace-123"
+    # /mcp, which the outermost layer hands straight to the MCP SDK's endpoint, past the router
+    mcp = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                      headers={"Accept": "application/json, text/event-stream", "X-Request-Id": "trace-mcp"})
+    assert mcp.status_code == 401 and mcp.headers["www-authenticate"].startswith("Bearer")
+    assert mcp.headers.get_list("x-request-id") == ["trace-mcp"]
+    assert client.get("/mcp").headers["x-request-id"]
 
 
 def test_unknown_path_is_404_and_wrong_method_is_405_in_the_envelope(client, tenant):
