@@ -203,6 +203,16 @@ def other_tenant(request: pytest.FixtureRequest) -> dict[str, str]:
     return _workspace(request, "other", "battery staple")
 
 
+@pytest.fixture
+def browser(server_url: str, tenant: dict[str, str]) -> Iterator[httpx2.Client]:
+    """A browser signed in to the dashboard as the tenant's owner: its cookies kept between requests."""
+    from tests.support.oauth_flow import browser_sign_in, email_of
+
+    with httpx2.Client(base_url=server_url, timeout=30) as http:
+        browser_sign_in(http, email_of(tenant["userId"]), "correct horse")
+        yield http
+
+
 # -- one live service per module ---------------------------------------------------------------------
 # Starting the service (migrations, consumer, scheduler, uvicorn) costs far more than most tests: a
 # module whose tests only need their own tenant shares one server and gives each test a new

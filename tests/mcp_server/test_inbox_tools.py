@@ -5,10 +5,8 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from storage.db import connection
-from storage.models import User
 from tests.conftest import bearer
-from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens
+from tests.support.oauth_flow import call_tool_raw, hand_made_tokens
 from tests.support.sandbox import connect_account
 
 pytestmark = pytest.mark.shared_service
@@ -17,15 +15,6 @@ pytestmark = pytest.mark.shared_service
 def _result(answer: httpx2.Response) -> dict:
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
-
-
-@pytest.fixture
-def browser(server_url, tenant):
-    with connection():
-        email = User.get_by_id(tenant["userId"]).email
-    with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email, "correct horse")
-        yield http
 
 
 def test_an_assistant_reads_the_inbox_and_replies(browser, client, tenant):

@@ -9,15 +9,8 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from storage.db import connection
-from storage.models import User
 from tests.support.factories import add_account
-from tests.support.oauth_flow import Consent, MemoryStorage, provider, sign_in, structured
-
-
-def email_of(user_id: str) -> str:
-    with connection():
-        return User.get_by_id(user_id).email
+from tests.support.oauth_flow import Consent, MemoryStorage, email_of, provider, sign_in, structured
 
 
 def test_an_assistant_connects_after_consent_and_works_in_the_chosen_workspace(server_url, tenant, other_tenant):

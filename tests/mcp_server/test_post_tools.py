@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import httpx2
-import pytest
 
-from storage.db import connection
-from storage.models import User
 from tests.conftest import bearer
-from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens
+from tests.support.oauth_flow import call_tool_raw, hand_made_tokens
 from tests.support.posts import wait_settled
 from tests.support.sandbox import connect_account
 
@@ -16,15 +13,6 @@ from tests.support.sandbox import connect_account
 def _result(answer: httpx2.Response) -> dict:
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
-
-
-@pytest.fixture
-def browser(server_url, tenant):
-    with connection():
-        email = User.get_by_id(tenant["userId"]).email
-    with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email, "correct horse")
-        yield http
 
 
 def test_an_assistant_publishes_a_post_and_reads_it_back(browser, client, tenant):

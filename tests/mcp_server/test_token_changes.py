@@ -2,28 +2,17 @@
 elsewhere (on a connection of its own, as another process or a person at a SQL prompt would write
 it, never through the service), holds at the very next /mcp request."""
 
-import httpx2
 import pytest
 
 from service.tokens import sha256_hex
 from storage.db import connection
 from storage.hot import oauth_token_epoch
-from storage.models import User
 from tests.support.elsewhere import elsewhere
-from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens
+from tests.support.oauth_flow import call_tool_raw, hand_made_tokens
 
 pytestmark = pytest.mark.shared_service
 
 THE_TOKEN = "(SELECT {column} FROM o_auth_token WHERE access_hash = ?)"
-
-
-@pytest.fixture
-def browser(server_url, tenant):
-    with connection():
-        email = User.get_by_id(tenant["userId"]).email
-    with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email, "correct horse")
-        yield http
 
 
 def _remembered(browser, tenant) -> str:

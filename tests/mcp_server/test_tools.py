@@ -13,28 +13,16 @@ from service import bootstrap as bootstrap_module
 from service import clock
 from service.oauth_tokens import ACCESS_LIFETIME, LAST_USED_RESOLUTION_SECONDS
 from storage.db import connection, db
-from storage.models import Membership, OAuthGrant, User
+from storage.models import Membership, OAuthGrant
 from tests.support.factories import add_account
-from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens, hidden
+from tests.support.oauth_flow import call_tool_raw, email_of, hand_made_tokens, hidden
 
 pytestmark = pytest.mark.shared_service
-
-
-def email_of(user_id: str) -> str:
-    with connection():
-        return User.get_by_id(user_id).email
 
 
 def rpc(answer: httpx2.Response) -> dict:
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
-
-
-@pytest.fixture
-def browser(server_url, tenant):
-    with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email_of(tenant["userId"]), "correct horse")
-        yield http
 
 
 def test_a_token_sees_only_the_workspace_chosen_at_consent(browser, tenant, other_tenant):

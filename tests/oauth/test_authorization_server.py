@@ -10,7 +10,6 @@ from storage.models import OAuthCode, OAuthToken, User
 from tests.support.oauth_flow import (
     REDIRECT_URI,
     authorize_params,
-    browser_sign_in,
     call_tool_raw,
     consent_code,
     hand_made_tokens,
@@ -20,15 +19,6 @@ from tests.support.oauth_flow import (
 )
 
 pytestmark = pytest.mark.shared_service
-
-
-@pytest.fixture
-def browser(server_url, tenant):
-    with connection():
-        email = User.get_by_id(tenant["userId"]).email
-    with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email, "correct horse")
-        yield http
 
 
 def test_metadata_advertises_what_mcp_clients_look_for(client, server_url):

@@ -10,11 +10,10 @@ import httpx2
 import pytest
 
 from storage.db import connection
-from storage.models import OAuthCode, User
+from storage.models import OAuthCode
 from tests.support.oauth_flow import (
     REDIRECT_URI,
     authorize_params,
-    browser_sign_in,
     call_tool_raw,
     hidden,
     pkce_pair,
@@ -23,15 +22,6 @@ from tests.support.oauth_flow import (
 )
 
 pytestmark = pytest.mark.shared_service
-
-
-@pytest.fixture
-def browser(server_url, tenant):
-    with connection():
-        email = User.get_by_id(tenant["userId"]).email
-    with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email, "correct horse")
-        yield http
 
 
 def _checkboxes(page: str) -> dict[str, bool]:

@@ -7,24 +7,10 @@ import re
 import httpx2
 import pytest
 
-from storage.db import connection
-from storage.models import User
 from tests.conftest import bearer
-from tests.support.oauth_flow import browser_sign_in, hidden
+from tests.support.oauth_flow import email_of, hidden
 
 pytestmark = pytest.mark.shared_service
-
-
-def email_of(user_id: str) -> str:
-    with connection():
-        return User.get_by_id(user_id).email
-
-
-@pytest.fixture
-def browser(server_url, tenant):
-    with httpx2.Client(base_url=server_url, timeout=30) as http:
-        browser_sign_in(http, email_of(tenant["userId"]), "correct horse")
-        yield http
 
 
 def test_a_wrong_password_does_not_sign_in(server_url, tenant):

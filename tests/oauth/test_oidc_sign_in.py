@@ -11,6 +11,7 @@ from mcp_server.app import create_app
 from storage.db import connection
 from storage.models import User
 from tests.support.live_server import free_port, live_server
+from tests.support.oauth_flow import email_of
 from tests.support.oidc_provider import Provider
 
 
@@ -30,11 +31,6 @@ def oidc_server(service, idp):
     port = int(settings.base_url.rsplit(":", 1)[1])
     with live_server(create_app(settings, worker=False), port=port) as url:
         yield url
-
-
-def email_of(user_id: str) -> str:
-    with connection():
-        return User.get_by_id(user_id).email
 
 
 def sign_in_via_idp(url: str) -> httpx2.Response:

@@ -8,9 +8,9 @@ import pytest
 
 from service import users, workspaces
 from storage.db import connection, db
-from storage.models import DashboardSession, Membership, User
+from storage.models import DashboardSession, Membership
 from tests.support.live_server import free_port
-from tests.support.oauth_flow import browser_sign_in, hidden
+from tests.support.oauth_flow import browser_sign_in, email_of, hidden
 from tests.support.processes import serve_process
 
 pytestmark = pytest.mark.shared_service
@@ -23,11 +23,6 @@ PASSWORD = "correct horse"
 @pytest.fixture
 def service(live):
     return live.settings
-
-
-def _email(user_id: str) -> str:
-    with connection():
-        return User.get_by_id(user_id).email
 
 
 def _signed_in(http: httpx2.Client) -> bool:
@@ -45,7 +40,7 @@ def _copy(http: httpx2.Client, base_url: str) -> httpx2.Client:
 
 def test_a_copied_cookie_stops_working_once_its_session_signs_out(server_url, tenant):
     with httpx2.Client(base_url=server_url, timeout=30) as browser:
-        browser_sign_in(browser, _email(tenant["userId"]), PASSWORD)
+        browser_sign_in(browser, email_of(tenant["userId"]), PASSWORD)
         with _copy(browser, server_url) as thief:
             assert _signed_in(thief)
             page = browser.get("/dashboard/logout")
@@ -60,8 +55,8 @@ def test_a_copied_cookie_stops_working_once_its_session_signs_out(server_url, te
 def test_signing_out_ends_only_that_session(server_url, tenant):
     with httpx2.Client(base_url=server_url, timeout=30) as laptop, \
          httpx2.Client(base_url=server_url, timeout=30) as phone:
-        browser_sign_in(laptop, _email(tenant["userId"]), PASSWORD)
-        browser_sign_in(phone, _email(tenant["userId"]), PASSWORD)
+        browser_sign_in(laptop, email_of(tenant["userId"]), PASSWORD)
+        browser_sign_in(phone, email_of(tenant["userId"]), PASSWORD)
         page = laptop.get("/dashboard/logout")
         laptop.post("/dashboard/logout", data={"csrf_token": hidden(page.text, "csrf_token")})
         assert not _signed_in(laptop)
@@ -69,7 +64,7 @@ def test_signing_out_ends_only_that_session(server_url, tenant):
 
 
 def test_a_password_change_ends_every_session_of_the_person(server_url, tenant):
-    email = _email(tenant["userId"])
+    email = email_of(tenant["userId"])
     with httpx2.Client(base_url=server_url, timeout=30) as laptop, \
          httpx2.Client(base_url=server_url, timeout=30) as phone:
         browser_sign_in(laptop, email, PASSWORD)
@@ -102,7 +97,7 @@ def test_the_last_owner_cannot_be_removed(service, tenant):
 
 
 def test_a_session_ended_in_one_process_is_refused_by_another(service, tenant):
-    email = _email(tenant["userId"])
+    email = email_of(tenant["userId"])
     with serve_process(service, free_port(), "--no-worker") as first, \
          serve_process(service, free_port(), "--no-worker") as second, \
          httpx2.Client(base_url=first, timeout=30) as browser:
@@ -119,7 +114,7 @@ def test_the_set_password_command_ends_the_persons_sessions(server_url, service,
 
     from tests.support.processes import service_env, switchboard
 
-    email = _email(tenant["userId"])
+    email = email_of(tenant["userId"])
     env = service_env(service)
     with httpx2.Client(base_url=server_url, timeout=30) as browser:
         browser_sign_in(browser, email, PASSWORD)

@@ -157,6 +157,15 @@ def authorize_params(client_id: str, challenge: str, **extra: str) -> dict[str, 
             "code_challenge": challenge, "code_challenge_method": "S256", **extra}
 
 
+def email_of(user_id: str) -> str:
+    """A person's sign-in e-mail, read from storage (tenants are made with a random one)."""
+    from storage.db import connection
+    from storage.models import User
+
+    with connection():
+        return str(User.get_by_id(user_id).email)
+
+
 def browser_sign_in(http: httpx2.Client, email: str, password: str) -> None:
     page = http.get("/dashboard/login")
     answer = http.post("/dashboard/login", data={"email": email, "password": password,
