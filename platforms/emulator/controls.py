@@ -346,6 +346,7 @@ class Controls(EmulatorBase):
         )
         with self.state.lock:
             account.comments[comment_id] = comment
+        self.state.touch_comment(account, comment_id)
         if platform == "instagram":
             value: dict[str, Any] = {
                 "from": {"id": comment.from_id, "username": comment.from_handle},

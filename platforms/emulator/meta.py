@@ -493,6 +493,7 @@ class MetaEmulator(EmulatorBase):
         kind = "dm"
         if comment is not None:
             comment.private_replied = True
+            self.state.touch_comment(account, comment.id)
             kind = "private_reply"
             contact = account.contacts.setdefault(contact_id, Contact(contact_id, comment.from_handle))
         self._touch(account, contact_id)

@@ -100,6 +100,7 @@ class Changes:
 
     accounts: set[tuple[str, str]] = field(default_factory=set)
     contacts: set[tuple[str, str, str]] = field(default_factory=set)
+    comments: set[tuple[str, str, str]] = field(default_factory=set)
     tokens: set[str] = field(default_factory=set)
     codes: set[str] = field(default_factory=set)
     sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -113,6 +114,7 @@ CHANGES: contextvars.ContextVar[Changes | None] = contextvars.ContextVar("sandbo
 def account_from(data: dict[str, Any]) -> Account:
     data = dict(data)
     data["contacts"] = {}  # loaded from their own rows
+    # Comments are rows of their own too; a sandbox file written before they were kept them here.
     data["comments"] = {k: Comment(**v) for k, v in data.get("comments", {}).items()}
     return Account(**data)
 
@@ -164,6 +166,14 @@ class EmulatorState:
             owner = self.accounts.get((platform, account_id))
             if owner is not None:
                 owner.contacts[data["id"]] = Contact(**data)
+        # Comments an earlier file kept inside their account's row get rows of their own now: the
+        # account's row is written without them from its next lookup on.
+        kept_inside = Changes(comments={(account.platform, account.id, comment_id)
+                                        for account in self.accounts.values() for comment_id in account.comments})
+        for platform, account_id, data in loaded.comments:
+            owner = self.accounts.get((platform, account_id))
+            if owner is not None:
+                owner.comments[data["id"]] = Comment(**data)
         for data in loaded.tokens:
             self.tokens[data["value"]] = Token(**data)
         self.codes.update(loaded.codes)  # raw dicts: `EmulatorBase` rebuilds its codes from them
@@ -172,6 +182,8 @@ class EmulatorState:
         for platform, faults in loaded.faults.items():
             self.faults[platform] = [Fault(**f) for f in faults]
         self.latency_ms.update(loaded.latency)
+        if kept_inside.comments:
+            store.write(self.batch(kept_inside))
 
     # -- persistence -------------------------------------------------------------------------
     def _changes(self) -> Changes | None:
@@ -194,6 +206,12 @@ class EmulatorState:
         changes = self._changes()
         if changes is not None:
             changes.contacts.add((account.platform, account.id, contact_id))
+            self._noted(changes)
+
+    def touch_comment(self, account: Account, comment_id: str) -> None:
+        changes = self._changes()
+        if changes is not None:
+            changes.comments.add((account.platform, account.id, comment_id))
             self._noted(changes)
 
     def touch_token(self, token: Token) -> None:
@@ -228,15 +246,21 @@ class EmulatorState:
             for key in changes.accounts:
                 account = self.accounts.get(key)
                 if account is not None:
-                    # Contacts are rows of their own, written when one changes (`touch_contact`).
-                    data = asdict(replace(account, contacts={}))
-                    del data["contacts"]
+                    # Contacts and comments are rows of their own, written when one changes
+                    # (`touch_contact`, `touch_comment`).
+                    data = asdict(replace(account, contacts={}, comments={}))
+                    del data["contacts"], data["comments"]
                     batch.accounts[key] = json.dumps(data)
             for platform, account_id, contact_id in changes.contacts:
                 owner = self.accounts.get((platform, account_id))
                 contact = owner.contacts.get(contact_id) if owner is not None else None
                 if contact is not None:
                     batch.contacts[(platform, account_id, contact_id)] = json.dumps(asdict(contact))
+            for platform, account_id, comment_id in changes.comments:
+                owner = self.accounts.get((platform, account_id))
+                comment = owner.comments.get(comment_id) if owner is not None else None
+                if comment is not None:
+                    batch.comments[(platform, account_id, comment_id)] = json.dumps(asdict(comment))
             for value in changes.tokens:
                 token = self.tokens.get(value)
                 if token is not None:

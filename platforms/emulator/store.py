@@ -1,12 +1,12 @@
 """The sandbox's own SQLite file, so that a restart changes nothing a caller can see.
 
 The emulator works on its in-memory state (`EmulatorState`) and writes what a request changed
-here before that request's answer leaves (see `persist.py`): accounts (with their comments, posts,
-uploads and webhook settings), their contacts (rows of their own: one account may have many),
-tokens, authorisation codes, the sent log, faults and latency. Id counters are handed out in
-blocks reserved here first, so no id is ever handed out twice, even after a crash. The stdlib
-`sqlite3` keeps `platforms/` free of our storage layer; one connection, guarded by a lock, serves
-the process.
+here before that request's answer leaves (see `persist.py`): accounts (with their posts, uploads
+and webhook settings), their contacts and comments (rows of their own: one account may have
+thousands, and an account's row is written again whenever it is looked up), tokens, authorisation
+codes, the sent log, faults and latency. Id counters are handed out in blocks reserved here first,
+so no id is ever handed out twice, even after a crash. The stdlib `sqlite3` keeps `platforms/` free
+of our storage layer; one connection, guarded by a lock, serves the process.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ CREATE TABLE IF NOT EXISTS accounts (platform TEXT NOT NULL, id TEXT NOT NULL, d
                                      PRIMARY KEY (platform, id));
 CREATE TABLE IF NOT EXISTS contacts (platform TEXT NOT NULL, account_id TEXT NOT NULL, id TEXT NOT NULL,
                                      data TEXT NOT NULL, PRIMARY KEY (platform, account_id, id));
+CREATE TABLE IF NOT EXISTS comments (platform TEXT NOT NULL, account_id TEXT NOT NULL, id TEXT NOT NULL,
+                                     data TEXT NOT NULL, PRIMARY KEY (platform, account_id, id));
 CREATE TABLE IF NOT EXISTS tokens (value TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS codes (value TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sent (seq INTEGER PRIMARY KEY AUTOINCREMENT, platform TEXT NOT NULL, data TEXT NOT NULL);
@@ -40,6 +42,7 @@ class Batch:
 
     accounts: dict[tuple[str, str], str] = field(default_factory=dict)
     contacts: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    comments: dict[tuple[str, str, str], str] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
     codes: dict[str, str] = field(default_factory=dict)
     sent: list[tuple[str, str]] = field(default_factory=list)
@@ -47,13 +50,15 @@ class Batch:
     latency: dict[str, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return any((self.accounts, self.contacts, self.tokens, self.codes, self.sent, self.faults, self.latency))
+        return any((self.accounts, self.contacts, self.comments, self.tokens, self.codes, self.sent, self.faults,
+                    self.latency))
 
 
 @dataclass
 class Loaded:
     accounts: list[dict[str, Any]]
     contacts: list[tuple[str, str, dict[str, Any]]]
+    comments: list[tuple[str, str, dict[str, Any]]]
     tokens: list[dict[str, Any]]
     codes: dict[str, dict[str, Any]]
     sent: list[tuple[str, dict[str, Any]]]
@@ -80,6 +85,7 @@ class StateStore:
             return Loaded(
                 accounts=[json.loads(d) for (d,) in rows("SELECT data FROM accounts")],
                 contacts=[(p, a, json.loads(d)) for p, a, d in rows("SELECT platform, account_id, data FROM contacts")],
+                comments=[(p, a, json.loads(d)) for p, a, d in rows("SELECT platform, account_id, data FROM comments")],
                 tokens=[json.loads(d) for (d,) in rows("SELECT data FROM tokens")],
                 codes={v: json.loads(d) for v, d in rows("SELECT value, data FROM codes")},
                 sent=[(p, json.loads(d)) for p, d in rows("SELECT platform, data FROM sent ORDER BY seq")],
@@ -117,6 +123,9 @@ class StateStore:
                 )
                 self._db.executemany(
                     upsert.format("contacts", "?, ?, ?, ?"), [(*key, d) for key, d in batch.contacts.items()]
+                )
+                self._db.executemany(
+                    upsert.format("comments", "?, ?, ?, ?"), [(*key, d) for key, d in batch.comments.items()]
                 )
                 self._db.executemany(upsert.format("tokens", "?, ?"), batch.tokens.items())
                 self._db.executemany(upsert.format("codes", "?, ?"), batch.codes.items())

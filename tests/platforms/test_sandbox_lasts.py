@@ -120,3 +120,52 @@ def test_ids_are_never_handed_out_twice_across_restarts_crashes_and_processes(tm
     numbers = [before[5], alongside[5], after[5]]
     assert len(set(serials)) == len(serials) and len(set(numbers)) == len(numbers)
     assert min(after[:5]) > max(before[:5] + alongside[:5]) and after[5] > max(numbers[:2])
+
+
+def test_comments_are_rows_of_their_own_and_outlive_a_restart(tmp_path):
+    import json
+    import sqlite3
+
+    from platforms.emulator.state import Account, Comment, EmulatorState
+    from platforms.emulator.store import StateStore
+
+    path = tmp_path / "sandbox.db"
+    state = EmulatorState(StateStore(path))
+    account = state.add_account(Account("instagram", "17841400000000001", "shop", "Shop"))
+    for n in range(3):  # as the sandbox's comment control adds one
+        account.comments[f"c{n}"] = Comment(f"c{n}", "m1", f"u{n}", f"fan{n}", "price?", 1.0)
+        state.touch_comment(account, f"c{n}")
+    account.comments["c1"].private_replied = True  # as a private reply marks it
+    state.touch_comment(account, "c1")
+    state.account("instagram", account.id)  # any lookup writes the account's row again
+
+    with sqlite3.connect(path) as file:
+        (row,) = file.execute("SELECT data FROM accounts").fetchall()
+        assert "comments" not in json.loads(row[0])  # a lookup no longer writes every comment again
+        assert file.execute("SELECT COUNT(*) FROM comments").fetchone()[0] == 3
+
+    restarted = EmulatorState(StateStore(path)).accounts[("instagram", account.id)]
+    assert sorted(restarted.comments) == ["c0", "c1", "c2"]
+    assert [c.private_replied for _, c in sorted(restarted.comments.items())] == [False, True, False]
+
+
+def test_a_sandbox_file_that_kept_comments_inside_the_account_keeps_them(tmp_path):
+    import json
+    import sqlite3
+
+    from platforms.emulator.state import EmulatorState
+    from platforms.emulator.store import StateStore
+
+    path = tmp_path / "sandbox.db"
+    StateStore(path).close()
+    comment = {"id": "c9", "media_id": "m1", "from_id": "u9", "from_handle": "fan", "text": "price?",
+               "created": 1.0, "private_replied": True}
+    account = {"platform": "instagram", "id": "17841400000000002", "username": "shop", "display_name": "Shop",
+               "comments": {"c9": comment}}
+    with sqlite3.connect(path) as file:  # the row as an earlier version wrote it
+        file.execute("INSERT INTO accounts VALUES (?, ?, ?)", ("instagram", account["id"], json.dumps(account)))
+
+    state = EmulatorState(StateStore(path))
+    state.account("instagram", account["id"])  # its row is written again (at once: outside a request)
+    restarted = EmulatorState(StateStore(path)).accounts[("instagram", account["id"])]
+    assert restarted.comments["c9"].private_replied is True
