@@ -1,14 +1,19 @@
 """The sandbox behaves like a real, lasting platform: a restart of the service changes nothing, and
 any well-formed test credential connects (a malformed one is refused)."""
 
+import json
+import sqlite3
 import stat
 
 import httpx2
 
 from mcp_server.app import create_app
+from platforms.emulator.state import EmulatorState
+from platforms.emulator.store import StateStore
 from tests.conftest import bearer
 from tests.support.live_server import live_server
 from tests.support.sandbox import connect_account
+from tests.support.webhook_receiver import wait_for
 
 
 def _port(settings):
@@ -104,9 +109,6 @@ def test_any_well_formed_test_credential_connects_and_a_malformed_one_is_refused
 
 
 def test_ids_are_never_handed_out_twice_across_restarts_crashes_and_processes(tmp_path):
-    from platforms.emulator.state import EmulatorState
-    from platforms.emulator.store import StateStore
-
     path = tmp_path / "sandbox.db"
     first = EmulatorState(StateStore(path))
     before = [first.serial() for _ in range(5)] + [first.next_number()]
@@ -122,40 +124,30 @@ def test_ids_are_never_handed_out_twice_across_restarts_crashes_and_processes(tm
     assert min(after[:5]) > max(before[:5] + alongside[:5]) and after[5] > max(numbers[:2])
 
 
-def test_comments_are_rows_of_their_own_and_outlive_a_restart(tmp_path):
-    import json
-    import sqlite3
+def test_a_comment_and_its_private_reply_outlive_a_restart_as_rows_of_their_own(service, tenant):
+    with live_server(create_app(service), port=_port(service)) as url, httpx2.Client(base_url=url, timeout=30) as http:
+        ig = connect_account(http, tenant, "instagram")
+        made = http.post("/v1/comment-automations", headers=bearer(tenant["apiKey"]), json={
+            "accountId": ig["id"], "name": "Info", "keywords": ["info"], "matchType": "contains", "dmText": "Here"})
+        assert made.status_code == 201, made.text
+        for n, text in enumerate(("info please", "nice photo")):  # the first gets a private reply
+            commented = http.post("/sandbox/instagram/comment", json={
+                "accountId": ig["id"], "mediaId": "m1", "from": {"id": f"900{n}", "handle": f"fan{n}"}, "text": text})
+            assert commented.status_code == 200, commented.text
+        wait_for(lambda: [row for row in http.get("/sandbox/instagram/sent", params={"accountId": ig["id"]}).json()
+                          ["data"] if row["kind"] == "private_reply"])
+        platform_id = ig["platformAccountId"]
 
-    from platforms.emulator.state import Account, Comment, EmulatorState
-    from platforms.emulator.store import StateStore
-
-    path = tmp_path / "sandbox.db"
-    state = EmulatorState(StateStore(path))
-    account = state.add_account(Account("instagram", "17841400000000001", "shop", "Shop"))
-    for n in range(3):  # as the sandbox's comment control adds one
-        account.comments[f"c{n}"] = Comment(f"c{n}", "m1", f"u{n}", f"fan{n}", "price?", 1.0)
-        state.touch_comment(account, f"c{n}")
-    account.comments["c1"].private_replied = True  # as a private reply marks it
-    state.touch_comment(account, "c1")
-    state.account("instagram", account.id)  # any lookup writes the account's row again
-
+    path = service.data_dir / "sandbox.db"
     with sqlite3.connect(path) as file:
-        (row,) = file.execute("SELECT data FROM accounts").fetchall()
-        assert "comments" not in json.loads(row[0])  # a lookup no longer writes every comment again
-        assert file.execute("SELECT COUNT(*) FROM comments").fetchone()[0] == 3
-
-    restarted = EmulatorState(StateStore(path)).accounts[("instagram", account.id)]
-    assert sorted(restarted.comments) == ["c0", "c1", "c2"]
-    assert [c.private_replied for _, c in sorted(restarted.comments.items())] == [False, True, False]
+        (row,) = file.execute("SELECT data FROM accounts WHERE id = ?", (platform_id,)).fetchall()
+        assert "comments" not in json.loads(row[0])  # a lookup of the account no longer writes every comment
+    restarted = EmulatorState(StateStore(path)).accounts[("instagram", platform_id)]
+    replied = sorted((c.text, c.private_replied) for c in restarted.comments.values())
+    assert replied == [("info please", True), ("nice photo", False)]
 
 
 def test_a_sandbox_file_that_kept_comments_inside_the_account_keeps_them(tmp_path):
-    import json
-    import sqlite3
-
-    from platforms.emulator.state import EmulatorState
-    from platforms.emulator.store import StateStore
-
     path = tmp_path / "sandbox.db"
     StateStore(path).close()
     comment = {"id": "c9", "media_id": "m1", "from_id": "u9", "from_handle": "fan", "text": "price?",
