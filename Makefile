@@ -14,14 +14,19 @@ ARGS ?=
 serve: $(VENV)/.installed-runtime
 	$(BIN)/switchboard serve $(ARGS)
 
+# Every package, type-checked; the layering of DESIGN.md, held by import-linter (pyproject.toml).
+PACKAGES := switchboard http_api mcp_server oauth tasks service storage platforms
+
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
-	$(BIN)/mypy service platforms
+	$(BIN)/mypy $(PACKAGES)
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(TEST_WORKERS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
-	$(BIN)/mypy service platforms
+	$(BIN)/mypy $(PACKAGES)
+	$(BIN)/lint-imports
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run_all.py

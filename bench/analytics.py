@@ -24,12 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import temp_dir
 
-from mcp_server.app import prepare
-from service import analytics, bootstrap
-from service.auth import Actor
-from service.settings import Settings
+from service.analytics import ops as analytics
+from service.identity import bootstrap
+from service.identity.auth import Actor
+from service.kit.settings import Settings
 from storage.db import connection, db, reading
 from storage.models import Account, FollowerSnapshot
+from switchboard.app import prepare
 
 ACCOUNTS, DAYS = 10, 366
 PLATFORMS = ("instagram", "facebook", "x", "tiktok", "youtube", "instagram", "facebook", "x", "tiktok", "youtube")

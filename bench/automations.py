@@ -53,12 +53,13 @@ def main() -> int:
     args = parser.parse_args()
     args.baseline = args.baseline or args.comments
 
-    from mcp_server.app import prepare
-    from mcp_server.sandbox_seed import connect
-    from service import adapters, bootstrap
-    from service.settings import Settings
+    from service.accounts import adapters
+    from service.identity import bootstrap
+    from service.kit.settings import Settings
     from storage.db import connection, db
     from storage.models import Account, Conversation, Message
+    from switchboard.app import prepare
+    from switchboard.sandbox_seed import connect
 
     work = Path(temp_dir())
     port, sandbox_port = free_port(), free_port()
@@ -80,10 +81,10 @@ def main() -> int:
     # The scale-out setup (PostgreSQL + Redis) runs the worker as a process of its own beside the API;
     # the embedded one runs it inside `serve`.
     scale_out = settings.queue_url.startswith("redis")
-    serve = [sys.executable, "-m", "mcp_server", "serve", "--port", str(port)] + (["--no-worker"] if scale_out else [])
-    worker = [sys.executable, "-m", "mcp_server", "worker", "--workers", str(args.workers)]
+    serve = [sys.executable, "-m", "switchboard", "serve", "--port", str(port)] + (["--no-worker"] if scale_out else [])
+    worker = [sys.executable, "-m", "switchboard", "worker", "--workers", str(args.workers)]
     report["worker"] = "its own process" if scale_out else "inside serve"
-    with process([sys.executable, "-m", "mcp_server", "sandbox", "serve", "--port", str(sandbox_port)],
+    with process([sys.executable, "-m", "switchboard", "sandbox", "serve", "--port", str(sandbox_port)],
                  sandbox + "/sandbox/telegram/sent", env=env), \
          process(serve, base + "/v1/health", env=env), \
          (process(worker, sandbox + "/sandbox/telegram/sent", env=env) if scale_out else contextlib.nullcontext()):

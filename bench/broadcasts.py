@@ -49,12 +49,12 @@ def emulator_main(port: int) -> None:
     from starlette.responses import JSONResponse
     from starlette.routing import Mount, Route
 
-    from mcp_server.app import _sandbox_account
     from platforms.emulator import create_emulator_app
     from platforms.emulator.state import Contact
-    from service import adapters
-    from service.settings import Settings
+    from service.accounts import adapters
+    from service.kit.settings import Settings
     from storage import db as storage_db
+    from switchboard.app import _sandbox_account
 
     settings = Settings.from_env(dict(os.environ))
     storage_db.initialise(settings.database_url)
@@ -95,12 +95,14 @@ def main() -> int:
         emulator_main(args.emulator)
         return 0
 
-    from mcp_server.app import prepare, start_worker, stop_worker
-    from mcp_server.sandbox_seed import connect
-    from service import adapters, bootstrap, clock
-    from service.settings import Settings
+    from service.accounts import adapters
+    from service.identity import bootstrap
+    from service.kit import clock
+    from service.kit.settings import Settings
     from storage.db import connection, db
     from storage.models import Account, Broadcast, Conversation, ConversationCount
+    from switchboard.app import prepare, start_worker, stop_worker
+    from switchboard.sandbox_seed import connect
 
     work = Path(temp_dir())
     port, sandbox_port = free_port(), free_port()
@@ -121,7 +123,7 @@ def main() -> int:
                               "storage": settings.database_url.split(":", 1)[0] + " + " +
                               settings.queue_url.split(":", 1)[0]}
     prepare(settings)  # the schema, before the other processes start
-    with process([sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(port)],
+    with process([sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(port)],
                  base + "/v1/health", env=env), \
             process([sys.executable, str(Path(__file__).resolve()), "--emulator", str(sandbox_port)],
                     sandbox + "/sandbox/telegram/sent", env=env):

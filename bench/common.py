@@ -87,7 +87,7 @@ def scale_out_env(data_dir: str, **extra: str) -> Iterator[dict[str, str]]:
 
 def bootstrap(env: dict[str, str]) -> dict[str, str]:
     out = subprocess.run(
-        [sys.executable, "-m", "mcp_server", "bootstrap", "--email", "bench@example.com", "--password",
+        [sys.executable, "-m", "switchboard", "bootstrap", "--email", "bench@example.com", "--password",
          "bench-password", "--json"],
         env=env, cwd=ROOT, capture_output=True, check=True, text=True,
     )

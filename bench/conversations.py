@@ -131,7 +131,7 @@ def main() -> None:
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    serve = [sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(port)]
+    serve = [sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(port)]
     targets = {
         "GET /v1/health": ("/v1/health", {}),
         "page 1 (limit 20)": ("/v1/conversations", {"page": 1}),

@@ -92,7 +92,7 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env["SWITCHBOARD_BASE_URL"] = base
-    serve = [sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(port)]
+    serve = [sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(port)]
     floor_port, auth_floor_port = free_port(), free_port()
     floor = [sys.executable, "bench/bare_mcp.py", str(floor_port)]
     auth_floor = [sys.executable, "bench/bare_mcp.py", str(auth_floor_port), "--auth"]

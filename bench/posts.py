@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.common import bootstrap, embedded_env, free_port, process, temp_dir  # noqa: E402
-from mcp_server.sandbox_seed import connect  # noqa: E402
+from switchboard.sandbox_seed import connect  # noqa: E402
 
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x01" * 20_000
 MP4 = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x03" * 200_000
@@ -157,7 +157,7 @@ def main() -> int:
     env = embedded_env(temp_dir(), SWITCHBOARD_SANDBOX="1", SWITCHBOARD_BASE_URL=url,
                        SWITCHBOARD_SCHEDULER_TICK_SECONDS=str(tick), SWITCHBOARD_RATE_LIMIT_PER_MINUTE="100000")
     tenant = bootstrap(env)
-    with process([sys.executable, "-m", "mcp_server", "serve", "--port", str(port)], url + "/v1/health", env=env), \
+    with process([sys.executable, "-m", "switchboard", "serve", "--port", str(port)], url + "/v1/health", env=env), \
             httpx2.Client(base_url=url, timeout=60) as http:
         headers = {"Authorization": f"Bearer {tenant['apiKey']}"}
         accounts = {p: connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform=p)["id"]

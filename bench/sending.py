@@ -58,12 +58,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
 
-    from mcp_server.app import prepare
-    from mcp_server.sandbox_seed import connect
-    from service import adapters, bootstrap, engine, outbound
-    from service.settings import Settings
+    from service.accounts import adapters
+    from service.engine import core as engine
+    from service.identity import bootstrap
+    from service.inbox import outbound
+    from service.kit.settings import Settings
     from storage.db import connection, db
     from storage.models import Account, Conversation, Message
+    from switchboard.app import prepare
+    from switchboard.sandbox_seed import connect
 
     work = Path(temp_dir())
     port = free_port()
@@ -84,7 +87,7 @@ def main() -> int:
                               "storage": settings.database_url.split(":", 1)[0] + " + " +
                               settings.queue_url.split(":", 1)[0]}
 
-    with process([sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(port)],
+    with process([sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(port)],
                  base + "/v1/health", env=env):
         prepare(settings)
         with connection(), db.atomic():
@@ -206,7 +209,7 @@ def main() -> int:
 
 def start_worker(env: dict[str, str], log_path: Path, threads: int) -> subprocess.Popen[bytes]:
     with log_path.open("ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "mcp_server", "worker", "--workers", str(threads)],
+        return subprocess.Popen([sys.executable, "-m", "switchboard", "worker", "--workers", str(threads)],
                                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 

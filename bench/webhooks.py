@@ -127,12 +127,14 @@ def main() -> int:
     import trustme
     from peewee import fn
 
-    from mcp_server.app import prepare
-    from service import bootstrap, events, webhooks
-    from service.auth import Actor
-    from service.settings import Settings
+    from service.identity import bootstrap
+    from service.identity.auth import Actor
+    from service.kit import events
+    from service.kit.settings import Settings
+    from service.webhooks import ops as webhooks
     from storage.db import connection, db
     from storage.models import WebhookDelivery
+    from switchboard.app import prepare
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-"))
     ca = trustme.CA()
@@ -177,7 +179,7 @@ def main() -> int:
 
     def start_worker(name: str) -> subprocess.Popen:
         log = (work / f"{name}.log").open("ab")
-        process = subprocess.Popen([sys.executable, "-m", "mcp_server", "worker", "--workers", str(args.workers)],
+        process = subprocess.Popen([sys.executable, "-m", "switchboard", "worker", "--workers", str(args.workers)],
                                    cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         started_workers.append(process)
         return process

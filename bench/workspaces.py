@@ -38,7 +38,7 @@ def main() -> None:
 def measure(env: dict[str, str], args: argparse.Namespace, setup: str) -> None:
     key = bootstrap(env)["apiKey"]
     ours, bare = free_port(), free_port()
-    serve = [sys.executable, "-m", "mcp_server", "serve", "--no-worker", "--port", str(ours)]
+    serve = [sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(ours)]
     baseline = [sys.executable, "bench/bare_app.py", str(bare)]
     results: dict[str, list[dict[str, float]]] = {"switchboard": [], "bare": []}
     with process(serve, f"http://127.0.0.1:{ours}/v1/health", env) as ours_server, \

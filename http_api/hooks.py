@@ -9,8 +9,9 @@ from starlette.routing import Route
 
 from http_api.routing import error_response, json_response, read_body
 from platforms.base import PLATFORMS
-from service import inbound, json_input
-from service.errors import NotFound, ServiceError
+from service.inbox import inbound
+from service.kit import json_input
+from service.kit.errors import NotFound, ServiceError
 from storage.db import connection, db
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import random
 import re
-from typing import Any
+from collections.abc import Collection
 
 from starlette._utils import get_route_path
 from starlette.applications import Starlette
@@ -39,6 +39,11 @@ class ServiceApp(Starlette):
         return RequestContext(app, self.routes)
 
 
+def _always_first(routes: list[BaseRoute], route: Route, methods: Collection[str]) -> bool:
+    """True when the router would pick this route for its path whatever the method."""
+    return all(_first_match(routes, route.path, method) is route for method in methods)
+
+
 class RequestContext:
     """Outermost (see `ServiceApp`).
 
@@ -59,15 +64,12 @@ class RequestContext:
         for route in routes:
             if not (isinstance(route, Route) and not route.param_convertors):
                 continue
-            table: dict[str, Any]
             if isinstance(route.app, Endpoint):
-                table, methods = self.exact, route.app.methods
-            elif route.methods is None:  # an ASGI app of its own: the router hands it every method
-                table, methods = self.apps, _METHODS
-            else:
-                continue
-            if all(_first_match(routes, route.path, method) is route for method in methods):
-                table[route.path] = route.app
+                if _always_first(routes, route, route.app.methods):
+                    self.exact[route.path] = route.app
+            # An ASGI app of its own (no methods): the router hands it every method.
+            elif route.methods is None and _always_first(routes, route, _METHODS):
+                self.apps[route.path] = route.app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

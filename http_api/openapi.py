@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from http_api.routing import Operation
-from service import shapes
-from service.settings import VERSION
+from service.kit import shapes
+from service.kit.settings import VERSION
 
 STATUS_TEXT = {
     400: "The body is not JSON, not a JSON object, holds an unpaired surrogate escape or an integer of "

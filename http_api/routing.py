@@ -1,7 +1,7 @@
 """How a /v1 operation is declared and run.
 
 An `Operation` names its method, path, body and query shapes and its answers, each a pydantic
-model (`service.shapes`); the same declaration validates requests (the body and query reach the
+model (`service.kit.shapes`); the same declaration validates requests (the body and query reach the
 handler as their models) and writes the OpenAPI document. Handlers are plain synchronous
 functions. Where a request runs:
 
@@ -33,10 +33,10 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from http_api.storage_threads import BatchingThreads
-from service import idempotency, json_input, ratelimit, settings, shapes
-from service.auth import Actor, authenticate_api_key
-from service.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
-from service.pagination import Page
+from service.identity.auth import Actor, authenticate_api_key
+from service.kit import idempotency, json_input, ratelimit, settings, shapes
+from service.kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
+from service.kit.pagination import Page
 from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
 
 MAX_BODY_BYTES = 1024 * 1024

@@ -38,31 +38,27 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
 from mcp_server.verifier import StorageTokenVerifier, storage_threads
-from service import (
-    account_shapes,
-    accounts,
-    analytics,
-    analytics_shapes,
-    automations,
-    broadcasts,
-    conversations,
-    outbound,
-    posts,
-    sequences,
-    shapes,
-    workspace_shapes,
-    workspaces,
-)
-from service import automation_shapes as automation
-from service import broadcast_shapes as bc
-from service import inbox_shapes as inbox
-from service import post_shapes as post
-from service import sequence_shapes as sequence
-from service.auth import Actor
-from service.errors import Forbidden, ServiceError, Unauthorized
-from service.pagination import Page
-from service.settings import VERSION, Settings
-from service.shapes import page_of
+from service.accounts import ops as accounts
+from service.accounts import shapes as account_shapes
+from service.analytics import ops as analytics
+from service.analytics import shapes as analytics_shapes
+from service.automations import ops as automations
+from service.automations import shapes as automation
+from service.broadcasts import ops as broadcasts
+from service.broadcasts import shapes as bc
+from service.identity import workspace_shapes, workspaces
+from service.identity.auth import Actor
+from service.inbox import conversations, outbound
+from service.inbox import shapes as inbox
+from service.kit import shapes
+from service.kit.errors import Forbidden, ServiceError, Unauthorized
+from service.kit.pagination import Page
+from service.kit.settings import VERSION, Settings
+from service.kit.shapes import page_of
+from service.posts import ops as posts
+from service.posts import shapes as post
+from service.sequences import ops as sequences
+from service.sequences import shapes as sequence
 from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
 
 log = logging.getLogger("switchboard.mcp")
@@ -289,7 +285,7 @@ def build_tools(definitions: list[ToolDef] | None = None) -> list[Tool]:
     for definition in definitions or TOOLS:
         read = definition.scope == "read"
         built.append(Tool(
-            fn=make_tool(definition), name=definition.name, is_async=True,
+            fn=make_tool(definition), name=definition.name, title=None, is_async=True, context_kwarg=None,
             description=definition.description + f" Needs scope `{definition.scope}`.",
             annotations=ToolAnnotations(
                 read_only_hint=read,
@@ -314,8 +310,10 @@ def build_mcp(settings: Settings) -> MCPServer:
         "that the person chose when connecting. Arguments use the /v1 API's camelCase names.",
         token_verifier=StorageTokenVerifier(),
         auth=AuthSettings(
-            issuer_url=settings.base_url,  # a plain string: no trailing slash added (python-sdk #1919)
-            resource_server_url=settings.base_url + "/mcp",
+            # Plain strings, not the AnyHttpUrl the signature names: pydantic would add a trailing slash
+            # to the issuer, and the SDK's own client then refuses it as a mismatch.
+            issuer_url=settings.base_url,  # type: ignore[arg-type]
+            resource_server_url=settings.base_url + "/mcp",  # type: ignore[arg-type]
             required_scopes=None,  # per tool: `read` for read tools, `write` for the others
             validate_token_resource=True,
         ),

@@ -1,7 +1,7 @@
 """The MCP resource server's token verifier: our own storage, checked on every request.
 
 A token this process has checked is remembered while `oauth_token_epoch` reads as it did
-(`service.oauth_tokens.verify_access_token`), so a revoked connected app, a revoked token or a
+(`service.identity.oauth_tokens.verify_access_token`), so a revoked connected app, a revoked token or a
 member removed from the workspace is still refused from the next request on, in every process.
 On SQLite the check is a read on the event loop in a snapshot that never waits (as /v1's reads);
 when the grant's `lastUsedAt` is due and cannot be written at once, or on PostgreSQL, it runs on
@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from mcp.server.auth.provider import AccessToken
 
-from service import clock, oauth_tokens
+from service.identity import oauth_tokens
+from service.kit import clock
 from storage.db import WriteNeeded, connection, read_on_loop, reads_on_loop
 
 

@@ -29,13 +29,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service import api_keys, clock, oauth_tokens, sessions, shapes, users, webhooks, workspaces
-from service.api_key_shapes import ApiKeyCreated, CreateApiKey
-from service.auth import Actor
-from service.errors import ServiceError
-from service.settings import Settings
+from service.identity import api_keys, oauth_tokens, sessions, users, workspaces
+from service.identity.api_key_shapes import ApiKeyCreated, CreateApiKey
+from service.identity.auth import Actor, member_actor
+from service.kit import clock, shapes
+from service.kit.errors import ServiceError
+from service.kit.settings import Settings
+from service.webhooks import ops as webhooks
 from storage.db import connection, db
-from storage.models import Membership
 
 T = TypeVar("T")
 SESSION_COOKIE = "switchboard_session"
@@ -146,7 +147,7 @@ def csrf_ok(request: Request, form: Any) -> bool:
 
 async def sign_in(request: Request, user_id: str, email: str) -> None:
     """A new session for this person: nothing of the anonymous one (its CSRF token) survives, and
-    the session is a row in storage (`service.sessions`) that sign-out and a password change end."""
+    the session is a row in storage (`service.identity.sessions`) that sign-out and a password change end."""
     session_id = await in_db(sessions.start, user_id=user_id)
     request.session.clear()
     request.session.update({"sid": session_id, "uid": user_id, "email": email, "csrf": secrets.token_urlsafe(32)})
@@ -226,14 +227,6 @@ def _workspace_context(user_id: str, wanted: str | None) -> tuple[list[dict[str,
     return spaces, chosen
 
 
-def member_actor(user_id: str, workspace_id: str) -> Actor:
-    """The person acting in one of their workspaces from the dashboard."""
-    if not Membership.select().where(Membership.user == user_id, Membership.workspace == workspace_id).exists():
-        raise PermissionError("not a member")
-    return Actor(workspace_id=workspace_id, permission="read-write", profile_ids=None,
-                 credential_id=f"session:{user_id}", user_id=user_id)
-
-
 def _optional(module: str) -> Any:
     """A service module that another part of the project provides, if this build has it."""
     try:
@@ -243,7 +236,7 @@ def _optional(module: str) -> Any:
 
 
 def _follower_summaries(actor: Actor) -> list[dict[str, Any]]:
-    analytics = _optional("service.analytics")
+    analytics = _optional("service.analytics.ops")
     function = getattr(analytics, "follower_analytics", None) if analytics else None
     if function is None:
         return []

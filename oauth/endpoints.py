@@ -19,9 +19,10 @@ from starlette.routing import Route
 
 from oauth import dashboard
 from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, server_for
-from service import json_input, oauth_clients, oauth_tokens, workspaces
-from service.errors import ServiceError
-from service.settings import Settings
+from service.identity import oauth_clients, oauth_tokens, workspaces
+from service.kit import json_input
+from service.kit.errors import ServiceError
+from service.kit.settings import Settings
 
 
 def _to_response(answer: Answer) -> Response:

@@ -19,28 +19,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from oauth import dashboard
-from service import clock, users
-from service.settings import Settings
-from storage.models import User
+from service.identity import users
+from service.kit.settings import Settings
 
 log = logging.getLogger("switchboard.oidc")
-
-
-def link_identity(*, subject: str, email: str | None, email_verified: bool) -> User | None:
-    """The person this identity signs in as, linking it on first use; None when refused."""
-    user = User.get_or_none(User.oidc_subject == subject)
-    if user is not None:
-        return user
-    if not email or not email_verified:
-        return None
-    user = User.get_or_none(User.email == users.normalise_email(email))
-    if user is None or (user.oidc_subject and user.oidc_subject != subject):
-        return None
-    user.oidc_subject = subject
-    user.email_verified = True
-    user.updated_at = clock.now()
-    user.save()
-    return user
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
@@ -68,7 +50,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
                                         "The identity provider did not confirm who you are.", error.error)
         claims = token.get("userinfo") or {}
         subject = f"{settings.oidc_issuer}#{claims.get('sub')}"
-        user = await dashboard.in_db(link_identity, subject=subject, email=claims.get("email"),
+        user = await dashboard.in_db(users.link_identity, subject=subject, email=claims.get("email"),
                                      email_verified=claims.get("email_verified") is True)
         if user is None:
             return dashboard.error_page(

@@ -1,4 +1,4 @@
-"""Authlib's authorisation server over our storage (service.oauth_tokens, service.oauth_clients).
+"""Authlib's authorisation server over our storage (service.identity.oauth_tokens, service.identity.oauth_clients).
 
 Authlib has no Starlette integration and is synchronous: the async handlers in oauth/endpoints.py
 read the request, then call into this module in a worker thread inside one transaction. Requests
@@ -30,8 +30,8 @@ from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc9207 import IssuerParameter
 
-from service import oauth_clients, oauth_tokens
-from service.oauth_clients import ClientInfo
+from service.identity import oauth_clients, oauth_tokens
+from service.identity.oauth_clients import ClientInfo
 
 AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
 

@@ -6,7 +6,7 @@ A task lost with its consumer leaves a `claimed` row, claimed again an hour late
 
 from __future__ import annotations
 
-from service import analytics
+from service.analytics import ops as analytics
 from storage.db import db
 from tasks.queue import huey
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from service import engine
+from service.engine import core as engine
 from storage.db import connection
 from tasks.queue import huey
 

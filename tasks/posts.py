@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service import media
+from service.media import ops as media
 
 _EVERY = 50  # ticks
 _ticks = 0

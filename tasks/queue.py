@@ -15,7 +15,7 @@ from huey import Huey
 from huey.consumer import Consumer
 from huey.storage import MemoryStorage, RedisStorage, SqliteStorage
 
-from service.settings import Settings
+from service.kit.settings import Settings
 from storage import files
 
 huey = Huey("switchboard", results=False, utc=True, storage_class=MemoryStorage)

@@ -6,7 +6,7 @@ aged, well inside the week before its credentials lapse.
 
 from __future__ import annotations
 
-from service import renewals
+from service.accounts import renewals
 from storage.db import db
 from tasks.queue import huey
 

@@ -13,7 +13,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from service import clock, idempotency, ratelimit, sessions
+from service.identity import sessions
+from service.kit import clock, idempotency, ratelimit
 from storage.db import connection, db
 from storage.models import SchedulerState
 

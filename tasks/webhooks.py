@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from service import webhooks
+from service.webhooks import ops as webhooks
 from storage.db import connection, db
 from tasks.queue import huey
 

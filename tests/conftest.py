@@ -19,13 +19,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_server.app import create_app, prepare
 from platforms.base import PLATFORMS
-from service import bootstrap as bootstrap_module
-from service import clock
-from service.settings import Settings
+from service.identity import bootstrap as bootstrap_module
+from service.kit import clock
+from service.kit.settings import Settings
 from storage.db import connection, db
 from storage.models import ALL_MODELS
+from switchboard.app import create_app, prepare
 from tasks.queue import huey
 from tests.support.live_server import free_port, live_server
 
@@ -107,7 +107,7 @@ def _cheap_password_hashes() -> Iterator[None]:
     what is hashed, salted and compared is unchanged."""
     from argon2 import PasswordHasher
 
-    from service import users
+    from service.identity import users
 
     real = users._hasher
     users._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)

@@ -2,8 +2,8 @@ from typing import Any
 
 from http_api.declare import op
 from http_api.routing import Call
-from service import accounts
-from service.account_shapes import (
+from service.accounts import ops as accounts
+from service.accounts.shapes import (
     Account,
     AccountDeleted,
     AccountQuery,
@@ -11,8 +11,8 @@ from service.account_shapes import (
     PublishOptions,
     Templates,
 )
-from service.pagination import Page
-from service.shapes import page_of
+from service.kit.pagination import Page
+from service.kit.shapes import page_of
 
 
 def list_(call: Call) -> Page:

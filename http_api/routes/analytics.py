@@ -1,7 +1,7 @@
 from http_api.declare import op
 from http_api.routing import Call
-from service import analytics
-from service.analytics_shapes import FollowerAnalytics, FollowersQuery
+from service.analytics import ops as analytics
+from service.analytics.shapes import FollowerAnalytics, FollowersQuery
 
 
 def followers(call: Call) -> FollowerAnalytics:

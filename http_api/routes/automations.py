@@ -1,7 +1,7 @@
 from http_api.declare import op
 from http_api.routing import Call
-from service import automations
-from service.automation_shapes import (
+from service.automations import ops as automations
+from service.automations.shapes import (
     AutomationDeleted,
     AutomationLog,
     AutomationQuery,
@@ -9,8 +9,8 @@ from service.automation_shapes import (
     CreateCommentAutomation,
     UpdateCommentAutomation,
 )
-from service.pagination import Page
-from service.shapes import PageQuery, page_of
+from service.kit.pagination import Page
+from service.kit.shapes import PageQuery, page_of
 
 TAG = "Comment automations"
 

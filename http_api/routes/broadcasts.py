@@ -1,7 +1,7 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service import broadcasts
-from service.broadcast_shapes import (
+from service.broadcasts import ops as broadcasts
+from service.broadcasts.shapes import (
     Broadcast,
     BroadcastDeleted,
     BroadcastQuery,
@@ -10,8 +10,8 @@ from service.broadcast_shapes import (
     RecipientQuery,
     UpdateBroadcast,
 )
-from service.pagination import Page
-from service.shapes import page_of
+from service.kit.pagination import Page
+from service.kit.shapes import page_of
 
 
 def create(call: Call) -> Reply:

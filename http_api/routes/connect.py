@@ -2,9 +2,8 @@ from starlette.responses import RedirectResponse
 
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service import connect
-from service.account_shapes import Account
-from service.connect_shapes import (
+from service.accounts import connect
+from service.accounts.connect_shapes import (
     CallbackQuery,
     ConnectStart,
     ConnectTelegram,
@@ -12,6 +11,7 @@ from service.connect_shapes import (
     StartConnectQuery,
     WebhookSubscription,
 )
+from service.accounts.shapes import Account
 
 PLATFORM_PATH = "{platform}"
 

@@ -1,17 +1,12 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service.settings import VERSION
-from service.workspace_shapes import Health
-from storage import db
-from tasks import queue
+from service.kit import health
+from service.kit.health import Health
 
 
 def get_health(call: Call) -> Reply:
-    database = "ok" if db.ping() else "down"
-    queue_state = "ok" if queue.ping() else "down"
-    status = "ok" if database == queue_state == "ok" else "down"
-    report = Health(status=status, version=VERSION, database=database, queue=queue_state)
-    return Reply(report, status=200 if status == "ok" else 503)
+    report = health.report()
+    return Reply(report, status=200 if report.status == "ok" else 503)
 
 
 OPERATIONS = [

@@ -12,9 +12,9 @@ from starlette.routing import Route
 
 from http_api.declare import op
 from http_api.routing import Call, Reply, error_response, json_response
-from service import media
-from service.errors import NotFound, PayloadTooLarge, ServiceError
-from service.post_shapes import MediaRecord, Upload, UploadIn, UploadProgress
+from service.kit.errors import NotFound, PayloadTooLarge, ServiceError
+from service.media import ops as media
+from service.posts.shapes import MediaRecord, Upload, UploadIn, UploadProgress
 from storage.db import connection, db, reading
 
 

@@ -1,9 +1,10 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service import posts, publishing
-from service.pagination import Page
-from service.post_shapes import DeleteQuery, Post, PostDeleted, PostIn, PostQuery, PostUpdate
-from service.shapes import page_of
+from service.kit.pagination import Page
+from service.kit.shapes import page_of
+from service.posts import ops as posts
+from service.posts import publishing
+from service.posts.shapes import DeleteQuery, Post, PostDeleted, PostIn, PostQuery, PostUpdate
 
 
 def create(call: Call) -> Reply:

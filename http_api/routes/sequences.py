@@ -1,9 +1,10 @@
 from http_api.declare import op
 from http_api.routing import Call
-from service import sequences
-from service.errors import ValidationFailed
-from service.pagination import Page
-from service.sequence_shapes import (
+from service.kit.errors import ValidationFailed
+from service.kit.pagination import Page
+from service.kit.shapes import PageQuery, page_of
+from service.sequences import ops as sequences
+from service.sequences.shapes import (
     CreateSequence,
     EnrollBody,
     Enrollment,
@@ -13,7 +14,6 @@ from service.sequence_shapes import (
     SequenceQuery,
     UpdateSequence,
 )
-from service.shapes import PageQuery, page_of
 
 TAG = "Sequences"
 

@@ -1,10 +1,10 @@
 
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service import webhooks
-from service.pagination import Page
-from service.shapes import PageQuery, page_of
-from service.webhook_shapes import (
+from service.kit.pagination import Page
+from service.kit.shapes import PageQuery, page_of
+from service.webhooks import ops as webhooks
+from service.webhooks.shapes import (
     CreateWebhook,
     DeliveryQuery,
     UpdateWebhook,

@@ -1,7 +1,7 @@
 """A counter that moves whenever an API key changes in a way that matters to authentication.
 
 Processes keep the keys they have checked in memory and trust an entry only while this counter
-reads as it did when the entry was made (`service.auth`). Triggers move it, in the transaction of
+reads as it did when the entry was made (`service.identity.auth`). Triggers move it, in the transaction of
 the change itself, so no code path can revoke, delete, narrow or expire a key without every
 process noticing at its next request. Writing `last_used_at` does not move it.
 """

@@ -2,7 +2,7 @@
 way that matters to the MCP token check (as `api_key_epoch` does for API keys, migration 15).
 
 Processes keep the access tokens they have checked in memory and trust an entry only while this
-counter reads as it did when the entry was made (`service.oauth_tokens.verify_access_token`).
+counter reads as it did when the entry was made (`service.identity.oauth_tokens.verify_access_token`).
 Triggers move it in the transaction of the change itself, so no code path (a revoked connected app,
 a rotated or reused refresh token, a person removed from a workspace, a statement typed at a SQL
 prompt) can end a token without every process noticing at its next request. Issuing a token,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from service import broadcasts, clock
+from service.broadcasts import ops as broadcasts
+from service.kit import clock
 from storage.db import connection
 from storage.models import Event
 from tests.conftest import bearer

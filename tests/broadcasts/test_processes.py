@@ -15,10 +15,10 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from mcp_server.app import create_app
-from service.settings import Settings
+from service.kit.settings import Settings
 from storage.db import connection
 from storage.models import BroadcastRecipient, Event, Message
+from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server
 from tests.support.processes import service_env, switchboard, worker_processes

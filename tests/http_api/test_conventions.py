@@ -224,7 +224,7 @@ def test_paging_takes_ascii_digits_only(client, tenant):
 ])
 def test_a_fault_is_a_500_that_quotes_the_request_id_and_tells_nothing_of_it(client, tenant, monkeypatch,
                                                                                path, fault_in):
-    from service import workspaces
+    from service.identity import workspaces
 
     def fault(**_: object) -> None:
         raise RuntimeError(f"cannot reach the database with {tenant['apiKey']}")

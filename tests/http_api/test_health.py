@@ -3,8 +3,8 @@ from dataclasses import replace
 import httpx2
 from peewee import SqliteDatabase
 
-from mcp_server.app import create_app
 from storage.db import db
+from switchboard.app import create_app
 from tests.support.live_server import free_port, live_server
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from platforms.inbound import meta_signature
-from service import adapters
+from service.accounts import adapters
 from storage.db import connection
 from storage.models import Account, InboundRecord
 from tests.support.sandbox import connect_account

@@ -8,7 +8,7 @@ import pytest
 
 from http_api.app import all_operations
 from platforms.inbound import meta_signature
-from service import adapters
+from service.accounts import adapters
 from storage.db import connection
 from storage.models import Account, InboundRecord
 from tests.conftest import bearer

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from service import clock
+from service.kit import clock
 from storage.db import connection
 from storage.hot import api_key_epoch
 from tests.conftest import bearer

@@ -14,7 +14,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mcp_server.app import create_app
+from switchboard.app import create_app
 from tests.support.factories import add_account, add_profile
 from tests.support.live_server import live_server
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import httpx2
 
-from mcp_server.app import create_app
+from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import clock_to_fresh_minute, live_server
 

@@ -9,7 +9,7 @@ import uuid
 import httpx2
 import pytest
 
-from service import idempotency
+from service.kit import idempotency
 from storage.db import connection
 from storage.models import Event, IdempotencyRecord, Message
 from tests.conftest import bearer

@@ -9,11 +9,11 @@ import httpx2
 import pytest
 
 from mcp_server import tools as mcp_tools
-from mcp_server.app import create_app
-from service import bootstrap as bootstrap_module
-from service import workspace_shapes, workspaces
+from service.identity import bootstrap as bootstrap_module
+from service.identity import workspace_shapes, workspaces
 from storage.db import connection, db
 from storage.models import Profile
+from switchboard.app import create_app
 from tests.support.live_server import live_server
 from tests.support.oauth_flow import browser_sign_in, call_tool_raw, hand_made_tokens
 

@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_server.app import create_app
 from storage.db import connection
 from storage.models import User
+from switchboard.app import create_app
 from tests.support.live_server import live_server
 from tests.support.oauth_flow import REDIRECT_URI, authorize_params, browser_sign_in, pkce_pair
 from tests.support.webhook_receiver import make_tls

@@ -7,9 +7,9 @@ from dataclasses import replace
 import httpx2
 import pytest
 
-from mcp_server.app import create_app
 from storage.db import connection
 from storage.models import User
+from switchboard.app import create_app
 from tests.support.live_server import free_port, live_server
 from tests.support.oauth_flow import email_of
 from tests.support.oidc_provider import Provider

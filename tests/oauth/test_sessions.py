@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from service import users, workspaces
+from service.identity import users, workspaces
 from storage.db import connection, db
 from storage.models import DashboardSession, Membership
 from tests.support.live_server import free_port
@@ -90,7 +90,7 @@ def test_removing_a_member_ends_their_sessions(server_url, tenant):
 
 
 def test_the_last_owner_cannot_be_removed(service, tenant):
-    from service.errors import Conflict
+    from service.kit.errors import Conflict
 
     with connection(), db.atomic(), pytest.raises(Conflict):
         workspaces.remove_member(workspace_id=tenant["workspaceId"], user_id=tenant["userId"])

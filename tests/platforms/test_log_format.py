@@ -63,7 +63,7 @@ def test_the_cli_writes_its_log_through_the_formatter():
     # handler withholds, for our loggers and the libraries' alike (uvicorn's and Huey's propagate).
     script = (
         "import logging, sys\n"
-        "from mcp_server.cli import configure_process_logging\n"
+        "from switchboard.cli import configure_process_logging\n"
         "configure_process_logging(sys.argv[1])\n"
         "for name in ('switchboard.http', 'uvicorn.error', 'huey'):\n"
         "    try:\n"

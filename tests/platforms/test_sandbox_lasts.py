@@ -7,9 +7,9 @@ import stat
 
 import httpx2
 
-from mcp_server.app import create_app
 from platforms.emulator.state import EmulatorState
 from platforms.emulator.store import StateStore
+from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server
 from tests.support.sandbox import connect_account

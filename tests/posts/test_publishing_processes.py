@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from mcp_server.app import create_app
-from service.settings import Settings
+from service.kit.settings import Settings
 from storage.db import connection
 from storage.models import PostTarget
+from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server
 from tests.support.posts import get_post, sent_posts

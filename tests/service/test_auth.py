@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from service.auth import authenticate_api_key
-from service.errors import Unauthorized
+from service.identity.auth import authenticate_api_key
+from service.kit.errors import Unauthorized
 from storage.db import connection, db
 from storage.models import ApiKey
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from service.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
+from service.inbox.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
 
 
 @pytest.mark.parametrize(("platform", "given", "stored"), [

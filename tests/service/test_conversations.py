@@ -4,9 +4,9 @@ import datetime as dt
 
 import pytest
 
-from service import conversations, outbound
-from service.auth import Actor
-from service.errors import ValidationFailed
+from service.identity.auth import Actor
+from service.inbox import conversations, outbound
+from service.kit.errors import ValidationFailed
 from storage.db import connection, db
 from storage.models import Account, Conversation, Event
 from tests.support.factories import add_account

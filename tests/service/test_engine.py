@@ -7,8 +7,9 @@ import subprocess
 import sys
 import threading
 
-from service import conversations, engine, outbound
-from service.auth import Actor
+from service.engine import core as engine
+from service.identity.auth import Actor
+from service.inbox import conversations, outbound
 from storage.db import connection, db
 from storage.models import Account, Conversation, Message
 from tests.support.factories import add_account
@@ -100,8 +101,8 @@ def test_an_answer_from_a_worker_that_lost_its_claim_is_ignored(tenant):
 
 def test_importing_the_service_registers_nothing_and_hashes_nothing():
     code = (
-        "import mcp_server.app, service.outbound, service.webhooks, tasks.engine, tasks.webhooks\n"
-        "from service import engine, inbound, users\n"
+        "import switchboard.app, service.inbox.outbound, service.webhooks.ops, tasks.engine, tasks.webhooks\n"
+        "from service.engine import core as engine\nfrom service.inbox import inbound\nfrom service.identity import users\n"
         "assert engine.kinds() == [] and not engine.has_nudger(), 'kinds registered at import'\n"
         "assert not inbound._handlers, 'inbound handlers registered at import'\n"
         "assert users._dummy_hash.cache_info().currsize == 0, 'a password hashed at import'\n"

@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_server.app import create_app, prepare
-from service import bootstrap
-from service.settings import Settings
+from service.identity import bootstrap
+from service.kit.settings import Settings
 from storage.db import connection, db
+from switchboard.app import create_app, prepare
 from tests.conftest import bearer
 from tests.support.live_server import free_port, live_server
 

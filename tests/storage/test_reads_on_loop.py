@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from service import workspaces
-from service.auth import authenticate_api_key
+from service.identity import workspaces
+from service.identity.auth import authenticate_api_key
 from storage.db import WriteNeeded, connection, db, read_on_loop
 from storage.hot import Prepared
 from storage.models import ApiKey, Profile, Workspace

@@ -5,7 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from service import accounts, api_keys, workspaces
+from service.accounts import ops as accounts
+from service.identity import api_keys, workspaces
 from storage.db import connection, db
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import uvicorn
 
-from service import clock
+from service.kit import clock
 
 
 def free_port() -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx2
 
-from service.settings import Settings
+from service.kit.settings import Settings
 
 
 def service_env(settings: Settings, **extra: str) -> dict[str, str]:
@@ -36,7 +36,7 @@ def service_env(settings: Settings, **extra: str) -> dict[str, str]:
 
 
 def switchboard(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mcp_server", *args]
+    return [sys.executable, "-m", "switchboard", *args]
 
 
 @contextlib.contextmanager

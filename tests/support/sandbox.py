@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx2
 
-from mcp_server.sandbox_seed import connect
+from switchboard.sandbox_seed import connect
 
 
 def connect_account(client: httpx2.Client, tenant: dict[str, str], platform: str, **options: Any) -> dict[str, Any]:

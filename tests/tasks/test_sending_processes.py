@@ -21,11 +21,11 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from mcp_server.app import create_app
-from service import outbound
-from service.settings import Settings
+from service.inbox import outbound
+from service.kit.settings import Settings
 from storage.db import connection, db
 from storage.models import Account, Conversation, Message
+from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import free_port, live_server
 from tests.support.processes import serve_process, service_env, switchboard, wait_healthy, worker_processes

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from service import events
+from service.kit import events
 from tests.conftest import bearer
 
 pytestmark = pytest.mark.shared_service

@@ -6,8 +6,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from service import clock, engine, events, webhooks
-from service.auth import Actor
+from service.engine import core as engine
+from service.identity.auth import Actor
+from service.kit import clock, events
+from service.webhooks import ops as webhooks
 from storage.db import connection, db
 from storage.models import WebhookDelivery
 from tasks import webhooks as webhook_tasks

@@ -10,7 +10,7 @@ import time
 import pytest
 import stripe
 
-from service import events
+from service.kit import events
 from storage.db import connection, db
 from tests.conftest import bearer
 from tests.support.webhook_receiver import Answer, running_receiver, wait_for

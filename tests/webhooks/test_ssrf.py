@@ -8,7 +8,7 @@ import socket
 import httpx2
 import pytest
 
-from service import net
+from service.kit import net
 from tests.conftest import bearer
 from tests.support.webhook_receiver import running_receiver
 

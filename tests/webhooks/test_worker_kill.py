@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_server.app import create_app
-from service.settings import Settings
+from service.kit.settings import Settings
+from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server
 from tests.support.webhook_receiver import Answer, running_receiver, wait_for
@@ -39,7 +39,7 @@ def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
         "SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS": str(settings.webhook_timeout_seconds),
     }
     with log_path.open("ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "mcp_server", "worker", "--workers", "2"], cwd=REPO, env=env,
+        return subprocess.Popen([sys.executable, "-m", "switchboard", "worker", "--workers", "2"], cwd=REPO, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
 
 

@@ -1,5 +1,0 @@
-import sys
-
-from mcp_server.cli import main
-
-sys.exit(main())

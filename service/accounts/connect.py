@@ -1,0 +1,142 @@
+"""Connecting platform accounts: OAuth with a signed single-use state, or a token for Telegram and WhatsApp."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, Rejected
+from service.accounts import adapters
+from service.accounts import ops as accounts
+from service.accounts.connect_shapes import ConnectStart, TokenConnection, WebhookSubscription
+from service.accounts.shapes import Account as AccountRecord
+from service.identity import workspaces
+from service.identity.auth import Actor
+from service.kit import clock, settings
+from service.kit.errors import BadRequest, ValidationFailed
+from service.kit.shapes import is_https_url
+from storage.db import db
+from storage.models import Account, ConnectState
+
+OAUTH_PLATFORMS = ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
+SUBSCRIBABLE = ("facebook", "instagram", "whatsapp")
+STATE_MAX_AGE = timedelta(minutes=15)
+
+
+def _serializer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(settings.current().secret_key, salt="switchboard.connect-state")
+
+
+def redirect_uri(platform: str) -> str:
+    return f"{settings.current().base_url}/v1/connect/{platform}/callback"
+
+
+def start_oauth(*, actor: Actor, platform: str, profile_id: str, redirect_url: str | None = None) -> ConnectStart:
+    if platform not in OAUTH_PLATFORMS:
+        raise ValidationFailed.field("platform", "connects with a token, not OAuth: use POST /v1/connect/" + platform)
+    workspaces.get_profile_row(actor=actor, profile_id=profile_id)
+    actor.require_write()
+    if redirect_url is not None and not _acceptable_redirect(redirect_url):
+        raise ValidationFailed.field("redirectUrl", "must be an absolute https URL (or http on localhost)")
+    nonce = secrets.token_urlsafe(24)
+    ConnectState.create(nonce=nonce)
+    state = _serializer().dumps({"n": nonce, "w": actor.workspace_id, "p": profile_id, "f": platform,
+                                 "r": redirect_url})
+    url = adapters.adapter(platform).authorize_url(state=state, redirect_uri=redirect_uri(platform))
+    return ConnectStart(auth_url=url, state=state)
+
+
+def _acceptable_redirect(url: str) -> bool:
+    parts = urlsplit(url)
+    return is_https_url(url) or (parts.scheme == "http" and parts.hostname in {"localhost", "127.0.0.1", "::1"})
+
+
+@dataclass(frozen=True)
+class Finished:
+    account: AccountRecord
+    redirect_to: str | None
+
+
+def finish_oauth(*, platform: str, code: str | None, state: str | None, error: str | None = None) -> Finished:
+    """The platform's redirect back: check and spend the state, exchange the code, store the account.
+
+    Runs its own short transactions: the code exchange is a network call.
+    """
+    if not state:
+        raise BadRequest("The callback has no state.")
+    try:
+        claims = _serializer().loads(state, max_age=int(STATE_MAX_AGE.total_seconds()))
+    except BadSignature:
+        raise BadRequest("The state is not valid or has expired.") from None
+    if claims.get("f") != platform:
+        raise BadRequest("The state was issued for another platform.")
+    with db.atomic():
+        spent = (
+            ConnectState.update(used_at=clock.now())
+            .where(ConnectState.nonce == claims["n"], ConnectState.used_at.is_null())
+            .execute()
+        )
+    if spent != 1:
+        raise BadRequest("This state has already been used.")
+    if error or not code:
+        raise BadRequest("The platform did not authorise the connection.")
+    try:
+        identity = adapters.adapter(platform).exchange_code(code=code, redirect_uri=redirect_uri(platform), state=state)
+    except PlatformFailure as failure:
+        raise adapters.as_service_error(failure) from None
+    with db.atomic():
+        account = _store(claims["w"], claims["p"], platform, identity)
+        record_ = AccountRecord.model_validate(account)
+    target = claims.get("r")
+    return Finished(record_, _with_query(target, accountId=account.id) if target else None)
+
+
+def _with_query(url: str, **params: str) -> str:
+    parts = urlsplit(url)
+    query = [*parse_qsl(parts.query, keep_blank_values=True), *params.items()]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _store(workspace_id: str, profile_id: str, platform: str, identity: ConnectedIdentity) -> Account:
+    return accounts.connect(
+        workspace_id=workspace_id,
+        profile_id=profile_id,
+        platform=platform,
+        platform_account_id=identity.platform_account_id,
+        username=identity.username,
+        display_name=identity.display_name,
+        credentials=identity.credentials,
+    )
+
+
+def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnection) -> AccountRecord:
+    """Telegram (`botToken`: `getMe`, then `setWebhook` with a secret token) and WhatsApp
+    (`phoneNumberId`, `wabaId`, `accessToken` checked against the Graph API)."""
+    with db.atomic():
+        workspaces.get_profile_row(actor=actor, profile_id=connection.profile_id)
+        actor.require_write()
+    try:
+        identity = adapters.adapter(platform).connect_with_token(**connection.credentials())
+    except (ReauthRequired, Rejected):
+        secret_field = "botToken" if platform == "telegram" else "accessToken"
+        raise ValidationFailed.field(secret_field, "was not accepted by the platform") from None
+    except PlatformFailure as failure:
+        raise adapters.as_service_error(failure) from None
+    with db.atomic():
+        return AccountRecord.model_validate(_store(actor.workspace_id, connection.profile_id, platform, identity))
+
+
+def subscribe_webhooks(*, actor: Actor, platform: str, account_id: str) -> WebhookSubscription:
+    with db.atomic():
+        account = accounts.get_row(actor=actor, account_id=account_id)
+        actor.require_write()
+    if platform not in SUBSCRIBABLE:
+        raise ValidationFailed.field("platform", "must be facebook, instagram or whatsapp")
+    if account.platform != platform:
+        raise ValidationFailed.field("accountId", f"is a {account.platform} account, not {platform}")
+    fields = adapters.call_for_api(account, lambda adapter, ctx: adapter.subscribe_webhooks(ctx))
+    return WebhookSubscription(account_id=account.id, subscribed=True, fields=list(fields))

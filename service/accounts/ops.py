@@ -1,0 +1,157 @@
+"""Connected platform accounts: listed, read, disconnected (credentials erased), deleted for good."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from service.accounts import adapters
+from service.accounts.shapes import Account as AccountRecord
+from service.accounts.shapes import AccountDeleted
+from service.identity.auth import Actor
+from service.kit import clock, crypto, events, ids
+from service.kit.errors import Conflict, NotFound, ValidationFailed
+from service.kit.pagination import Page, paginate
+from storage.db import db
+from storage.models import Account
+
+# Resources that hang off an account (post targets, conversations) each have a function that deletes
+# an account's rows and returns how many it removed; permanent deletion runs them all. The
+# composition root installs them (`set_dependent`); a resource without one counts 0.
+Dependents = dict[str, Callable[[str], int]]
+DEPENDENTS: Dependents = {"postTargets": lambda account_id: 0, "conversations": lambda account_id: 0}
+
+
+def set_dependent(name: str, delete_for_account: Callable[[str], int]) -> None:
+    DEPENDENTS[name] = delete_for_account
+
+
+def get_row(*, actor: Actor, account_id: str) -> Account:
+    account = Account.get_or_none(Account.id == account_id, Account.workspace == actor.workspace_id)
+    if account is None:
+        raise NotFound("No account with that id.")
+    actor.require_profile(account.profile_id)
+    return account
+
+
+def get(*, actor: Actor, account_id: str) -> AccountRecord:
+    return AccountRecord.model_validate(get_row(actor=actor, account_id=account_id))
+
+
+def list_accounts(
+    *,
+    actor: Actor,
+    profile_id: str | None = None,
+    platform: str | None = None,
+    status: str | None = None,
+    page: int | None = None,
+    limit: int | None = None,
+) -> Page:
+    query = Account.select().where(Account.workspace == actor.workspace_id)
+    if actor.profile_ids is not None:
+        query = query.where(Account.profile.in_(list(actor.profile_ids)))
+    if profile_id is not None:
+        actor.require_profile(profile_id)  # a filter naming a profile outside the key's: 403, as everywhere
+        query = query.where(Account.profile == profile_id)
+    if platform is not None:
+        query = query.where(Account.platform == platform)
+    if status is not None:
+        query = query.where(Account.status == status)
+    return paginate(query.order_by(Account.created_at, Account.id), page=page, limit=limit, record=AccountRecord)
+
+
+def connect(
+    *,
+    workspace_id: str,
+    profile_id: str,
+    platform: str,
+    platform_account_id: str,
+    username: str | None,
+    display_name: str | None,
+    credentials: dict[str, Any],
+) -> Account:
+    """Store a newly authorised platform identity, or reconnect the existing one (same profile,
+    platform and platform account id), and record `account.connected`."""
+    moment = clock.now()
+    account = Account.get_or_none(
+        Account.profile == profile_id,
+        Account.platform == platform,
+        Account.platform_account_id == platform_account_id,
+    )
+    if account is None:
+        account = Account(
+            id=ids.new_id("acc"),
+            workspace=workspace_id,
+            profile=profile_id,
+            platform=platform,
+            platform_account_id=platform_account_id,
+            created_at=moment,
+        )
+        force_insert = True
+    else:
+        force_insert = False
+    account.username = username
+    account.display_name = display_name
+    account.credentials = crypto.encrypt_json(credentials)
+    account.credentials_expire_at = adapters.lapses_at(platform, credentials)
+    account.credentials_checked_at = None
+    account.status = "connected"
+    account.needs_reauth = False
+    account.connected_at = moment
+    account.disconnected_at = None
+    account.updated_at = moment
+    account.save(force_insert=force_insert)
+    events.emit(workspace_id=workspace_id, type="account.connected",
+                data=AccountRecord.model_validate(account).dump())
+    return account
+
+
+def disconnect(*, actor: Actor, account_id: str) -> AccountRecord:
+    account = get_row(actor=actor, account_id=account_id)
+    actor.require_write()
+    if account.status != "disconnected":
+        moment = clock.now()
+        account.status = "disconnected"
+        account.credentials = None
+        account.disconnected_at = moment
+        account.updated_at = moment
+        account.save()
+        events.emit(workspace_id=account.workspace_id, type="account.disconnected",
+                    data=AccountRecord.model_validate(account).dump())
+    return AccountRecord.model_validate(account)
+
+
+def delete_permanently(*, actor: Actor, account_id: str) -> AccountDeleted:
+    account = get_row(actor=actor, account_id=account_id)
+    actor.require_write()
+    if account.status == "connected":
+        raise Conflict("Disconnect the account before deleting it permanently.")
+    counts = {name: delete_rows(account.id) for name, delete_rows in DEPENDENTS.items()}
+    account.delete_instance()
+    return AccountDeleted(id=account.id, deleted=True, post_targets=counts["postTargets"],
+                          conversations=counts["conversations"])
+
+
+def publish_options(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    """What the platform makes the creator choose before publishing (TikTok: live creator info)."""
+    with db.atomic():
+        account = get_row(actor=actor, account_id=account_id)
+    return adapters.call_for_api(account, lambda adapter, ctx: adapter.publish_options(ctx))
+
+
+def instagram_conversations(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    """The raw Instagram conversations with participants' scoped ids, fetched live."""
+    with db.atomic():
+        account = get_row(actor=actor, account_id=account_id)
+    if account.platform != "instagram":
+        raise ValidationFailed.field("id", "is not an Instagram account")
+    return {"data": adapters.call_for_api(account, lambda adapter, ctx: adapter.list_conversations(ctx))}
+
+
+def templates(*, actor: Actor, account_id: str) -> dict[str, Any]:
+    """A WhatsApp account's approved message templates, fetched live (other platforms have none: 422)."""
+    with db.atomic():
+        account = get_row(actor=actor, account_id=account_id)
+    if not adapters.adapter(account.platform).capabilities.templates:
+        raise ValidationFailed.field("id", f"{account.platform} has no message templates")
+    return {"data": adapters.call_for_api(account, lambda adapter, ctx: adapter.list_templates(ctx))}

@@ -1,0 +1,100 @@
+"""The shapes of connected accounts: what `/v1` and the MCP tools take and answer."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, computed_field
+
+from service.accounts import adapters
+from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
+
+PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
+STATUSES = ("connected", "disconnected")
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+class AccountQuery(PageQuery):
+    profile_id: Id = LEFT_OUT
+    platform: Literal[PLATFORMS] = LEFT_OUT  # type: ignore[valid-type]
+    status: Literal[STATUSES] = LEFT_OUT  # type: ignore[valid-type]
+
+
+class AccountRef(Body):
+    """An MCP tool's argument naming one account (on /v1, the path)."""
+
+    account_id: Id
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+class Account(Record):
+    id: str
+    profile_id: str
+    platform: Literal[PLATFORMS]  # type: ignore[valid-type]
+    platform_account_id: str
+    username: str | None
+    display_name: str | None
+    status: Literal[STATUSES]  # type: ignore[valid-type]
+    needs_reauth: bool = Field(description="True when the platform rejected the stored credentials.")
+    connected_at: Instant
+    disconnected_at: NullableInstant
+    created_at: Instant
+    updated_at: Instant
+
+    @computed_field(description="What the platform allows: limits, media, buttons, window, pace.")  # type: ignore[prop-decorator]
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return adapters.capabilities(self.platform)
+
+
+class AccountDeleted(Record):
+    id: str
+    deleted: bool
+    post_targets: int = Field(ge=0)
+    conversations: int = Field(ge=0)
+
+
+# Platform data passed through as the platform gave it: the models describe it (for the document
+# and the tools' output schemas), the answers are not rebuilt from them.
+
+
+class PublishOptions(Record):
+    """TikTok: nickname, username, avatarUrl, privacyLevels, commentDisabled, duetDisabled, stitchDisabled,
+    maxVideoDurationSec (live from the platform); other platforms: their static choices."""
+
+    model_config = ConfigDict(extra="allow")
+    platform: Literal[PLATFORMS]  # type: ignore[valid-type]
+
+
+class InstagramParticipant(Record):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    username: str | None = None
+
+
+class InstagramConversation(Record):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    updated_time: str | None = None
+    participants: list[InstagramParticipant]
+
+
+class InstagramConversations(Record):
+    data: list[InstagramConversation]
+
+
+class TemplateInfo(Record):
+    """An approved WhatsApp message template of the account."""
+
+    name: str
+    language: str
+    category: str
+    parameters: int = Field(ge=0, description="How many parameters its body takes (`{{1}}`, `{{2}}`, ...).")
+
+
+class Templates(Record):
+    data: list[TemplateInfo]

@@ -1,0 +1,512 @@
+"""Broadcasts: one message to many conversations of one account, for `/v1` and the MCP tools.
+
+The life of a broadcast::
+
+    draft ──(scheduledFor or sendNow)──> scheduled ──(due: the engine claims it)──> sending
+    sending ──(every recipient's message finished)──> completed
+    scheduled | sending ──(cancel)──> cancelled          sending ──(account disconnected)──> failed
+
+A scheduled broadcast is a work row of the engine (`START_WORK`, ready while `scheduled` with its
+`next_attempt_at` the due instant): the sweeper hands it out on the first scheduler tick after it
+falls due, `sendNow` nudges it as soon as the request commits, and the engine's conditional claim
+means two workers never start one broadcast. Starting resolves the audience (conversationIds, else
+activeWithinDays on the contact's last message, else every conversation of the account) and fans it
+out in chunks of `CHUNK` conversations, each in its own short transaction that writes the recipient
+rows and their outbound messages (`outbound.queue_outbound_many`, one insert: every DM then goes the
+inbox's way, at most once, at the account's pace, `unknown` when a worker died during the call) and
+advances a cursor: a worker that dies mid fan-out leaves the rest to the next claim, which continues
+from the cursor. The messages are nudged in groups after each chunk commits, never a task each.
+
+A recipient outside the platform's messaging window is `skipped` (`outside_messaging_window`) by a
+pre-flight check, before any message exists. Each recipient then follows its message: the
+outbound finish listener `message_finished` moves the recipient in the transaction where the
+message becomes `sent`, `failed` or `unknown` (or, through the inbox's receipts, when WhatsApp
+reports a sent message undelivered), and completes the broadcast (`broadcast.completed`)
+when none is pending after the fan-out. The counts are read from the recipients (an index on
+broadcast and status), so they are exact at every read and no finishing message writes to the
+broadcast's own row, which would make every send of a broadcast queue behind one row lock. Two
+messages finishing together at the very end may each still see the other pending; the scheduler's
+tick job `complete_finished` completes such a broadcast on its next tick.
+
+Cancelling deletes the messages of the broadcast that no worker has claimed yet (they were never
+sent, so they leave no trace in the conversations) and marks their recipients `skipped` with reason
+`cancelled`; a message already in a worker's hands finishes, and its recipient and the counts follow
+it as usual.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from platforms.base import Button
+from service.accounts import adapters
+from service.accounts import ops as accounts
+from service.broadcasts.shapes import Audience, BroadcastDeleted
+from service.broadcasts.shapes import Broadcast as BroadcastRecord
+from service.broadcasts.shapes import Recipient as RecipientRecord
+from service.engine import core as engine
+from service.identity.auth import Actor
+from service.inbox import outbound
+from service.kit import clock, events, ids, settings
+from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from service.kit.pagination import DEFAULT_LIMIT, Page, paginate, records
+from service.kit.scheduling import due_at
+from service.kit.shapes import button_problems
+from storage import hot
+from storage.db import connection, db
+from storage.models import Account, Broadcast, BroadcastRecipient, Conversation, Message
+
+log = logging.getLogger("switchboard.broadcasts")
+
+CHUNK = 500  # conversations fanned out per transaction
+EDITABLE = ("draft", "scheduled")
+
+OUTSIDE_WINDOW = "outside_messaging_window"
+CANCELLED = "cancelled"
+
+
+# -- records -----------------------------------------------------------------------------------
+_NO_COUNTS = {"targeted": 0, "sent": 0, "failed": 0, "skipped": 0}
+
+
+def _counts(broadcast_ids: list[str]) -> dict[str, dict[str, int]]:
+    """Each broadcast's counts, from its recipients (one grouped read for a page of broadcasts)."""
+    found: dict[str, dict[str, int]] = {}
+    if not broadcast_ids:
+        return found
+    marks = ", ".join("?" for _ in broadcast_ids)
+    rows = hot.run(f"SELECT broadcast_id, status, COUNT(*) FROM broadcast_recipient "  # noqa: S608 - marks only
+                   f"WHERE broadcast_id IN ({marks}) GROUP BY broadcast_id, status", tuple(broadcast_ids)).fetchall()
+    for broadcast_id, status, count in rows:
+        counts = found.setdefault(broadcast_id, dict(_NO_COUNTS))
+        counts["targeted"] += int(count)
+        if status in counts:
+            counts[status] += int(count)
+    return found
+
+
+def record(row: Broadcast) -> BroadcastRecord:
+    return BroadcastRecord.model_validate(_as_dict(row, _counts([row.id]).get(row.id, _NO_COUNTS)))
+
+
+def _as_dict(row: Broadcast, counts: dict[str, int]) -> dict[str, Any]:
+    return {
+        "id": row.id, "account_id": row.account_id, "name": row.name, "text": row.text,
+        "button_label": row.button_label, "button_url": row.button_url,
+        "audience": {"active_within_days": row.active_within_days, "conversation_ids": row.conversation_ids},
+        "scheduled_for": row.scheduled_for, "timezone": row.timezone, "send_now": bool(row.send_now),
+        "status": row.status,
+        "counts": counts,
+        "started_at": row.started_at, "completed_at": row.completed_at, "error": row.error,
+        "created_at": row.created_at, "updated_at": row.updated_at,
+    }
+
+
+def _get_row(*, actor: Actor, broadcast_id: str) -> Broadcast:
+    row = Broadcast.get_or_none(Broadcast.id == broadcast_id, Broadcast.workspace == actor.workspace_id)
+    if row is None:
+        raise NotFound("No broadcast with that id.")
+    actor.require_profile(row.profile_id)
+    return row
+
+
+# -- validation ----------------------------------------------------------------------------------
+def _check(account: Account, row: Broadcast, *, scheduled_input: str | None,
+           fields: set[str]) -> tuple[dt.datetime | None, list[FieldProblem]]:
+    """Every rule of a broadcast as it would be stored; returns when it is due (None: a draft).
+
+    `fields` names what the caller sent: a kept schedule is not read again (it may have come
+    closer to now), a new `scheduledFor` or `timezone` is."""
+    problems: list[FieldProblem] = []
+    capabilities = adapters.adapter(account.platform).capabilities
+    if not capabilities.dm:
+        problems.append(FieldProblem("accountId", f"{account.platform} has no direct messages"))
+    elif capabilities.dm_text_limit is not None and len(row.text) > capabilities.dm_text_limit:
+        problems.append(FieldProblem("text", f"must be at most {capabilities.dm_text_limit} characters on "
+                                             f"{account.platform}"))
+    problems += button_problems(row.button_label, row.button_url)
+    if row.conversation_ids:
+        problems += _foreign_conversations(account.id, row.conversation_ids)
+    due: dt.datetime | None = None
+    if row.send_now and scheduled_input is not None:
+        message = "give scheduledFor or sendNow, not both"
+        problems += [FieldProblem("scheduledFor", message), FieldProblem("sendNow", message)]
+    elif {"scheduled_for", "timezone"} & fields:
+        due, found = due_at(scheduled_input, row.timezone)
+        problems += found
+    else:
+        due = row.scheduled_for
+    if row.send_now and not problems:
+        due = clock.now()
+    return due, problems
+
+
+def _foreign_conversations(account_id: str, conversation_ids: list[str]) -> list[FieldProblem]:
+    """Ids that are no conversation of this account, by position; never whether they exist elsewhere."""
+    known: set[str] = set()
+    unique = list(dict.fromkeys(conversation_ids))
+    for start in range(0, len(unique), 1000):
+        part = unique[start:start + 1000]
+        query = Conversation.select(Conversation.id).where(Conversation.account == account_id,
+                                                           Conversation.id.in_(part))
+        known |= {found.id for found in query}
+    return [FieldProblem(f"audience.conversationIds[{n}]", "is not a conversation of this broadcast's account")
+            for n, value in enumerate(conversation_ids) if value not in known]
+
+
+def _apply(row: Broadcast, values: dict[str, Any]) -> None:
+    for name, value in values.items():
+        if name == "audience":
+            audience = value if isinstance(value, Audience) or value is None else Audience.model_validate(value)
+            row.active_within_days = audience.active_within_days if audience else None
+            ids_given = audience.conversation_ids if audience else None
+            row.conversation_ids = list(dict.fromkeys(ids_given)) if ids_given else None
+        elif name == "scheduled_for":
+            row.scheduled_for = None  # set from the value read (`_check`) when it is scheduled
+        elif name == "send_now":
+            row.send_now = bool(value)
+        else:
+            setattr(row, name, value)
+
+
+def _schedule(row: Broadcast, due: dt.datetime | None) -> None:
+    """Draft without a due time; else a ready engine row, nudged at once when already due."""
+    row.status = "scheduled" if due is not None else "draft"
+    row.next_attempt_at = due
+    row.claimed_until = row.claim_token = None
+    row.attempts = 0
+    row.nudged_at = None
+    if due is not None and not row.send_now:
+        row.scheduled_for = due
+    if due is not None and due <= clock.now():
+        row.nudged_at = clock.now()
+        engine.nudge_after_commit(START_WORK, [row.id])
+
+
+# -- the operations ------------------------------------------------------------------------------
+def create(
+    *,
+    actor: Actor,
+    account_id: str,
+    name: str,
+    text: str,
+    button_label: str | None = None,
+    button_url: str | None = None,
+    audience: Audience | None = None,
+    scheduled_for: str | None = None,
+    timezone: str | None = None,
+    send_now: bool | None = None,
+) -> BroadcastRecord:
+    """A new broadcast: `draft` without `scheduledFor` or `sendNow`, else `scheduled` (sendNow: due now)."""
+    account = accounts.get_row(actor=actor, account_id=account_id)
+    actor.require_write()
+    moment = clock.now()
+    row = Broadcast(
+        id=ids.new_id("bc"), workspace=account.workspace_id, profile=account.profile_id, account=account.id,
+        status="draft", fanned_out=False, attempts=0,
+        created_at=moment, updated_at=moment, scheduled_for=None, timezone=None, send_now=False,
+    )
+    values = {"name": name, "text": text, "button_label": button_label, "button_url": button_url,
+              "audience": audience, "scheduled_for": scheduled_for, "timezone": timezone, "send_now": send_now}
+    _apply(row, values)
+    due, problems = _check(account, row, scheduled_input=scheduled_for,
+                           fields={k for k, v in values.items() if v is not None})
+    if problems:
+        raise ValidationFailed("Some fields are not valid.", details=problems)
+    if due is not None and account.status != "connected":
+        raise Conflict("The account is disconnected.")
+    _schedule(row, due)
+    row.save(force_insert=True)
+    return record(row)
+
+
+def list_broadcasts(
+    *, actor: Actor, status: str | None = None, account_id: str | None = None, page: int | None = None,
+    limit: int | None = None,
+) -> Page:
+    """The workspace's broadcasts, newest first."""
+    query = Broadcast.select().where(Broadcast.workspace == actor.workspace_id)
+    if actor.profile_ids is not None:
+        query = query.where(Broadcast.profile.in_(list(actor.profile_ids)))
+    if account_id is not None:
+        account = Account.get_or_none(Account.id == account_id, Account.workspace == actor.workspace_id)
+        if account is not None:
+            actor.require_profile(account.profile_id)
+        query = query.where(Broadcast.account == account_id)
+    if status is not None:
+        query = query.where(Broadcast.status == status)
+    page, limit = page or 1, limit or DEFAULT_LIMIT
+    total = query.order_by().count()
+    rows = list(query.order_by(Broadcast.created_at.desc(), Broadcast.id.desc()).paginate(page, limit)) \
+        if (page - 1) * limit < total else []
+    counts = _counts([row.id for row in rows])
+    found = records(BroadcastRecord, [_as_dict(row, counts.get(row.id, _NO_COUNTS)) for row in rows])
+    return Page(BroadcastRecord, found, page, limit, total)
+
+
+def get(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
+    return record(_get_row(actor=actor, broadcast_id=broadcast_id))
+
+
+def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord:
+    """Change a `draft` or `scheduled` broadcast (else 409): omitted fields keep their value, `null`
+    clears one. The result is `scheduled` when it has a time or `sendNow`, else `draft`."""
+    row = _get_row(actor=actor, broadcast_id=broadcast_id)
+    actor.require_write()
+    if row.status not in EDITABLE:
+        raise Conflict(f"A {row.status} broadcast cannot be changed.")
+    account = Account.get_by_id(row.account_id)
+    if "scheduled_for" in values:
+        scheduled_input = values["scheduled_for"]
+        if scheduled_input is not None and "send_now" not in values:
+            values["send_now"] = False  # a new time replaces an earlier "now"
+    elif values.get("send_now"):
+        scheduled_input = None  # "now" replaces the time it had
+        values["scheduled_for"] = None
+    else:
+        scheduled_input = clock.iso(row.scheduled_for)  # kept (read again only with a new timezone)
+    _apply(row, values)
+    due, problems = _check(account, row, scheduled_input=scheduled_input, fields=set(values))
+    if problems:
+        raise ValidationFailed("Some fields are not valid.", details=problems)
+    if due is not None and account.status != "connected":
+        raise Conflict("The account is disconnected.")
+    _schedule(row, due)
+    row.updated_at = clock.now()
+    # Conditional on the status read above: a worker that claimed it meanwhile made it `sending`.
+    changed = Broadcast.update(
+        name=row.name, text=row.text, button_label=row.button_label, button_url=row.button_url,
+        active_within_days=row.active_within_days, conversation_ids=row.conversation_ids,
+        scheduled_for=row.scheduled_for if row.status == "scheduled" and not row.send_now else None,
+        timezone=row.timezone, send_now=row.send_now, status=row.status, next_attempt_at=row.next_attempt_at,
+        claimed_until=None, claim_token=None, attempts=0, nudged_at=row.nudged_at, updated_at=row.updated_at,
+    ).where(Broadcast.id == row.id, Broadcast.status.in_(EDITABLE), Broadcast.claim_token.is_null()).execute()
+    if not changed:
+        raise Conflict("The broadcast started sending meanwhile; it cannot be changed.")
+    return record(Broadcast.get_by_id(row.id))
+
+
+def send_now(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
+    """Start a `draft` or `scheduled` broadcast now (within a scheduler tick)."""
+    return update(actor=actor, broadcast_id=broadcast_id, send_now=True, scheduled_for=None)
+
+
+def cancel(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
+    """`scheduled` or `sending` → `cancelled` (again on a cancelled one: the same answer; else 409).
+    Messages no worker has claimed are deleted and their recipients `skipped` (`cancelled`)."""
+    row = _get_row(actor=actor, broadcast_id=broadcast_id)
+    actor.require_write()
+    if row.status == "cancelled":
+        return record(row)
+    if row.status not in ("scheduled", "sending"):
+        raise Conflict(f"A {row.status} broadcast cannot be cancelled.")
+    moment = clock.now()
+    # The broadcast's row first (the fan-out and the finish listener lock it before recipients).
+    changed = hot.run(
+        "UPDATE broadcast SET status = 'cancelled', completed_at = ?, updated_at = ?, next_attempt_at = NULL, "
+        "claimed_until = NULL, claim_token = NULL, nudged_at = NULL "
+        "WHERE id = ? AND status IN ('scheduled', 'sending')", (moment, moment, row.id)).rowcount
+    if not changed:
+        return cancel(actor=actor, broadcast_id=broadcast_id)  # it moved meanwhile: answer for where it is
+    # A message a worker holds is `sending`, not `pending`: it stays, finishes and is counted.
+    hot.run("DELETE FROM message WHERE status = 'pending' AND id IN "
+            "(SELECT message_id FROM broadcast_recipient WHERE broadcast_id = ? AND status = 'pending')", (row.id,))
+    hot.run("UPDATE broadcast_recipient SET status = 'skipped', reason = ?, message_id = NULL, updated_at = ? "
+            "WHERE broadcast_id = ? AND status = 'pending' AND NOT EXISTS "
+            "(SELECT 1 FROM message WHERE message.id = broadcast_recipient.message_id)",
+            (CANCELLED, moment, row.id))
+    return record(Broadcast.get_by_id(row.id))
+
+
+def delete(*, actor: Actor, broadcast_id: str) -> BroadcastDeleted:
+    row = _get_row(actor=actor, broadcast_id=broadcast_id)
+    actor.require_write()
+    if row.status != "draft":
+        raise Conflict(f"Only a draft can be deleted; this broadcast is {row.status}.")
+    if not Broadcast.delete().where(Broadcast.id == row.id, Broadcast.status == "draft").execute():
+        raise Conflict("The broadcast changed meanwhile; it is no longer a draft.")
+    return BroadcastDeleted(id=row.id, deleted=True)
+
+
+def recipients(
+    *, actor: Actor, broadcast_id: str, status: str | None = None, page: int | None = None,
+    limit: int | None = None,
+) -> Page:
+    """Who the broadcast targeted and where each stands, in the order of the fan-out."""
+    row = _get_row(actor=actor, broadcast_id=broadcast_id)
+    query = BroadcastRecipient.select().where(BroadcastRecipient.broadcast == row.id)
+    if status is not None:
+        query = query.where(BroadcastRecipient.status == status)
+    return paginate(query.order_by(BroadcastRecipient.conversation_id), page=page, limit=limit,
+                    record=RecipientRecord)
+
+
+def delete_for_account(account_id: str) -> int:
+    """An account's permanent deletion takes its broadcasts and their recipients."""
+    mine = Broadcast.select(Broadcast.id).where(Broadcast.account == account_id)
+    BroadcastRecipient.delete().where(BroadcastRecipient.broadcast.in_(mine)).execute()
+    return int(Broadcast.delete().where(Broadcast.account == account_id).execute())
+
+
+# -- starting and fanning out (the engine's work) -------------------------------------------------
+def _announce(broadcast_id: str, event_type: str) -> None:
+    row = hot.by_id(Broadcast, broadcast_id)
+    assert row is not None
+    events.emit(workspace_id=row.workspace_id, type=event_type, data=record(row).dump())
+
+
+def start(broadcast_id: str) -> None:
+    """The engine's run for a due broadcast: claim it, move it to `sending` (`broadcast.started`) and
+    fan its audience out chunk by chunk. A second worker's claim finds it held or started."""
+    with connection():
+        with db.atomic():
+            found = engine.claim(START_WORK, broadcast_id)
+            if found is None:
+                return
+            moment = clock.now()
+            started = hot.run(
+                "UPDATE broadcast SET status = 'sending', started_at = ?, updated_at = ? "
+                "WHERE id = ? AND claim_token = ? AND status = 'scheduled'",
+                (moment, moment, broadcast_id, found.token)).rowcount
+            if started:
+                _announce(broadcast_id, "broadcast.started")
+        while True:
+            with db.atomic():
+                more = _fan_out_chunk(found)
+            if not more:
+                return
+
+
+def _fan_out_chunk(found: engine.Claim) -> bool:
+    """One bounded transaction of the fan-out: True while conversations remain."""
+    moment = clock.now()
+    # Lock the broadcast (and renew the lease) first; a cancel or a lost claim ends the fan-out.
+    held = hot.run(
+        "UPDATE broadcast SET claimed_until = ?, updated_at = ? WHERE id = ? AND claim_token = ? "
+        "AND status = 'sending'",
+        (moment + dt.timedelta(seconds=_lease()), moment, found.id, found.token)).rowcount
+    if not held:
+        return False
+    row = hot.by_id(Broadcast, found.id)
+    account = hot.by_id(Account, row.account_id) if row is not None else None
+    if row is None or account is None:
+        return False
+    if account.status != "connected":
+        _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
+        return False
+    query = Conversation.select().where(Conversation.account == account.id)
+    if row.conversation_ids:
+        query = query.where(Conversation.id.in_(row.conversation_ids))
+    elif row.active_within_days:
+        since = (row.started_at or moment) - dt.timedelta(days=row.active_within_days)
+        query = query.where(Conversation.last_inbound_at >= since)
+    if row.fanout_cursor:
+        query = query.where(Conversation.id > row.fanout_cursor)
+    chunk = list(query.order_by(Conversation.id).limit(CHUNK))
+    button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
+    recipients: list[dict[str, Any]] = []
+    reachable: list[Conversation] = []
+    for conversation in chunk:
+        entry = {"id": ids.new_id("bcr"), "broadcast": row.id, "conversation_id": conversation.id,
+                 "message_id": None, "status": "pending", "reason": None, "sent_at": None,
+                 "created_at": moment, "updated_at": moment}
+        # The pre-flight check: a contact outside the window is skipped, not refused.
+        if outbound.within_window(conversation, at=moment):
+            reachable.append(conversation)
+        else:
+            entry.update(status="skipped", reason=OUTSIDE_WINDOW)
+        recipients.append(entry)
+    try:
+        messages = outbound.queue_outbound_many(reachable, account, text=row.text, button=button,
+                                                source="broadcast", at=moment)
+    except (ValidationFailed, Conflict) as refused:
+        messages = []
+        for entry in recipients:
+            if entry["status"] == "pending":
+                entry.update(status="failed", reason=refused.message)
+    else:
+        pending = iter(messages)
+        for entry in recipients:
+            if entry["status"] == "pending":
+                entry["message_id"] = next(pending)
+    if recipients:
+        BroadcastRecipient.insert_many(recipients).execute()
+    # One task per group of messages (tasks/engine.py), never one per message.
+    engine.nudge_after_commit(outbound.MESSAGE_WORK, messages)
+    last = len(chunk) < CHUNK
+    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?",
+            (chunk[-1].id if chunk else row.fanout_cursor, last, row.id))
+    if last:
+        engine.finish(found, status="sending", next_attempt_at=None)
+        _complete_if_done(row.id)
+    return not last
+
+
+def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
+    moment = clock.now()
+    engine.finish(found, status="failed", next_attempt_at=None, completed_at=moment, error=reason, fanned_out=True)
+    _announce(row.id, "broadcast.completed")
+
+
+_NONE_PENDING = ("status = 'sending' AND fanned_out = ? AND NOT EXISTS (SELECT 1 FROM broadcast_recipient "
+                 "WHERE broadcast_recipient.broadcast_id = broadcast.id AND broadcast_recipient.status = 'pending')")
+
+
+def _complete_if_done(broadcast_id: str) -> None:
+    """Where a change may have been the last one (a message finished, the fan-out ended)."""
+    _complete(broadcast_id)
+
+
+def _complete(broadcast_id: str) -> None:
+    """Complete it if the fan-out is over and no recipient is pending (once: the UPDATE is conditional)."""
+    moment = clock.now()
+    done = hot.run(f"UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "  # noqa: S608
+                   f"WHERE id = ? AND {_NONE_PENDING}", (moment, moment, broadcast_id, True)).rowcount
+    if done:
+        _announce(broadcast_id, "broadcast.completed")
+
+
+def complete_finished() -> None:
+    """The scheduler's tick job: complete sending broadcasts with nobody pending that no finishing
+    message completed (the last two finished together, each seeing the other still pending)."""
+    # Read first: most ticks find nothing, and a write transaction every tick would contend with sends.
+    found = hot.run(f"SELECT id FROM broadcast WHERE {_NONE_PENDING} LIMIT 100", (True,)).fetchall()  # noqa: S608
+    for (broadcast_id,) in found:
+        with db.atomic():
+            _complete(broadcast_id)
+
+
+def message_finished(done: outbound.Finished) -> None:
+    """Outbound's finish listener: the recipient follows its message, in the transaction that
+    finishes the message; the last one completes the broadcast."""
+    if done.source != "broadcast":
+        return
+    reason = None if done.status == "sent" else done.error
+    sent_at = done.at if done.status == "sent" else None
+    # From pending; from unknown when a late answer says it arrived after all; from sent when the
+    # platform reports it undelivered later (`message_failed_later`).
+    moved = hot.run("UPDATE broadcast_recipient SET status = ?, reason = ?, sent_at = ?, updated_at = ? "
+                    "WHERE message_id = ? AND status IN ('pending', 'unknown', 'sent') AND status <> ? "
+                    "RETURNING broadcast_id",
+                    (done.status, reason, sent_at, done.at, done.message_id, done.status)).fetchone()
+    if moved is not None:
+        _complete_if_done(moved[0])
+
+
+def message_failed_later(message: Message, reason: str) -> None:
+    """The inbox's hook for a receipt that turns a sent message `failed` (WhatsApp reports messages
+    outside the window this way): its recipient follows."""
+    message_finished(outbound.Finished(message.id, message.source, "failed", clock.now(), reason))
+
+
+def _lease() -> float:
+    # The send lease: a fan-out renews it with every chunk, so a dead worker's share is taken over soon.
+    return settings.current().send_lease_seconds
+
+
+START_WORK = engine.Kind(
+    name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
+    lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
+)

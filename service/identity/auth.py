@@ -1,0 +1,153 @@
+"""Who is acting: an `Actor` built from an API key (or, at /mcp, an OAuth token).
+
+Every service function takes `actor=` and asks it the tenancy questions, so /v1 and MCP answer
+them alike: another workspace's resource is 404, outside the key's profiles 403, a write with a
+read key 403.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+from service.kit import clock, tokens
+from service.kit.errors import Forbidden, Unauthorized
+from storage import hot
+from storage.db import db
+from storage.models import ApiKey, Membership
+
+# A key's lastUsedAt is refreshed at most this often: it is for people, and a write per request
+# would serialise every call on SQLite.
+LAST_USED_RESOLUTION_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Actor:
+    workspace_id: str
+    permission: str  # read-write | read
+    profile_ids: frozenset[str] | None  # None: every profile of the workspace, also later ones
+    credential_id: str  # the key or token id: rate limits and idempotency are kept per credential
+    user_id: str | None = None
+
+    @property
+    def can_write(self) -> bool:
+        return self.permission == "read-write"
+
+    def require_write(self) -> None:
+        if not self.can_write:
+            raise Forbidden("This key is read-only.")
+
+    def sees_profile(self, profile_id: str) -> bool:
+        return self.profile_ids is None or profile_id in self.profile_ids
+
+    def require_profile(self, profile_id: str) -> None:
+        if not self.sees_profile(profile_id):
+            raise Forbidden("This key is not allowed to act on that profile.")
+
+    def require_full_scope(self, what: str) -> None:
+        if self.profile_ids is not None:
+            raise Forbidden(f"A key limited to profiles cannot {what}.")
+
+
+# Keys this process has checked, by SHA-256 of the key: the database and epoch they were read at,
+# the row, the actor built from it, and until when (`clock.epoch()`) the key needs no check but the
+# epoch's (see `_quiet_until`). An entry holds only while `api_key_epoch` of the same database
+# still reads as it did (see `authenticate_api_key`). Bounded: when full, the oldest entries make
+# room.
+_known: dict[str, tuple[tuple[int, int], hot.KeyRow, Actor, float]] = {}
+KNOWN_KEYS_MAX = 10_000
+_read_here = threading.local()  # this thread's last read of the epoch (see `_epoch`)
+
+
+def authenticate_api_key(authorization: str | None, *, arrived: float | None = None) -> Actor:
+    """Check `Authorization: Bearer sk_...` against storage on every request.
+
+    A key checked before is taken from memory when the key epoch, one row that triggers move in
+    the very transaction that revokes, deletes, narrows or expires any key, still reads as it did
+    then: a revocation holds at once in every process, for the price of a one-row read instead of
+    the key's row and its conversions. The epoch is read before the key, so a change committed
+    between the two reads leaves an entry that is refreshed at its next use rather than one that
+    outlives the change (PostgreSQL reads each statement at its own moment).
+
+    `arrived` (`time.monotonic()` when the request came in): the epoch this thread read last may
+    serve it when that read was made after the request arrived, since it then shows every change
+    committed before the request was sent. A storage thread taking a batch of waiting requests
+    reads the epoch once for the batch (on PostgreSQL, one round trip instead of one each).
+    """
+    if not authorization:
+        raise Unauthorized("Send your API key as Authorization: Bearer sk_....")
+    scheme, _, presented = authorization.partition(" ")
+    presented = presented.strip()
+    if scheme.lower() != "bearer" or not tokens.API_KEY_PATTERN.fullmatch(presented):
+        raise Unauthorized("The API key is malformed.")
+    digest = tokens.sha256_hex(presented)
+    epoch = (id(db.obj), _epoch(arrived))
+    known = _known.get(digest)
+    if known is not None and known[0] == epoch:
+        _, key, actor, quiet_until = known
+        if clock.epoch() < quiet_until:
+            return actor
+    else:
+        found = hot.find_api_key(digest)
+        if found is None or not tokens.same_hash(found.secret_hash, presented):
+            raise Unauthorized("The API key is not valid.")
+        key, actor = found, _actor(found)
+        _remember(digest, epoch, key, actor)
+    moment = clock.now()
+    if key.revoked_at is not None:
+        raise Unauthorized("The API key has been revoked.")
+    if key.expires_at is not None and key.expires_at <= moment:
+        raise Unauthorized("The API key has expired.")
+    if key.last_used_at is None or (moment - key.last_used_at).total_seconds() > LAST_USED_RESOLUTION_SECONDS:
+        with db.atomic():
+            ApiKey.update(last_used_at=moment).where(ApiKey.id == key.id).execute()
+        # Once it is written for good: the event loop's snapshot may yet give the write up (when
+        # another connection holds the lock) for a thread to make.
+        refreshed = key._replace(last_used_at=moment)
+        db.after_commit(lambda: _remember(digest, epoch, refreshed, actor))
+    return actor
+
+
+def _epoch(arrived: float | None) -> int:
+    last = getattr(_read_here, "last", None)  # (when the read was made, database, value)
+    if arrived is not None and last is not None and last[0] >= arrived and last[1] == id(db.obj):
+        return int(last[2])
+    made = time.monotonic()  # before the read: it shows at least what was committed by then
+    value = hot.api_key_epoch()
+    _read_here.last = (made, id(db.obj), value)
+    return value
+
+
+def _actor(key: hot.KeyRow) -> Actor:
+    return Actor(
+        workspace_id=key.workspace_id,
+        permission=key.permission,
+        profile_ids=None if key.scope == "full" else frozenset(key.profile_ids or []),
+        credential_id=key.id,
+    )
+
+
+def _remember(digest: str, epoch: tuple[int, int], key: hot.KeyRow, actor: Actor) -> None:
+    if len(_known) >= KNOWN_KEYS_MAX and digest not in _known:
+        for oldest in list(_known)[: KNOWN_KEYS_MAX // 10]:
+            _known.pop(oldest, None)
+    _known[digest] = (epoch, key, actor, _quiet_until(key))
+
+
+def _quiet_until(key: hot.KeyRow) -> float:
+    """Until when the key is certainly good and its `lastUsedAt` recent enough, in `clock.epoch()`
+    seconds: before then a request needs neither the datetimes of the full check nor a write."""
+    if key.revoked_at is not None or key.last_used_at is None:
+        return -math.inf
+    until = clock.epoch_of(key.last_used_at) + LAST_USED_RESOLUTION_SECONDS
+    return until if key.expires_at is None else min(until, clock.epoch_of(key.expires_at))
+
+
+def member_actor(user_id: str, workspace_id: str) -> Actor:
+    """The person acting in one of their workspaces from the dashboard."""
+    if not Membership.select().where(Membership.user == user_id, Membership.workspace == workspace_id).exists():
+        raise PermissionError("not a member")
+    return Actor(workspace_id=workspace_id, permission="read-write", profile_ids=None,
+                 credential_id=f"session:{user_id}", user_id=user_id)

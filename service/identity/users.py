@@ -1,0 +1,95 @@
+"""People who sign in to the dashboard: e-mail and a password hashed with Argon2id."""
+
+from __future__ import annotations
+
+import functools
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from service.identity import sessions
+from service.kit import clock, ids
+from service.kit.errors import Conflict, NotFound, ValidationFailed
+from storage.models import User
+
+_hasher = PasswordHasher()
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verifying against this keeps an unknown e-mail as slow as a wrong password. Made on first
+    use, not at import: one hash costs a third of a second."""
+    return _hasher.hash("not a password anyone has")
+
+MIN_PASSWORD_LENGTH = 8
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def create_user(*, email: str, password: str | None, email_verified: bool = False) -> User:
+    email = normalise_email(email)
+    if "@" not in email or len(email) > 320:
+        raise ValidationFailed.field("email", "must be an e-mail address")
+    if password is not None and len(password) < MIN_PASSWORD_LENGTH:
+        raise ValidationFailed.field("password", f"must be at least {MIN_PASSWORD_LENGTH} characters long")
+    if User.select().where(User.email == email).exists():
+        raise Conflict("A user with that e-mail already exists.")
+    moment = clock.now()
+    return User.create(
+        id=ids.new_id("usr"),
+        email=email,
+        password_hash=_hasher.hash(password) if password is not None else None,
+        email_verified=email_verified,
+        created_at=moment,
+        updated_at=moment,
+    )
+
+
+def verify_password(*, email: str, password: str) -> User | None:
+    """The user when the password is right, else None (in the same time either way)."""
+    user = User.get_or_none(User.email == normalise_email(email))
+    stored = user.password_hash if user is not None and user.password_hash else _dummy_hash()
+    try:
+        _hasher.verify(stored, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    if user is None or not user.password_hash:
+        return None
+    if _hasher.check_needs_rehash(user.password_hash):
+        user.password_hash = _hasher.hash(password)
+        user.save()
+    return user
+
+
+def set_password(*, email: str, password: str) -> User:
+    """A new password; every dashboard session of the person ends, in every process (a session
+    opened with the old password, perhaps by someone else, must not outlive it)."""
+    user = User.get_or_none(User.email == normalise_email(email))
+    if user is None:
+        raise NotFound("No user has that e-mail address.")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ValidationFailed.field("password", f"must be at least {MIN_PASSWORD_LENGTH} characters long")
+    user.password_hash = _hasher.hash(password)
+    user.updated_at = clock.now()
+    user.save()
+    sessions.end_all(user_id=user.id)
+    return user
+
+
+def link_identity(*, subject: str, email: str | None, email_verified: bool) -> User | None:
+    """The person this identity signs in as, linking it on first use; None when refused."""
+    user = User.get_or_none(User.oidc_subject == subject)
+    if user is not None:
+        return user
+    if not email or not email_verified:
+        return None
+    user = User.get_or_none(User.email == normalise_email(email))
+    if user is None or (user.oidc_subject and user.oidc_subject != subject):
+        return None
+    user.oidc_subject = subject
+    user.email_verified = True
+    user.updated_at = clock.now()
+    user.save()
+    return user

@@ -1,0 +1,56 @@
+"""The shapes of workspaces and their profiles."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from service.kit.shapes import LEFT_OUT, Body, Instant, Record
+
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class NoArguments(Body):
+    """A tool that takes no arguments (and refuses any)."""
+
+
+class CreateProfile(Body):
+    name: Name
+
+
+class UpdateProfile(Body):
+    name: Name = LEFT_OUT
+
+
+class Profile(Record):
+    id: str
+    workspace_id: str
+    name: str
+    created_at: Instant
+    updated_at: Instant
+
+
+class ProfileDeleted(Record):
+    id: str
+    deleted: bool
+
+
+class ProfileRef(Record):
+    id: str
+    name: str
+
+
+class Workspace(Record):
+    id: str
+    name: str
+    role: Literal["owner", "member"] = Field(description=(
+        "The caller's role. An API key acts as `owner` when it has scope `full` and permission `read-write`, "
+        "else as `member`."))
+    profiles: list[ProfileRef]
+    created_at: Instant
+    updated_at: Instant
+
+
+class WorkspaceList(Record):
+    data: list[Workspace]

@@ -1,0 +1,127 @@
+"""Workspaces (tenants) and the profiles (brands) inside them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.identity import sessions
+from service.identity.auth import Actor
+from service.identity.workspace_shapes import Profile as ProfileRecord
+from service.identity.workspace_shapes import ProfileDeleted, WorkspaceList
+from service.identity.workspace_shapes import Workspace as WorkspaceRecord
+from service.kit import clock, ids
+from service.kit.errors import Conflict, NotFound
+from service.kit.pagination import Page, paginate
+from storage import hot
+from storage.models import Account, Membership, Profile, Workspace
+
+
+def create_workspace(*, name: str, owner_user_id: str | None = None) -> Workspace:
+    workspace = Workspace.create(id=ids.new_id("ws"), name=name)
+    if owner_user_id:
+        Membership.create(user=owner_user_id, workspace=workspace.id, role="owner")
+    return workspace
+
+
+def _workspace_record(workspace: dict[str, Any], role: str, profiles: list[dict[str, str]]) -> WorkspaceRecord:
+    return WorkspaceRecord.model_validate({**workspace, "role": role, "profiles": profiles})
+
+
+def list_workspaces(*, actor: Actor) -> WorkspaceList:
+    """The workspaces the caller can act in: a key or token acts in exactly one."""
+    rows = hot.workspace_with_profiles(actor.workspace_id)
+    workspace_id, name, created_at, updated_at = rows[0][:4]
+    profiles = [{"id": row[4], "name": row[5]} for row in rows if row[4] is not None and actor.sees_profile(row[4])]
+    if actor.user_id is not None:
+        membership = Membership.get_or_none(user=actor.user_id, workspace=workspace_id)
+        role = membership.role if membership else "member"
+    else:
+        role = "owner" if actor.profile_ids is None and actor.can_write else "member"
+    return WorkspaceList.model_validate({"data": [{
+        "id": workspace_id, "name": name, "role": role, "profiles": profiles,
+        "created_at": created_at, "updated_at": updated_at,
+    }]})
+
+
+def remove_member(*, workspace_id: str, user_id: str) -> None:
+    """Take a person out of a workspace. Their dashboard sessions end at once, in every process: a
+    page open in the workspace they left must not keep working. The last owner cannot leave."""
+    membership = Membership.get_or_none(Membership.workspace == workspace_id, Membership.user == user_id)
+    if membership is None:
+        raise NotFound("No such member in this workspace.")
+    if membership.role == "owner":
+        owners = Membership.select().where(Membership.workspace == workspace_id, Membership.role == "owner").count()
+        if owners <= 1:
+            raise Conflict("The last owner of a workspace cannot be removed.")
+    membership.delete_instance()
+    sessions.end_all(user_id=user_id)
+
+
+def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:
+    """Every workspace a person belongs to (dashboard and the OAuth consent screen)."""
+    rows = (
+        Membership.select(Membership, Workspace)
+        .join(Workspace)
+        .where(Membership.user == user_id)
+        .order_by(Workspace.created_at)
+    )
+    out = []
+    for membership in rows:
+        profiles = [
+            {"id": p.id, "name": p.name}
+            for p in Profile.select().where(Profile.workspace == membership.workspace_id).order_by(Profile.created_at)
+        ]
+        out.append(_workspace_record(membership.workspace.__data__, membership.role, profiles).dump())
+    return out
+
+
+def get_profile_row(*, actor: Actor, profile_id: str) -> Profile:
+    profile = Profile.get_or_none(Profile.id == profile_id, Profile.workspace == actor.workspace_id)
+    if profile is None:
+        raise NotFound("No profile with that id.")
+    actor.require_profile(profile.id)
+    return profile
+
+
+def create_profile_row(*, workspace_id: str, name: str) -> Profile:
+    return Profile.create(id=ids.new_id("prf"), workspace=workspace_id, name=name)
+
+
+def list_profiles(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
+    query = Profile.select().where(Profile.workspace == actor.workspace_id)
+    if actor.profile_ids is not None:
+        query = query.where(Profile.id.in_(list(actor.profile_ids)))
+    return paginate(query.order_by(Profile.created_at, Profile.id), page=page, limit=limit,
+                    record=ProfileRecord)
+
+
+def get_profile(*, actor: Actor, profile_id: str) -> ProfileRecord:
+    return ProfileRecord.model_validate(get_profile_row(actor=actor, profile_id=profile_id))
+
+
+def create_profile(*, actor: Actor, name: str) -> ProfileRecord:
+    actor.require_write()
+    # A new profile lies outside any fixed list, so only a workspace-wide key may make one.
+    actor.require_full_scope("create profiles")
+    return ProfileRecord.model_validate(create_profile_row(workspace_id=actor.workspace_id, name=name))
+
+
+def update_profile(*, actor: Actor, profile_id: str, name: str | None = None) -> ProfileRecord:
+    profile = get_profile_row(actor=actor, profile_id=profile_id)
+    actor.require_write()
+    if name is not None:
+        profile.name = name
+        profile.updated_at = clock.now()
+        profile.save()
+    return ProfileRecord.model_validate(profile)
+
+
+def delete_profile(*, actor: Actor, profile_id: str) -> ProfileDeleted:
+    profile = get_profile_row(actor=actor, profile_id=profile_id)
+    actor.require_write()
+    if Account.select().where(Account.profile == profile.id).exists():
+        raise Conflict(
+            "The profile still has accounts: disconnect them and delete them permanently first."
+        )
+    profile.delete_instance()
+    return ProfileDeleted(id=profile.id, deleted=True)

@@ -1,0 +1,473 @@
+"""The inbox: conversations with contacts and their direct messages, for `/v1` and the MCP tools.
+
+A conversation is one contact on one connected account, never two: the per-account unique indexes
+on the platform's thread id (`externalConversationId`) and on the normalised handle make concurrent
+starts and webhooks meet at the database rather than in a read-then-write race.
+
+What changes a conversation:
+- `start_conversation` (the API): fetch semantics, `created` tells 201 from 200.
+- a contact's DM arriving at `/hooks` (the `INBOUND_HANDLERS` below, in the hook's transaction):
+  the conversation is created or found, the message stored once (the inbound record dedupes),
+  `unreadCount`, `lastInboundAt` (the messaging window) and `lastMessageAt` move.
+- a reply: `service/outbound.py` stores it and the work engine sends it. A reply written in the
+  platform's own inbox comes back as an echo and is stored as an outbound message; receipts move
+  statuses forward only.
+
+Every change writes its event (`conversation.started`, `message.received`, `message.sent`,
+`message.failed`) in the same transaction. Other features hook in with `on_conversation_started`
+and `on_inbound_message` (sequences enrol and stop there); hooks run in the same transaction too.
+
+Contacts that Meta names only by a scoped id (Instagram, Facebook) keep `contactHandle` and
+`contactName` null: the profile lookup is a network call, which has no place in the webhook's
+write transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from peewee import Case, IntegrityError
+
+from platforms.inbound import InboundEvent
+from service.accounts import adapters
+from service.accounts import ops as accounts
+from service.identity.auth import Actor
+from service.inbox.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
+from service.inbox.shapes import Conversation as ConversationRecord
+from service.inbox.shapes import Message as MessageRecord
+from service.kit import clock, events, ids
+from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from service.kit.pagination import DEFAULT_LIMIT, Page, paginate, records
+from storage import hot, hot_inbox
+from storage.db import db
+from storage.models import Account, Conversation, ConversationCount, Message
+
+log = logging.getLogger("switchboard.inbox")
+
+WATERMARK_SLACK = dt.timedelta(seconds=1)
+WINDOW_MESSAGE = "The contact's last message is older than the platform's messaging window."
+
+
+# -- hook points for other features ------------------------------------------------------------
+StartedHook = Callable[[Conversation, str], None]
+"""(conversation, how): how is "inbound" (the contact wrote first), "api" or "comment" (a comment
+automation is about to send its private reply)."""
+InboundHook = Callable[[Conversation, Message, InboundEvent], None]
+"""(conversation, message, event): a contact's message was stored (event.kind tells a story reply)."""
+
+FailedLaterHook = Callable[[Message, str], None]
+"""(message, reason): a platform reported a `sent` message as not delivered (WhatsApp's status webhook)."""
+
+_started_hooks: list[StartedHook] = []
+_inbound_hooks: list[InboundHook] = []
+_failed_later_hooks: list[FailedLaterHook] = []
+
+
+def set_failed_later_hooks(*hooks: FailedLaterHook) -> None:
+    """Install what runs, in the receipt's transaction, when a sent message turns `failed` (broadcast
+    recipients follow their message); the composition root sets them."""
+    _failed_later_hooks[:] = hooks
+
+
+def on_conversation_started(fn: StartedHook) -> StartedHook:
+    """Run `fn` in the transaction that creates a conversation (sequences' `conversation_started`)."""
+    _started_hooks.append(fn)
+    return fn
+
+
+def on_inbound_message(fn: InboundHook) -> InboundHook:
+    """Run `fn` in the transaction that stores a contact's message (story replies, stop on reply)."""
+    _inbound_hooks.append(fn)
+    return fn
+
+
+def reset_hooks() -> None:
+    """Forget every hook (the composition root installs them again)."""
+    _started_hooks.clear()
+    _inbound_hooks.clear()
+
+
+def _run_hooks(hooks: list[Any], *args: Any) -> None:
+    for hook in hooks:
+        try:
+            with db.atomic():  # a savepoint: a failing feature does not undo the inbox's own change
+                hook(*args)
+        except Exception:
+            log.exception("inbox hook %s failed", getattr(hook, "__qualname__", hook))
+
+
+# -- reading -----------------------------------------------------------------------------------
+def get_row(*, actor: Actor, conversation_id: str) -> Conversation:
+    conversation = Conversation.get_or_none(
+        Conversation.id == conversation_id, Conversation.workspace == actor.workspace_id
+    )
+    if conversation is None:
+        raise NotFound("No conversation with that id.")
+    actor.require_profile(conversation.profile_id)
+    return conversation
+
+
+def get_conversation(*, actor: Actor, conversation_id: str) -> ConversationRecord:
+    return ConversationRecord.model_validate(get_row(actor=actor, conversation_id=conversation_id))
+
+
+def list_conversations(
+    *,
+    actor: Actor,
+    platform: str | None = None,
+    account_id: str | None = None,
+    profile_id: str | None = None,
+    page: int | None = None,
+    limit: int | None = None,
+) -> Page:
+    """The workspace's conversations, newest `lastMessageAt` first (a conversation without messages
+    yet sorts by its creation). `platform` is the upper-case filter of the contract."""
+    profile_ids = None if actor.profile_ids is None else tuple(sorted(actor.profile_ids))
+    if profile_id is not None:
+        actor.require_profile(profile_id)
+        profile_ids = (profile_id,)
+    if account_id is not None and actor.profile_ids is not None:
+        account = Account.get_or_none(Account.id == account_id, Account.workspace == actor.workspace_id)
+        if account is not None:
+            actor.require_profile(account.profile_id)
+    filters = hot_inbox.Filters(
+        workspace_id=actor.workspace_id,
+        profile_ids=profile_ids,
+        account_id=account_id,
+        platform=platform.lower() if platform is not None else None,
+    )
+    page, limit = page or 1, limit or DEFAULT_LIMIT
+    total = hot_inbox.total(filters)
+    offset = (page - 1) * limit
+    rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
+    columns = hot_inbox.COLUMNS  # the record's fields, in the order of the row
+    found = records(ConversationRecord, [dict(zip(columns, row, strict=True)) for row in rows])
+    return Page(ConversationRecord, found, page, limit, total)
+
+
+def get_messages(
+    *, actor: Actor, conversation_id: str, page: int | None = None, limit: int | None = None
+) -> Page:
+    """A conversation's messages, oldest first."""
+    conversation = get_row(actor=actor, conversation_id=conversation_id)
+    query = (
+        Message.select()
+        .where(Message.conversation == conversation.id)
+        .order_by(Message.created_at, Message.id)
+    )
+    return paginate(query, page=page, limit=limit, record=MessageRecord)
+
+
+# -- starting ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Started:
+    conversation: ConversationRecord
+    created: bool  # False: the contact already had this conversation (200 rather than 201)
+
+
+def start_conversation(
+    *,
+    actor: Actor,
+    account_id: str,
+    contact_handle: str | None = None,
+    contact_name: str | None = None,
+    external_conversation_id: str | None = None,
+) -> Started:
+    """Open the conversation with a contact on an account, or return the one it already has (same
+    `externalConversationId`, or same normalised `contactHandle`). Safe under concurrent calls."""
+    if contact_handle is None and external_conversation_id is None:
+        message = "is required when externalConversationId is not given"
+        raise ValidationFailed(
+            "Give contactHandle or externalConversationId.",
+            details=[FieldProblem("contactHandle", message),
+                     FieldProblem("externalConversationId", "is required when contactHandle is not given")],
+        )
+    account = accounts.get_row(actor=actor, account_id=account_id)
+    actor.require_write()
+    handle = None
+    if contact_handle is not None:
+        try:
+            handle = normalise_handle(account.platform, contact_handle)
+        except InvalidHandle as problem:
+            raise ValidationFailed.field("contactHandle", str(problem)) from None
+    if account.status != "connected":
+        raise Conflict("The account is disconnected.")
+    conversation, created = _find_or_create(
+        account, external_id=external_conversation_id, handle=handle, name=contact_name, from_contact=False
+    )
+    if created:
+        _announce_started(conversation, "api")
+    return Started(ConversationRecord.model_validate(conversation), created)
+
+
+def _find(account_id: str, *, external_id: str | None, handle: str | None, from_contact: bool) -> Conversation | None:
+    if external_id is not None:
+        found = Conversation.get_or_none(
+            Conversation.account == account_id, Conversation.external_conversation_id == external_id
+        )
+        if found is not None:
+            return found
+    if handle is not None:
+        query = Conversation.select().where(Conversation.account == account_id, Conversation.contact_handle == handle)
+        if from_contact:
+            # A platform's message carries the contact's id: a handle only identifies a conversation
+            # that has no id yet (started through the API by handle), never another contact's.
+            query = query.where(Conversation.external_conversation_id.is_null())
+        return query.first()
+    return None
+
+
+def _find_or_create(
+    account: Account, *, external_id: str | None, handle: str | None, name: str | None, from_contact: bool
+) -> tuple[Conversation, bool]:
+    """The contact's conversation, created when missing; `True` when this call created it.
+
+    The insert yields on conflict (`INSERT ... ON CONFLICT DO NOTHING`), so of several concurrent
+    calls exactly one creates and the others read the winner's row.
+    """
+    existing = _find(account.id, external_id=external_id, handle=handle, from_contact=from_contact)
+    if existing is not None:
+        _complete(existing, external_id=external_id, handle=handle, name=name, rename=from_contact)
+        return existing, False
+    if handle is not None and from_contact and _handle_taken(account.id, handle):
+        handle = None  # another conversation holds this handle (it changed hands): keep the id only
+    moment = clock.now()
+    new_id = ids.new_id("conv")
+    inserted = list(
+        Conversation.insert(
+            id=new_id, workspace=account.workspace_id, profile=account.profile_id, account=account.id,
+            platform=account.platform, contact_handle=handle, contact_name=name,
+            external_conversation_id=external_id, activity_at=moment, unread_count=0, status="open",
+            created_at=moment, updated_at=moment,
+        )
+        .on_conflict_ignore()
+        .returning(Conversation.id)
+        .execute()
+    )
+    if not inserted:  # a concurrent call created it first and has committed
+        winner = _find(account.id, external_id=external_id, handle=handle, from_contact=from_contact)
+        if winner is None and from_contact and handle is not None:
+            # The handle went to another contact's conversation meanwhile: keep the id only.
+            return _find_or_create(account, external_id=external_id, handle=None, name=name, from_contact=True)
+        if winner is None:
+            raise Conflict("The conversation changed while it was being started; try again.")
+        return winner, False
+    ConversationCount.insert(
+        account=account.id, workspace=account.workspace_id, profile=account.profile_id, platform=account.platform,
+        total=1,
+    ).on_conflict(
+        conflict_target=[ConversationCount.account], update={ConversationCount.total: ConversationCount.total + 1}
+    ).execute()
+    return Conversation.get_by_id(new_id), True
+
+
+def _handle_taken(account_id: str, handle: str) -> bool:
+    return (
+        Conversation.select()
+        .where(Conversation.account == account_id, Conversation.contact_handle == handle)
+        .exists()
+    )
+
+
+def _complete(
+    conversation: Conversation, *, external_id: str | None, handle: str | None, name: str | None, rename: bool
+) -> None:
+    """Fill what the conversation did not know yet (its platform id, handle or name). The name the
+    platform sends replaces the stored one (`rename`); a caller's only fills a missing one."""
+    changes: dict[Any, Any] = {}
+    if external_id is not None and conversation.external_conversation_id is None:
+        changes[Conversation.external_conversation_id] = external_id
+    if handle is not None and conversation.contact_handle is None:
+        changes[Conversation.contact_handle] = handle
+    if name and name != conversation.contact_name and (rename or conversation.contact_name is None):
+        changes[Conversation.contact_name] = name
+    if not changes:
+        return
+    changes[Conversation.updated_at] = clock.now()
+    try:
+        with db.atomic():  # a savepoint: a key another row took meanwhile is simply not filled in
+            Conversation.update(changes).where(Conversation.id == conversation.id).execute()
+    except IntegrityError:
+        return
+    for field, value in changes.items():
+        setattr(conversation, field.name, value)
+
+
+def _announce_started(conversation: Conversation, how: str) -> None:
+    events.emit(workspace_id=conversation.workspace_id, type="conversation.started",
+                data=ConversationRecord.model_validate(conversation).dump())
+    _run_hooks(_started_hooks, conversation, how)
+
+
+# -- inbound -----------------------------------------------------------------------------------
+def _naive_utc(moment: dt.datetime) -> dt.datetime:
+    if moment.tzinfo is not None:
+        return moment.astimezone(dt.UTC).replace(tzinfo=None)
+    return moment
+
+
+def _later(column: Any, moment: dt.datetime) -> Case:
+    """`column` moved to `moment` unless it is already later (webhooks arrive out of order)."""
+    return Case(None, [((column.is_null()) | (column < moment), moment)], column)
+
+
+# Written out: every outbound message runs it, and building it with peewee costs more than running it.
+_TOUCH_OUTBOUND = (
+    "UPDATE conversation SET "
+    "last_message_at = CASE WHEN last_message_at IS NULL OR last_message_at < ? THEN ? ELSE last_message_at END, "
+    "activity_at = CASE WHEN last_message_at IS NULL OR last_message_at < ? THEN ? ELSE last_message_at END, "
+    "unread_count = 0, updated_at = ? WHERE id = ?"
+)
+
+
+def touch_outbound(conversation_id: str, at: dt.datetime) -> None:
+    # A reply means someone read the conversation: its unread count starts again from zero.
+    hot.run(_TOUCH_OUTBOUND, (at, at, at, at, clock.now(), conversation_id))
+
+
+def contact_wrote(account: Account, event: InboundEvent) -> None:
+    if not event.contact_id:
+        return
+    conversation, created = _find_or_create(
+        account,
+        external_id=event.contact_id,
+        handle=normalise_inbound_handle(account.platform, event.contact_handle),
+        name=event.contact_name,
+        from_contact=True,
+    )
+    at = _naive_utc(event.occurred_at)
+    moment = clock.now()
+    message = Message.create(
+        id=ids.new_id("msg"), conversation=conversation.id, direction="inbound", text=event.text,
+        status="received", platform_message_id=event.platform_message_id, source="inbox",
+        created_at=at, updated_at=moment,
+    )
+    Conversation.update(
+        {
+            Conversation.last_inbound_at: _later(Conversation.last_inbound_at, at),
+            Conversation.last_message_at: _later(Conversation.last_message_at, at),
+            Conversation.activity_at: _later(Conversation.last_message_at, at),
+            Conversation.unread_count: Conversation.unread_count + 1,
+            Conversation.updated_at: moment,
+        }
+    ).where(Conversation.id == conversation.id).execute()
+    conversation = Conversation.get_by_id(conversation.id)
+    if created:
+        _announce_started(conversation, "inbound")
+    events.emit(workspace_id=account.workspace_id, type="message.received",
+                data=MessageRecord.model_validate(message).dump())
+    _run_hooks(_inbound_hooks, conversation, message, event)
+
+
+def conversation_with_commenter(account: Account, event: InboundEvent) -> Conversation:
+    """The conversation with a comment's author, found or made as for their DMs (same platform id):
+    a comment automation's private reply is stored there, and their answer will arrive there."""
+    conversation, created = _find_or_create(
+        account,
+        external_id=event.contact_id,
+        handle=normalise_inbound_handle(account.platform, event.contact_handle),
+        name=event.contact_name,
+        from_contact=True,
+    )
+    if created:
+        _announce_started(conversation, "comment")
+    return conversation
+
+
+def _our_app(platform: str, app_id: str | None) -> bool:
+    client = adapters.config().oauth_clients.get(platform)
+    return app_id is not None and client is not None and app_id == client.client_id
+
+
+def reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
+    """A message the account sent: ours come back too (the send path records them), others were
+    written in the platform's own inbox and are stored as outbound messages."""
+    if not event.contact_id or not event.platform_message_id or _our_app(account.platform, event.app_id):
+        return
+    known = (
+        Message.select(Message.id)
+        .join(Conversation)
+        .where(Conversation.account == account.id, Message.platform_message_id == event.platform_message_id)
+        .exists()
+    )
+    if known:
+        return
+    conversation, created = _find_or_create(
+        account, external_id=event.contact_id, handle=None, name=None, from_contact=True
+    )
+    at = _naive_utc(event.occurred_at)
+    message = Message.create(
+        id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=event.text,
+        status="sent", platform_message_id=event.platform_message_id, source="inbox",
+        created_at=at, updated_at=clock.now(),
+    )
+    touch_outbound(conversation.id, at)
+    if created:
+        _announce_started(Conversation.get_by_id(conversation.id), "inbound")
+    events.emit(workspace_id=account.workspace_id, type="message.sent",
+                data=MessageRecord.model_validate(message).dump())
+
+
+# A receipt moves a message forward only: from the statuses listed to the receipt's status.
+_FORWARD = {
+    "delivery": ("delivered", ("sent",)),
+    "read": ("read", ("sent", "delivered")),
+    "failed": ("failed", ("sent",)),
+}
+
+
+def receipt(account: Account, event: InboundEvent) -> None:
+    status, before = _FORWARD[event.kind]
+    query = (
+        Message.select(Message.id)
+        .join(Conversation)
+        .where(Conversation.account == account.id, Message.direction == "outbound", Message.status.in_(before))
+    )
+    if event.message_ids:
+        query = query.where(Message.platform_message_id.in_(list(event.message_ids)))
+    elif event.watermark is not None and event.contact_id:
+        # Facebook's read receipt names no message: everything sent to the contact up to the mark.
+        # The mark is the platform's clock, our rows are stamped by ours before the call: a little
+        # slack absorbs the skew (and marks that come in whole seconds).
+        query = query.where(
+            Conversation.external_conversation_id == event.contact_id,
+            Message.created_at <= _naive_utc(event.watermark) + WATERMARK_SLACK,
+        )
+    else:
+        return
+    moment = clock.now()
+    if status != "failed":
+        Message.update(status=status, updated_at=moment).where(Message.id.in_(query)).execute()
+        return
+    reason = event.text or "The platform reported that the message was not delivered."
+    for row in Message.select().where(Message.id.in_(query)):
+        Message.update(status="failed", error=reason, updated_at=moment).where(
+            Message.id == row.id, Message.status.in_(before)
+        ).execute()
+        row.status, row.error, row.updated_at = "failed", reason, moment
+        events.emit(workspace_id=account.workspace_id, type="message.failed",
+                    data=MessageRecord.model_validate(row).dump())
+        for hook in _failed_later_hooks:
+            hook(row, reason)
+
+
+# -- permanent deletion of an account ----------------------------------------------------------
+def delete_for_account(account_id: str) -> int:
+    """Delete an account's conversations and their messages; how many conversations went."""
+    threads = Conversation.select(Conversation.id).where(Conversation.account == account_id)
+    Message.delete().where(Message.conversation.in_(threads)).execute()
+    ConversationCount.delete().where(ConversationCount.account == account_id).execute()
+    return int(Conversation.delete().where(Conversation.account == account_id).execute())
+
+
+
+# What the inbox does with each kind of platform event; the composition root installs them.
+INBOUND_HANDLERS: dict[tuple[str, ...], Any] = {
+    ("message", "story_reply", "postback"): contact_wrote,
+    ("echo",): reply_written_elsewhere,
+    ("delivery", "read", "failed"): receipt,
+}

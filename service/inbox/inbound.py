@@ -1,0 +1,104 @@
+"""Platform events arriving at /hooks: verified, stored once per account, handed to the features.
+
+Features' handlers (installed by the composition root with `register`) run in the same transaction
+that stores the event, once per new event: a duplicate delivery finds the row already there and
+runs nothing. Handlers only write rows; work that calls a platform (an automation's DM)
+is left to tasks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from platforms import inbound as platform_inbound
+from platforms.inbound import InboundEvent
+from service.accounts import adapters
+from service.kit import clock, ids
+from service.kit.errors import BadRequest, Forbidden
+from storage.db import db
+from storage.models import Account, InboundRecord
+
+log = logging.getLogger("switchboard.inbound")
+
+Handler = Callable[[Account, InboundEvent], None]
+_handlers: dict[str, list[Handler]] = {}
+
+
+def register(handler: Handler, *kinds: str) -> None:
+    for kind in kinds:
+        _handlers.setdefault(kind, []).append(handler)
+
+
+def reset() -> None:
+    _handlers.clear()
+
+
+def verify_challenge(params: Mapping[str, str]) -> str:
+    """Meta's subscription check: the challenge to echo, or 403."""
+    challenge = platform_inbound.verify_meta_challenge(params, adapters.config().meta_verify_token)
+    if challenge is None:
+        raise Forbidden("The verify token does not match.")
+    return challenge
+
+
+def verify(platform: str, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> None:
+    config = adapters.config()
+    if not platform_inbound.verify_signature(
+        platform, headers, raw_body, app_secret=config.meta_app_secret,
+        instagram_app_secret=config.instagram_app_secret,
+        telegram_secret_for=config.telegram_secret, query=query,
+    ):
+        raise Forbidden("The webhook signature is missing or wrong.")
+
+
+def _jsonable(event: InboundEvent) -> dict[str, Any]:
+    out = dataclasses.asdict(event)
+    for key, value in out.items():
+        if isinstance(value, dt.datetime):
+            out[key] = value.isoformat()
+        elif isinstance(value, tuple):
+            out[key] = list(value)
+    return out
+
+
+def receive(platform: str, payload: Any, query: Mapping[str, str]) -> int:
+    """Store each new event once per connected account it concerns and run the handlers.
+    Returns how many new events were stored. Call inside a write transaction."""
+    try:
+        events = platform_inbound.parse(platform, payload, query=query)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise BadRequest("The webhook payload could not be read.") from None
+    stored = 0
+    for event in events:
+        accounts = Account.select().where(
+            Account.platform == platform,
+            Account.platform_account_id == event.platform_account_id,
+            Account.status == "connected",
+        )
+        for account in accounts:
+            inserted = list(
+                InboundRecord.insert(
+                    id=ids.new_id("inb"), account=account.id, platform=platform, kind=event.kind,
+                    dedupe_key=event.dedupe_key[:255], event=_jsonable(event), received_at=clock.now(),
+                )
+                .on_conflict_ignore()
+                .returning(InboundRecord.id)
+                .execute()
+            )
+            if not inserted:  # delivered before: already handled
+                continue
+            stored += 1
+            for handler in _handlers.get(event.kind, []):
+                try:
+                    with db.atomic():  # a savepoint: a failing feature does not undo the others' work
+                        handler(account, event)
+                except Exception:
+                    log.exception("inbound handler %s failed for %s", handler.__qualname__, event.dedupe_key)
+            InboundRecord.update(processed_at=clock.now()).where(
+                InboundRecord.account == account.id, InboundRecord.dedupe_key == event.dedupe_key[:255]
+            ).execute()
+    return stored

@@ -1,0 +1,391 @@
+"""Outbound direct messages: work rows of the engine, sent to a person at most once.
+
+A message is stored `pending` in the transaction of whatever wants it sent (an inbox reply; later a
+broadcast recipient, a sequence step, an automation's DM). From there:
+
+    pending ──(the account's pace gives a slot; one conditional UPDATE claims it)──> sending
+    sending ──> sent     the platform's id recorded; a row with an id is never sent again
+            ──> failed   the platform refused (its reason kept); refused credentials flag the account
+            ──> pending  the platform asked to slow down (`RetryLater`): the account's pace pauses for
+                         everyone and the row waits for its next attempt; never `failed` for that
+            ──> unknown  the request went out and no answer came, or the process died during the
+                         call (the lease expired while `sending`): it may have arrived, so it is
+                         never sent again automatically; a person decides
+
+A message may be a private reply (a comment automation's DM): it carries the `comment_id` it answers
+and goes through the platform's private-reply call, addressed by that comment rather than by the
+contact, within the platform's days for it instead of the 24 h window; one per comment.
+
+A late answer still counts: a call that outlives its lease and then succeeds moves `unknown` to
+`sent`. Events (`message.sent`, `message.failed`) are written in the transaction of the change.
+
+Features that queued a message learn its outcome through `on_finish` listeners (installed by the
+composition root): each runs in the transaction that moves the message to `sent`, `failed` or
+`unknown`, so what they keep (a broadcast recipient and its counts) moves with it or not at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequired, RetryLater, SentMessage
+from service.accounts import adapters
+from service.engine import core as engine
+from service.identity.auth import Actor
+from service.inbox import pacer
+from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound
+from service.inbox.shapes import Message as MessageRecord
+from service.kit import clock, events, idempotency, ids, settings
+from service.kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
+from storage.db import connection, db, reading
+from storage.hot import by_id
+from storage.models import Account, Conversation, Message
+
+log = logging.getLogger("switchboard.outbound")
+
+# A platform that keeps asking to slow down gets this many attempts before the message fails.
+MAX_ATTEMPTS = 12
+# How long a worker thread sleeps for the account's next slot before handing the row back.
+WORKER_MAX_WAIT = 1.0
+# How long an API request waits for its message: for the pace's slot, and for the send of a
+# message that another worker holds.
+API_MAX_WAIT = 2.0
+API_SETTLE_SECONDS = 5.0
+SETTLE_POLL = 0.05
+
+
+def within_window(conversation: Conversation, *, at: dt.datetime | None = None) -> bool:
+    """False when the platform has a messaging window (Meta's 24 h) and the contact's last message
+    is older than it, or the contact never wrote: free-form messages would be refused."""
+    hours = adapters.adapter(conversation.platform).capabilities.messaging_window_hours
+    if hours is None:
+        return True
+    if conversation.last_inbound_at is None:
+        return False
+    return (at or clock.now()) - conversation.last_inbound_at < dt.timedelta(hours=hours)
+
+
+# Instagram and Facebook take one private reply per comment, within 7 days of the comment.
+PRIVATE_REPLY_WINDOW = dt.timedelta(days=7)
+PRIVATE_REPLY_WINDOW_MESSAGE = "The comment is older than the 7 days in which the platform takes a private reply."
+
+
+def lease_seconds() -> float:
+    return settings.current().send_lease_seconds
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A message reached a final status (`sent`, `failed` or `unknown`; `unknown` may later turn
+    `sent` when a late answer comes)."""
+
+    message_id: str
+    source: str  # inbox | broadcast | sequence | automation: listeners look only at their own
+    status: str
+    at: dt.datetime
+    error: str | None
+
+
+FinishListener = Callable[[Finished], None]
+_finish_listeners: list[FinishListener] = []
+
+
+def set_finish_listeners(*listeners: FinishListener) -> None:
+    """Install what runs, in the finishing transaction, when a message finishes (composition root)."""
+    _finish_listeners[:] = listeners
+
+
+def _finished(done: Finished) -> None:
+    for listener in _finish_listeners:
+        listener(done)
+
+
+LOST_ERROR = ("The process sending this message stopped during the platform call; it may or may not have "
+              "arrived, so it is not sent again automatically.")
+
+
+def _lost(message_ids: list[str]) -> None:
+    """The sweeper found these `sending` past their lease: say why they are `unknown`."""
+    Message.update(error=LOST_ERROR).where(Message.id.in_(message_ids)).execute()
+    log.warning("%d outbound message(s) left unknown by a stopped worker", len(message_ids))
+    if _finish_listeners:
+        moment = clock.now()
+        for row in Message.select(Message.id, Message.source).where(Message.id.in_(message_ids)):
+            _finished(Finished(row.id, row.source, "unknown", moment, LOST_ERROR))
+
+
+def _check_sendable(account: Account, *, text: str | None, template: dict[str, Any] | None) -> None:
+    """What refuses a message to any contact of the account: a disconnected account (`Conflict`), a
+    platform without DMs, text over its limit, a template where there are none (`ValidationFailed`)."""
+    if account.status != "connected":
+        raise Conflict("The account is disconnected.")
+    if (text is None) == (template is None):
+        raise ValidationFailed("Give text, or a template.", details=[
+            FieldProblem("text", "give text or template, not both" if text else "is required without template")])
+    capabilities = adapters.adapter(account.platform).capabilities
+    if not capabilities.dm:
+        raise ValidationFailed(f"{account.platform} has no direct messages.")
+    if template is not None:
+        if not capabilities.templates:
+            raise ValidationFailed.field("template", f"only WhatsApp has message templates, not {account.platform}")
+    else:
+        assert text is not None
+        if capabilities.dm_text_limit is not None and len(text) > capabilities.dm_text_limit:
+            raise ValidationFailed.field("text", f"must be at most {capabilities.dm_text_limit} characters on "
+                                                 f"{account.platform}")
+
+
+def queue_outbound(
+    conversation: Conversation,
+    account: Account,
+    *,
+    text: str | None = None,
+    template: dict[str, Any] | None = None,
+    button: Button | None = None,
+    source: str = "inbox",
+    nudge: bool = True,
+    comment_id: str | None = None,
+    comment_at: dt.datetime | None = None,
+) -> Message:
+    """Check that the platform would take the message now and store it `pending`, in the caller's
+    transaction; the engine sends it once that commits. Disconnected account → `Conflict`; no DMs
+    on the platform, text over its limit or outside its messaging window → `ValidationFailed`.
+
+    `nudge=False` when the caller sends it itself at once (`settle`): the row is marked as in hand,
+    so the sweeper leaves it alone for a lease unless the caller dies first.
+
+    `comment_id` makes it a private reply to that comment (made at `comment_at`): the platform must
+    take private replies, and the comment's 7 days replace the messaging window. A second private
+    reply to the same comment breaks the message table's unique index (`IntegrityError`).
+    """
+    _check_sendable(account, text=text, template=template)
+    if template is None:
+        capabilities = adapters.adapter(account.platform).capabilities
+        if comment_id is not None:
+            if not capabilities.private_replies:
+                raise ValidationFailed(f"{account.platform} has no private replies to comments.")
+            if comment_at is not None and clock.now() - comment_at >= PRIVATE_REPLY_WINDOW:
+                raise ValidationFailed(PRIVATE_REPLY_WINDOW_MESSAGE, code="outside_messaging_window")
+        # Outside the window only an approved template reaches the contact.
+        elif not within_window(conversation):
+            raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
+    moment = clock.now()
+    message = Message.create(
+        id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text, template=template,
+        button_label=button.label if button else None, button_url=button.url if button else None,
+        status="pending", source=source, comment_id=comment_id, attempts=0, next_attempt_at=moment,
+        nudged_at=None if nudge else moment, created_at=moment, updated_at=moment,
+    )
+    if nudge:
+        engine.nudge_after_commit(MESSAGE_WORK, [message.id])
+    return message
+
+
+def queue_outbound_many(
+    conversations: list[Conversation], account: Account, *, text: str, button: Button | None = None,
+    source: str, at: dt.datetime | None = None,
+) -> list[str]:
+    """`queue_outbound` of one text to many conversations of one account (a broadcast's chunk): the
+    same checks, the account's once, and one INSERT. Every conversation must be within the window
+    (the caller checks with `within_window` first). The rows are marked as in hand: the caller
+    nudges their ids after commit, in groups (`engine.nudge_after_commit`), never one task each."""
+    _check_sendable(account, text=text, template=None)
+    moment = at or clock.now()  # the moment the caller checked the window at
+    if not all(within_window(conversation, at=moment) for conversation in conversations):
+        raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
+    rows: list[dict[str, Any]] = [
+        {"id": ids.new_id("msg"), "conversation": conversation.id, "direction": "outbound", "text": text,
+         "button_label": button.label if button else None, "button_url": button.url if button else None,
+         "status": "pending", "source": source, "attempts": 0, "next_attempt_at": moment,
+         "nudged_at": moment, "created_at": moment, "updated_at": moment} for conversation in conversations]
+    if rows:
+        Message.insert_many(rows).execute()
+    return [str(row["id"]) for row in rows]
+
+
+# -- one attempt -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Loaded:
+    message: Message
+    conversation: Conversation
+    account: Account
+
+
+def _load(message_id: str) -> _Loaded | None:
+    # No snapshot needed: the claim that follows is what decides whether the row is still to send.
+    message = by_id(Message, message_id)
+    if message is None:
+        return None
+    conversation = by_id(Conversation, message.conversation_id)
+    account = by_id(Account, conversation.account_id) if conversation is not None else None
+    if conversation is None or account is None:
+        return None
+    return _Loaded(message, conversation, account)
+
+
+class _PaceRefused(Exception):
+    def __init__(self, wait: float) -> None:
+        self.wait = wait
+
+
+def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
+    """One attempt at one message, if it is due and free. Call outside any transaction: the pace
+    may make it wait (at most `max_wait`, else the row is handed back for later) and the platform
+    call may take seconds."""
+    with connection():
+        loaded = _load(message_id)
+        if loaded is None:
+            return
+        message, account = loaded.message, loaded.account
+        if message.status != "pending" or (message.next_attempt_at and message.next_attempt_at > clock.now()):
+            return
+        per_second = adapters.adapter(account.platform).capabilities.messages_per_second
+        # The claim and the account's slot are taken together: a duplicate task that finds the row
+        # claimed takes no slot, and a slot too far off undoes the claim (the row waits, unspent).
+        try:
+            with db.atomic():
+                found = engine.claim(MESSAGE_WORK, message_id)
+                if found is None:
+                    return
+                slot = pacer.reserve(account.id, per_second, max_wait=max_wait)
+                if not slot.granted:
+                    raise _PaceRefused(slot.wait)
+        except _PaceRefused as refused:
+            with db.atomic():
+                engine.postpone(MESSAGE_WORK, message_id, until=clock.now() + dt.timedelta(seconds=refused.wait))
+            return
+        if slot.wait > 0:
+            time.sleep(slot.wait)
+        outcome = _call_platform(loaded)
+        with db.atomic():
+            _finish(found, loaded, outcome)
+
+
+def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
+    conversation, message = loaded.conversation, loaded.message
+    recipient = conversation.external_conversation_id or conversation.contact_handle or ""
+    button = Button(message.button_label, message.button_url) if message.button_label and message.button_url else None
+    text = message.text or ""
+    template = message.template
+    try:
+        comment_id = message.comment_id
+        if comment_id:
+            return adapters.call(loaded.account, lambda adapter, ctx: adapter.private_reply(
+                ctx, comment_id=comment_id, text=text, button=button))
+        if template:
+            return adapters.call(loaded.account, lambda adapter, ctx: adapter.send_template(
+                ctx, recipient=recipient, name=template["name"], language=template["language"],
+                parameters=list(template.get("parameters") or [])))
+        return adapters.call(
+            loaded.account,
+            lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=text, button=button),
+        )
+    except PlatformFailure as failure:
+        return failure
+    except Conflict as conflict:  # disconnected between the pending row and the call
+        return conflict
+
+
+def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | PlatformFailure | Conflict) -> None:
+    message, conversation = loaded.message, loaded.conversation
+    moment = clock.now()
+    if isinstance(outcome, SentMessage):
+        if engine.finish(found, status="sent", at=moment, platform_message_id=outcome.platform_message_id, error=None):
+            touch_outbound(conversation.id, moment)
+            _announce(message, conversation, "message.sent", status="sent", at=moment,
+                      platform_message_id=outcome.platform_message_id, error=None)
+            _finished(Finished(message.id, message.source, "sent", moment, None))
+        return
+    if isinstance(outcome, RetryLater):
+        pacer.pause(loaded.account.id, outcome.delay_seconds)
+        if found.attempts < MAX_ATTEMPTS:
+            later = moment + dt.timedelta(seconds=max(outcome.delay_seconds, 0.05))
+            engine.finish(found, status="pending", next_attempt_at=later,
+                          error=f"The platform asked to slow down; next attempt at {clock.iso(later)}.")
+            return
+        reason = f"The platform kept asking to slow down; gave up after {found.attempts} attempts."
+    elif isinstance(outcome, Indeterminate):
+        error = (f"No answer from the platform: {outcome.message}. "
+                 "It may or may not have arrived, so it is not sent again.")
+        if engine.finish(found, status="unknown", error=error):
+            _finished(Finished(message.id, message.source, "unknown", moment, error))
+        return
+    elif isinstance(outcome, ReauthRequired):
+        reason = "The platform refused the stored credentials; reconnect the account."
+    elif isinstance(outcome, Conflict):
+        reason = "The account was disconnected."
+    else:
+        reason = outcome.message
+    if engine.finish(found, status="failed", at=moment, error=reason):
+        _announce(message, conversation, "message.failed", status="failed", at=moment, error=reason)
+        _finished(Finished(message.id, message.source, "failed", moment, reason))
+
+
+def _announce(message: Message, conversation: Conversation, event_type: str, *, at: dt.datetime,
+              **changes: Any) -> None:
+    """The event of an outcome, with the row as `finish` just wrote it (no second read)."""
+    for name, value in changes.items():
+        setattr(message, name, value)
+    message.updated_at = at
+    events.emit(workspace_id=conversation.workspace_id, type=event_type,
+                data=MessageRecord.model_validate(message).dump())
+
+
+MESSAGE_WORK = engine.Kind(
+    name="outbound_message", table="message", ready=("pending",), in_flight="sending", lost="unknown",
+    on_lost=_lost, run=send, lease_seconds=lease_seconds,
+)
+
+
+# -- the inbox's reply -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sent:
+    record: MessageRecord
+    status: int  # 201 sent, 202 pending (or in someone else's hands)
+
+
+def send_message(
+    *, actor: Actor, conversation_id: str, text: str | None = None, template: Any = None,
+) -> Sent:
+    """Reply to a contact from the inbox, and wait a little for the platform's answer.
+
+    201 with the sent message and its `platformMessageId`; 202 `pending` when the platform asked to
+    slow down (the worker sends it later, `message.sent` or `message.failed` follows); the platform
+    refused → 502 and the message stays `failed`. A disconnected account → 409; outside the
+    platform's messaging window → 422 `outside_messaging_window` before any call. Runs its own
+    transactions (it waits on the platform). Under an `Idempotency-Key`, the message is tied to the
+    key in the transaction that creates it: a retry finds it (`settle`) instead of sending another.
+    """
+    with db.atomic():
+        conversation = get_row(actor=actor, conversation_id=conversation_id)
+        actor.require_write()
+        account = Account.get_by_id(conversation.account_id)
+        if template is not None and not isinstance(template, dict):
+            template = template.model_dump()  # the request's shape: name, language, parameters
+        message = queue_outbound(conversation, account, text=text, template=template, source="inbox", nudge=False)
+        idempotency.attach(message.id)
+    return settle(message.id)
+
+
+def settle(message_id: str) -> Sent:
+    """Send the message now if it is free and due, else wait a few seconds for whoever holds it;
+    answer with where it stands."""
+    send(message_id, max_wait=API_MAX_WAIT)
+    deadline = time.monotonic() + API_SETTLE_SECONDS
+    while True:
+        with connection(), reading():
+            message = Message.get_by_id(message_id)
+        if message.status != "sending" or time.monotonic() >= deadline:
+            break
+        time.sleep(SETTLE_POLL)
+    if message.status == "failed":
+        raise PlatformError(f"The platform refused the message: {message.error}")
+    # `pending` (the pace or the platform said wait), `sending` (still in someone's hands) or
+    # `unknown`: the workers and the sweeper take it from here.
+    status = 201 if message.status in ("sent", "delivered", "read") else 202
+    return Sent(MessageRecord.model_validate(message), status)

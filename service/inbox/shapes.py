@@ -1,0 +1,119 @@
+"""The inbox's shapes: what `/v1` and the MCP tools take and answer for conversations and messages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from service.accounts.shapes import PLATFORMS
+from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
+
+# The contract's filter takes these six, upper case, and nothing else (422).
+PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X")
+DIRECTIONS = ("inbound", "outbound")
+MESSAGE_STATUSES = ("received", "pending", "sending", "sent", "delivered", "read", "failed", "unknown")
+SOURCES = ("inbox", "broadcast", "sequence", "automation")
+CONVERSATION_STATUSES = ("open",)
+MAX_TEXT = 4096
+
+Text255 = Annotated[str, Field(min_length=1, max_length=255)]
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+class ConversationQuery(PageQuery):
+    platform: Literal[PLATFORM_FILTER] = Field(  # type: ignore[valid-type]
+        LEFT_OUT, description="Upper case: INSTAGRAM, WHATSAPP, TIKTOK, TELEGRAM, YOUTUBE or X. Anything else "
+        "(lower case included) → 422.")
+    account_id: Id = LEFT_OUT
+    profile_id: Id = LEFT_OUT
+
+
+class MessagesQuery(PageQuery):
+    """`get_messages` as an MCP tool: the conversation's id is an argument (on /v1, the path)."""
+
+    conversation_id: Id
+
+
+class StartConversation(Body):
+    account_id: Id
+    contact_handle: Text255 = Field(LEFT_OUT, description=(
+        "Case-insensitive, a leading @ dropped; WhatsApp: a phone number, stored in E.164."))
+    contact_name: Annotated[str, Field(max_length=255)] | None = None
+    external_conversation_id: Text255 = Field(LEFT_OUT, description=(
+        "The platform's id of the contact's thread, what DMs are addressed to: the scoped user id "
+        "(Instagram, Facebook), the chat id (Telegram), the wa_id (WhatsApp)."))
+
+
+class Template(Body):
+    """A WhatsApp message template the account has had approved, with its body's parameters in order."""
+
+    name: Annotated[str, Field(min_length=1, max_length=512, pattern=r"^[a-z0-9_]+$", examples=["order_update"])]
+    language: Annotated[str, Field(min_length=2, max_length=15, pattern=r"^[a-z]{2,3}(_[A-Z]{2})?$",
+                                   examples=["en_US"], description="The template's language code, e.g. `en_US`.")]
+    parameters: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
+        default_factory=list, max_length=20, description="The values of `{{1}}`, `{{2}}`, ... in its body.")
+
+
+class SendMessage(Body):
+    """`text`, or on WhatsApp a `template` (the only way to reach a contact outside the 24 h window)."""
+
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = LEFT_OUT
+    template: Template = LEFT_OUT
+
+
+class SendMessageTo(SendMessage):
+    """`send_message` as an MCP tool: the conversation's id is an argument (on /v1, the path)."""
+
+    conversation_id: Id
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+class Conversation(Record):
+    id: str
+    account_id: str
+    platform: Literal[PLATFORMS]  # type: ignore[valid-type]
+    contact_handle: str | None = Field(description="Normalised; null when the platform names the contact only "
+                                       "by a scoped id.")
+    contact_name: str | None
+    external_conversation_id: str | None
+    last_message_at: NullableInstant
+    last_inbound_at: NullableInstant = Field(description=(
+        "The contact's last message: Instagram, Facebook and WhatsApp take free-form replies for 24 h after it."))
+    unread_count: int = Field(ge=0, description="Inbound messages since the last reply.")
+    status: Literal[CONVERSATION_STATUSES]  # type: ignore[valid-type]
+    created_at: Instant
+    updated_at: Instant
+
+
+class StartedConversation(Conversation):
+    """The MCP tool's answer: /v1 tells a new conversation by 201, a tool by `created`."""
+
+    created: bool
+
+
+class SentTemplate(Record):
+    name: str
+    language: str
+    parameters: list[str]
+
+
+class Message(Record):
+    id: str
+    conversation_id: str
+    direction: Literal[DIRECTIONS]  # type: ignore[valid-type]
+    text: str | None = Field(description="Null for an inbound message without text (an attachment), and for a "
+                             "template message.")
+    button_label: str | None
+    button_url: str | None
+    status: Literal[MESSAGE_STATUSES]  # type: ignore[valid-type]
+    platform_message_id: str | None
+    error: str | None
+    template: SentTemplate | None = Field(None, description="The WhatsApp template sent, when it was one.")
+    source: Literal[SOURCES]  # type: ignore[valid-type]
+    created_at: Instant
+    updated_at: Instant

@@ -1,0 +1,37 @@
+"""Encryption of platform credentials at rest, with a key derived from SWITCHBOARD_SECRET_KEY."""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import lru_cache
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from service.kit import settings
+
+
+def derive_key(secret_key: str, purpose: bytes) -> bytes:
+    """32 bytes for one purpose, derived from SWITCHBOARD_SECRET_KEY (HKDF-SHA256)."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=b"switchboard", info=purpose).derive(secret_key.encode())
+
+
+@lru_cache(maxsize=4)
+def _fernet(secret_key: str) -> Fernet:
+    return Fernet(base64.urlsafe_b64encode(derive_key(secret_key, b"platform-credentials")))
+
+
+def encrypt_json(value: dict[str, Any]) -> bytes:
+    return _fernet(settings.current().secret_key).encrypt(json.dumps(value).encode())
+
+
+def decrypt_json(blob: bytes | memoryview | None) -> dict[str, Any]:
+    if blob is None:
+        return {}
+    try:
+        return json.loads(_fernet(settings.current().secret_key).decrypt(bytes(blob)))
+    except InvalidToken as exc:  # the secret key changed: the credentials are unreadable
+        raise ValueError("stored credentials cannot be decrypted with the current secret key") from exc

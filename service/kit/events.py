@@ -1,0 +1,77 @@
+"""The event outbox: `emit` writes an event in the caller's transaction; a worker sends it later.
+
+Because the event row commits or rolls back with the change that caused it, a webhook is never
+sent for a change that did not happen, and never lost for one that did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from service.kit import clock, ids
+from service.kit.settings import VERSION
+from storage.db import db
+from storage.hot import insert
+from storage.models import Event
+
+# name -> description. Names are never renamed; new ones are only added.
+CATALOGUE: dict[str, str] = {
+    "post.scheduled": "A post was scheduled for later publication.",
+    "post.published": "A post was published on every target.",
+    "post.partial": "A post was published on some targets and failed on others.",
+    "post.failed": "A post failed on every target.",
+    "post.cancelled": "A scheduled post was cancelled.",
+    "account.connected": "A platform account was connected.",
+    "account.disconnected": "A platform account was disconnected.",
+    "conversation.started": "A new conversation began, inbound or through the API.",
+    "message.received": "A contact sent a direct message.",
+    "message.sent": "A direct message was sent to a contact.",
+    "message.failed": "A direct message could not be sent.",
+    "comment.received": "A comment arrived on a watched post.",
+    "automation.triggered": "A comment automation acted on a comment.",
+    "broadcast.started": "A broadcast began sending.",
+    "broadcast.completed": "A broadcast finished sending.",
+    "sequence.enrolled": "A conversation was enrolled in a sequence.",
+    "sequence.completed": "An enrolment received every step of its sequence.",
+    "sequence.stopped": "An enrolment was stopped before its last step.",
+    "media.uploaded": "A media upload was completed.",
+    "webhook.test": "A test event sent on request to one endpoint.",
+}
+
+
+def envelope(event: Event) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "type": event.type,
+        "createdAt": clock.iso(event.created_at),
+        "apiVersion": VERSION,
+        "workspaceId": event.workspace_id,
+        "data": event.data,
+    }
+
+
+# Called after a transaction that emitted events commits: the composition root installs the queue's
+# nudge here so the dispatcher starts at once instead of at the next scheduler tick (which remains
+# the safety net).
+_committed_listeners: list[Callable[[], None]] = []
+
+
+def set_committed_listeners(*listeners: Callable[[], None]) -> None:
+    _committed_listeners[:] = listeners
+
+
+def _announce() -> None:
+    for listener in _committed_listeners:
+        listener()
+
+
+def emit(*, workspace_id: str, type: str, data: dict[str, Any]) -> Event:
+    """Record an event in the current transaction. Call it inside the change's `db.atomic()`."""
+    if type not in CATALOGUE:
+        raise ValueError(f"unknown event type {type!r}")
+    event = Event(id=ids.new_id("evt"), workspace=workspace_id, type=type, data=data, created_at=clock.now())
+    insert(Event, id=event.id, workspace=workspace_id, type=type, data=data, created_at=event.created_at)
+    if _committed_listeners:
+        db.after_commit(_announce)
+    return event

@@ -1,0 +1,38 @@
+"""The service's health: whether its database and its queue answer.
+
+The queue belongs to `tasks/`, which the service may not import: the composition root hands its
+probe over at start-up (`configure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from service.kit.settings import VERSION
+from service.kit.shapes import Record
+from storage import db
+
+State = Literal["ok", "down"]
+
+
+class Health(Record):
+    status: State
+    version: str
+    database: State
+    queue: State
+
+
+_queue_answers: Callable[[], bool] = lambda: False  # noqa: E731 - until the composition root says
+
+
+def configure(*, queue_answers: Callable[[], bool]) -> None:
+    global _queue_answers
+    _queue_answers = queue_answers
+
+
+def report() -> Health:
+    database: State = "ok" if db.ping() else "down"
+    queue: State = "ok" if _queue_answers() else "down"
+    status: State = "ok" if database == queue == "ok" else "down"
+    return Health(status=status, version=VERSION, database=database, queue=queue)

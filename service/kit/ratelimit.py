@@ -1,0 +1,103 @@
+"""Per-credential request rate, counted in storage so that every API process shares one budget.
+
+A fixed one-minute window per credential. Writing the shared counter on every request would make
+each GET a write transaction, so a process *leases* a few tokens at a time: it adds the lease to
+the shared counter in one upsert and spends the tokens locally. The counter therefore always
+holds at least what was admitted, so processes together never admit more than the limit. Leases
+shrink as the window's budget runs low (one token at a time at the end), so the only cost is
+that up to an eighth of what is left may sit unused in another process's lease.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from service.kit import clock
+from service.kit.errors import RateLimited
+from storage import hot
+from storage.db import WriteNeeded, db
+from storage.models import RateLimitCounter
+
+WINDOW_SECONDS = 60
+# A lease is at most the larger of these: 32 tokens, or 1/64 of the limit (a key allowed a million
+# requests a minute leases 15,625 at a time, not 32: leasing is a write, which the event loop's
+# read path hands to a thread).
+MAX_LEASE = 32
+LEASE_SHARE = 64
+
+
+class Quota(NamedTuple):  # made on every request: a tuple is quicker to build than a dataclass
+    limit: int
+    remaining: int
+    reset: int  # unix seconds when the window ends
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset),
+        }
+
+
+@dataclass
+class _Lease:
+    window: int
+    counted: int  # the shared counter after this process's last lease
+    unspent: int  # tokens of that lease not yet used here
+
+
+_leases: dict[str, _Lease] = {}
+_lock = threading.Lock()
+
+
+def _lease_size(limit: int, counted: int) -> int:
+    return max(1, min(max(MAX_LEASE, limit // LEASE_SHARE), (limit - counted) // 8))
+
+
+def hit(credential_id: str, *, limit: int, at: float | None = None, leased_only: bool = False) -> Quota:
+    """Admit one request or raise RateLimited (with the quota headers and Retry-After).
+
+    `leased_only`: spend a token this process already leased, or raise `WriteNeeded` (and spend
+    nothing) when admitting the request needs a lease from storage."""
+    moment = int(at if at is not None else clock.epoch())
+    window = moment - moment % WINDOW_SECONDS
+    reset = window + WINDOW_SECONDS
+    with _lock:
+        lease = _leases.get(credential_id)
+        if lease is not None and lease.window == window and lease.unspent > 0:
+            lease.unspent -= 1
+            return Quota(limit, max(limit - lease.counted, 0) + lease.unspent, reset)
+        counted_before = lease.counted if lease is not None and lease.window == window else 0
+    if leased_only:
+        raise WriteNeeded()
+    size = _lease_size(limit, counted_before)
+    # Its own transaction: the count stands even when the request it admitted fails.
+    with db.atomic():
+        counted = hot.count_request(credential_id, window, size)
+    granted = max(0, min(size, limit - (counted - size)))
+    with _lock:
+        # Threads of this process that found the lease spent all leased at once: each one's grant
+        # joins the tokens already here instead of overwriting them (overwritten tokens are counted
+        # in storage but never spent, and the key gets fewer requests than its limit).
+        current = _leases.get(credential_id)
+        pool, seen = granted, counted
+        if current is not None and current.window == window:
+            pool += current.unspent
+            seen = max(seen, current.counted)
+        admitted = pool > 0
+        unspent = pool - 1 if admitted else 0
+        _leases[credential_id] = _Lease(window, seen, unspent)
+    quota = Quota(limit, max(limit - seen, 0) + unspent, reset)
+    if not admitted:
+        raise RateLimited(
+            f"More than {limit} requests a minute with this key.",
+            headers={**quota.headers(), "Retry-After": str(max(reset - moment, 1))},
+        )
+    return quota
+
+
+def forget_old_windows(*, before: float | None = None) -> int:
+    moment = int(before if before is not None else clock.epoch())
+    return RateLimitCounter.delete().where(RateLimitCounter.window_start < moment - 2 * WINDOW_SECONDS).execute()

@@ -1,0 +1,78 @@
+"""When scheduled work is due: `scheduledFor` (with an offset, or naive plus an IANA `timezone`) as
+the naive UTC instant storage keeps. Broadcasts and posts read their times here, so both follow the
+contract's DST rules the same way.
+
+- an offset or `Z`: that instant; `timezone` is kept only for display;
+- naive: read in `timezone` (required then). A wall time that a spring-forward gap skips (02:30 on
+  the night clocks jump from 02:00 to 03:00) moves forward by the gap (03:30); one that a fall-back
+  overlap repeats (01:30 twice) takes the first occurrence (the earlier instant, still on summer time);
+- more than `PAST_TOLERANCE` in the past: refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from service.kit import clock
+from service.kit.errors import FieldProblem
+
+PAST_TOLERANCE = dt.timedelta(seconds=60)
+
+
+def zone(name: str) -> ZoneInfo | None:
+    """The IANA zone of that name, or None (a path, an empty or an unknown name)."""
+    if not name or name not in _names():
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+_zone_names: frozenset[str] | None = None
+
+
+def _names() -> frozenset[str]:
+    # Looked up in the list rather than tried: ZoneInfo also opens relative paths and odd keys.
+    global _zone_names
+    if _zone_names is None:
+        _zone_names = frozenset(available_timezones())
+    return _zone_names
+
+
+def wall_time_to_utc(local: dt.datetime, tz: ZoneInfo) -> dt.datetime:
+    """A naive wall time in `tz` as naive UTC, by the rules above.
+
+    zoneinfo reads `fold=0` with the offset in force before a transition: in an overlap that is the
+    first occurrence, and in a gap it lands the gap's length later on the wall clock (02:30 EST is
+    03:30 EDT), which are exactly the two rules."""
+    return local.replace(tzinfo=tz, fold=0).astimezone(dt.UTC).replace(tzinfo=None)
+
+
+def due_at(scheduled_for: str | None, timezone: str | None, *, field: str = "scheduledFor",
+           zone_field: str = "timezone") -> tuple[dt.datetime | None, list[FieldProblem]]:
+    """The instant `scheduled_for` names (naive UTC), or the problems that make it unusable."""
+    problems: list[FieldProblem] = []
+    tz = None
+    if timezone is not None:
+        tz = zone(timezone)
+        if tz is None:
+            problems.append(FieldProblem(zone_field, "must be an IANA time zone name, e.g. Europe/Paris"))
+    if scheduled_for is None:
+        return None, problems
+    try:
+        parsed = dt.datetime.fromisoformat(scheduled_for.replace("Z", "+00:00"))
+    except ValueError:
+        return None, [*problems, FieldProblem(field, "must be an ISO 8601 date and time")]
+    if parsed.tzinfo is not None:
+        instant = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    elif tz is not None:
+        instant = wall_time_to_utc(parsed, tz)
+    else:
+        if timezone is None:
+            problems.append(FieldProblem(field, "needs an offset (e.g. Z) or a timezone"))
+        return None, problems
+    if instant < clock.now() - PAST_TOLERANCE:
+        problems.append(FieldProblem(field, "must not be in the past"))
+    return (instant if not problems else None), problems

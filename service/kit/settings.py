@@ -1,0 +1,166 @@
+"""Settings read once from the environment at start-up and handed to whoever needs them.
+
+Nothing here runs at import: the composition root calls `Settings.from_env()` and `configure()`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from storage import files
+
+VERSION = "1.0.0"
+
+
+def _flag(value: str | None, default: bool = False) -> bool:
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _secret_key(data_dir: Path, given: str | None) -> str:
+    """The operator's key, or one generated once into the data dir so restarts keep sessions valid."""
+    if given:
+        return given
+    path = data_dir / "secret_key"
+    if path.exists():
+        files.private_file(path)  # one written by an older version may be readable by others
+        return path.read_text().strip()
+    files.private_dir(data_dir, tighten=True)
+    key = secrets.token_urlsafe(48)
+    # O_EXCL: two processes starting together must end up with the same key.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(key)
+    return key
+
+
+def default_data_dir() -> Path:
+    """Where the files live when `SWITCHBOARD_DATA_DIR` is unset: `data/` beside the virtual
+    environment that runs the command (the checkout, for `make serve`), so that every command finds
+    the same files wherever it is run from; outside a virtual environment, the user's data folder."""
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix).resolve().parent / "data"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "switchboard"
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    database_url: str
+    queue_url: str
+    base_url: str
+    secret_key: str
+    sandbox: bool = False
+    # Where `switchboard sandbox serve` runs the emulator for several processes to share; unset,
+    # `serve` mounts it in-process at `{base_url}/sandbox`.
+    sandbox_url: str | None = None
+    scheduler_tick_seconds: float = 1.0
+    webhook_retry_delays: tuple[int, ...] = (30, 120, 480, 1920, 7200)
+    webhook_timeout_seconds: float = 10.0
+    webhook_allow_private: bool = False
+    webhook_ca_bundle: str | None = None
+    rate_limit_per_minute: int = 600
+    # How long a worker holds an outbound message it is sending. A message still `sending` when its
+    # lease runs out (its process died during the platform call) becomes `unknown`.
+    send_lease_seconds: float = 60.0
+    # How long a worker holds a post target during its platform call (`unknown` when it runs out).
+    publish_lease_seconds: float = 120.0
+    # Media uploads: the largest file taken, and how long an upload token stays valid.
+    media_max_bytes: int = 512 * 1024 * 1024
+    upload_ttl_seconds: int = 3600
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = None
+    platform_base_urls: dict[str, str] = field(default_factory=dict)
+    platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
+    meta_app_secret: str = ""
+    instagram_app_secret: str = ""
+    linkedin_version: str = ""
+    meta_verify_token: str = ""
+    tiktok_audited: bool = False
+    tiktok_verified_domains: tuple[str, ...] = ()
+
+    @property
+    def sandbox_base_url(self) -> str:
+        """Where the emulator answers: its own process, or `/sandbox` of this service."""
+        return self.sandbox_url or self.base_url
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        env = os.environ if env is None else env
+        data_dir = Path(env.get("SWITCHBOARD_DATA_DIR") or default_data_dir()).resolve()
+        delays = env.get("SWITCHBOARD_WEBHOOK_RETRY_DELAYS") or "30,120,480,1920,7200"
+        platform_urls = {
+            key[len("SWITCHBOARD_PLATFORM_URL_") :].lower(): value
+            for key, value in env.items()
+            if key.startswith("SWITCHBOARD_PLATFORM_URL_") and value
+        }
+        oauth_clients = {
+            platform: (
+                env[f"SWITCHBOARD_{platform.upper()}_CLIENT_ID"],
+                env.get(f"SWITCHBOARD_{platform.upper()}_CLIENT_SECRET", ""),
+            )
+            for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
+            if env.get(f"SWITCHBOARD_{platform.upper()}_CLIENT_ID")
+        }
+        settings = cls(
+            data_dir=data_dir,
+            database_url=env.get("SWITCHBOARD_DATABASE_URL") or f"sqlite:///{data_dir / 'switchboard.db'}",
+            queue_url=env.get("SWITCHBOARD_QUEUE_URL") or f"sqlite:///{data_dir / 'queue.db'}",
+            base_url=(env.get("SWITCHBOARD_BASE_URL") or "http://127.0.0.1:8000").rstrip("/"),
+            secret_key=_secret_key(data_dir, env.get("SWITCHBOARD_SECRET_KEY")),
+            sandbox=_flag(env.get("SWITCHBOARD_SANDBOX")),
+            sandbox_url=(env.get("SWITCHBOARD_SANDBOX_URL") or "").rstrip("/") or None,
+            scheduler_tick_seconds=float(env.get("SWITCHBOARD_SCHEDULER_TICK_SECONDS") or 1),
+            webhook_retry_delays=tuple(int(part) for part in delays.split(",") if part.strip()),
+            webhook_timeout_seconds=float(env.get("SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS") or 10),
+            webhook_allow_private=_flag(env.get("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE")),
+            webhook_ca_bundle=env.get("SWITCHBOARD_WEBHOOK_CA_BUNDLE") or None,
+            rate_limit_per_minute=int(env.get("SWITCHBOARD_RATE_LIMIT_PER_MINUTE") or 600),
+            send_lease_seconds=float(env.get("SWITCHBOARD_SEND_LEASE_SECONDS") or 60),
+            publish_lease_seconds=float(env.get("SWITCHBOARD_PUBLISH_LEASE_SECONDS") or 120),
+            media_max_bytes=int(env.get("SWITCHBOARD_MEDIA_MAX_BYTES") or 512 * 1024 * 1024),
+            upload_ttl_seconds=int(env.get("SWITCHBOARD_UPLOAD_TTL_SECONDS") or 3600),
+            oidc_issuer=env.get("SWITCHBOARD_OIDC_ISSUER") or None,
+            oidc_client_id=env.get("SWITCHBOARD_OIDC_CLIENT_ID") or None,
+            oidc_client_secret=env.get("SWITCHBOARD_OIDC_CLIENT_SECRET") or None,
+            platform_base_urls=platform_urls,
+            platform_oauth_clients=oauth_clients,
+            meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
+            instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
+            linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
+            meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
+            tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
+            tiktok_verified_domains=tuple(
+                d.strip().lower() for d in (env.get("SWITCHBOARD_TIKTOK_VERIFIED_DOMAINS") or "").split(",")
+                if d.strip()),
+        )
+        return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
+
+
+_current: Settings | None = None
+
+
+def configure(settings: Settings) -> Settings:
+    global _current
+    _current = settings
+    return settings
+
+
+def current() -> Settings:
+    if _current is None:
+        raise RuntimeError("settings are not configured; call service.kit.settings.configure() at start-up")
+    return _current

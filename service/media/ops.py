@@ -1,0 +1,197 @@
+"""Media uploads: a token, the raw bytes streamed to the data dir, then completion.
+
+1. `create_upload` stores the declared name, type and size with a random token kept only as its
+   SHA-256, valid for `upload_ttl_seconds`; the answer's `uploadUrl` carries the token (like a
+   pre-signed URL: the token is the credential, so any HTTP client can PUT to it).
+2. `receive` (the PUT) streams the bytes to `<data dir>/media/<id>` in chunks, counting and hashing
+   as they come, refusing more than `media_max_bytes`; it never holds the file in memory and is not
+   subject to the 1 MiB JSON limit.
+3. `complete` checks the received size against the declared one and the type read from the bytes
+   (magic numbers, never the file's name) against the declared type, then emits `media.uploaded`.
+   Completing twice answers the same media.
+
+A completed media is served at `<base URL>/media/<id>/<signature>`: platforms fetch it from there
+(Instagram, TikTok's pull-from-URL, Facebook, Telegram), so the URL needs no key but cannot be
+guessed (an HMAC of the id with a key derived from the secret key). Uploads never completed are
+removed by a periodic job once they expire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import hmac
+import logging
+import secrets
+from pathlib import Path
+
+from service.identity.auth import Actor
+from service.kit import clock, crypto, events, ids, settings, tokens
+from service.kit.errors import FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
+from service.posts.shapes import MediaRecord, Upload, UploadProgress
+from storage import files
+from storage.db import db
+from storage.models import Media
+
+log = logging.getLogger("switchboard.media")
+
+TOKEN_PREFIX = "upl_"  # noqa: S105 - a prefix, not a secret
+ALLOWED_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp",
+                 "video/mp4", "video/quicktime", "video/webm")
+
+
+def sniff(head: bytes) -> str | None:
+    """The content type the first bytes of a file prove, or None."""
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[4:8] == b"ftyp":
+        return "video/quicktime" if head[8:12] == b"qt  " else "video/mp4"
+    if head.startswith(b"\x1a\x45\xdf\xa3"):
+        return "video/webm"
+    return None
+
+
+def media_dir() -> Path:
+    path = settings.current().data_dir / "media"
+    files.private_dir(path, tighten=False)
+    return path
+
+
+def file_path(media_id: str) -> Path:
+    return media_dir() / media_id
+
+
+def signature(media_id: str) -> str:
+    key = crypto.derive_key(settings.current().secret_key, b"media-url")
+    return hmac.new(key, media_id.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def public_url(media_id: str) -> str:
+    return f"{settings.current().base_url}/media/{media_id}/{signature(media_id)}"
+
+
+def record(media: Media) -> MediaRecord:
+    return MediaRecord.model_validate(dict(
+        id=media.id, media_id=media.id, filename=media.filename, content_type=media.content_type, size=media.size,
+        sha256=media.sha256 or "", url=public_url(media.id), created_at=media.created_at))
+
+
+# -- the three steps -----------------------------------------------------------------------------
+def create_upload(*, actor: Actor, filename: str, content_type: str, size: int) -> Upload:
+    actor.require_write()
+    problems = []
+    if content_type not in ALLOWED_TYPES:
+        problems.append(FieldProblem("contentType", "must be one of: " + ", ".join(ALLOWED_TYPES)))
+    limit = settings.current().media_max_bytes
+    if size > limit:
+        problems.append(FieldProblem("size", f"must be at most {limit} bytes"))
+    if problems:
+        raise ValidationFailed("Some fields are not valid.", details=problems)
+    token = TOKEN_PREFIX + secrets.token_hex(32)
+    moment = clock.now()
+    expires = moment + dt.timedelta(seconds=settings.current().upload_ttl_seconds)
+    Media.create(id=ids.new_id("med"), workspace=actor.workspace_id, token_hash=tokens.sha256_hex(token),
+                 filename=filename, content_type=content_type, size=size, expires_at=expires,
+                 created_at=moment, updated_at=moment)
+    return Upload.model_validate(dict(token=token, expires_at=expires,
+                                      upload_url=f"{settings.current().base_url}/v1/media/uploads/{token}"))
+
+
+def _by_token(token: str, *, workspace_id: str | None = None) -> Media:
+    media = Media.get_or_none(Media.token_hash == tokens.sha256_hex(token)) if token.startswith(TOKEN_PREFIX) else None
+    if media is None or (workspace_id is not None and media.workspace_id != workspace_id):
+        raise NotFound("No upload with that token.")
+    if media.status != "complete" and media.expires_at <= clock.now():
+        raise NotFound("The upload has expired; start a new one.")
+    return media
+
+
+def open_upload(token: str) -> Media:
+    """The upload a PUT writes to (404 unknown, expired or already completed)."""
+    media = _by_token(token)
+    if media.status == "complete":
+        raise NotFound("This upload is completed; its bytes cannot change.")
+    return media
+
+
+def part_path(media_id: str) -> Path:
+    return media_dir() / f"{media_id}.part"
+
+
+def received(media_id: str, *, size: int, sha256: str) -> UploadProgress | None:
+    """Record what a PUT wrote (in the caller's transaction)."""
+    Media.update(received_bytes=size, sha256=sha256, updated_at=clock.now()).where(
+        Media.id == media_id, Media.status == "uploading").execute()
+    return None
+
+
+def complete(*, actor: Actor, token: str) -> MediaRecord:
+    actor.require_write()
+    media = _by_token(token, workspace_id=actor.workspace_id)
+    if media.status == "complete":
+        return record(media)
+    path = part_path(media.id)
+    problems = []
+    if not path.exists() or media.received_bytes != media.size or path.stat().st_size != media.size:
+        got = path.stat().st_size if path.exists() else 0
+        problems.append(FieldProblem("size", f"{media.size} bytes were declared and {got} received"))
+    head = path.read_bytes()[:64] if path.exists() else b""
+    found = sniff(head)
+    if found != media.content_type:
+        problems.append(FieldProblem("contentType", f"{media.content_type} was declared and the bytes are "
+                                     f"{found or 'of no supported type'}"))
+    if problems:
+        raise ValidationFailed("The uploaded file does not match what was declared.", details=problems)
+    path.replace(file_path(media.id))
+    moment = clock.now()
+    media.status = "complete"
+    media.completed_at = moment
+    media.updated_at = moment
+    media.save()
+    done = record(media)
+    events.emit(workspace_id=media.workspace_id, type="media.uploaded", data=done.dump())
+    return done
+
+
+def get(*, actor: Actor, media_id: str) -> MediaRecord:
+    media = Media.get_or_none(Media.id == media_id, Media.workspace == actor.workspace_id, Media.status == "complete")
+    if media is None:
+        raise NotFound("No media with that id.")
+    return record(media)
+
+
+def completed(workspace_id: str, media_ids: list[str]) -> dict[str, Media]:
+    rows = Media.select().where(Media.id.in_(media_ids), Media.workspace == workspace_id, Media.status == "complete")
+    return {row.id: row for row in rows}
+
+
+def servable(media_id: str, given: str) -> Media | None:
+    """The media a public URL names, if its signature is right."""
+    if not hmac.compare_digest(signature(media_id), given):
+        return None
+    return Media.get_or_none(Media.id == media_id, Media.status == "complete")
+
+
+def forget_expired() -> int:
+    """Remove uploads that expired before completion, rows and bytes (a periodic job)."""
+    with db.atomic():
+        stale = list(Media.select(Media.id).where(Media.status == "uploading", Media.expires_at <= clock.now())
+                     .limit(500))
+        if stale:
+            Media.delete().where(Media.id.in_([m.id for m in stale])).execute()
+    for media in stale:
+        with contextlib.suppress(FileNotFoundError):
+            part_path(media.id).unlink()
+    return len(stale)
+
+
+def check_size(total: int) -> None:
+    if total > settings.current().media_max_bytes:
+        raise PayloadTooLarge(f"A media file is at most {settings.current().media_max_bytes} bytes.")

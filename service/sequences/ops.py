@@ -1,0 +1,405 @@
+"""Sequences: timed follow-up messages into which conversations are enrolled.
+
+An enrolment is a work row of the engine (`ENROLLMENT_WORK`) whose `next_attempt_at` is its next
+step's due time, so the engine's sweeper is the scheduler: no loop of its own, nothing held in
+memory, and after a restart a step that fell due meanwhile is simply handed out. One run of a due
+enrolment, in one transaction: claim the row, queue the step as an outbound message
+(`queue_outbound(..., source="sequence")`) and move the row to the next step. The message and the
+move commit together, so a step is queued at most once; the outbound engine then sends it at most
+once. The run then sends the message itself (one attempt, paced), so the following step, when it
+is already due, goes right after it; a step waits while the previous one is still `pending` or
+`sending`, so a contact receives the steps in order.
+
+Due times count from the previous step's due time (the first from enrolment), not from when it
+was sent: a sequence resumed after a pause sends every step that fell due at once, in order, and
+the later ones keep their schedule.
+
+Triggers arrive as the inbox's hooks (a conversation started, a contact's message), and from comment
+automations (`enroll_for_automation`). A paused sequence enrols no one by a trigger and sends
+nothing: its active enrolments have no `next_attempt_at` until it is resumed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from platforms.base import Button
+from platforms.inbound import InboundEvent
+from service.accounts import adapters
+from service.accounts import ops as accounts
+from service.engine import core as engine
+from service.identity.auth import Actor
+from service.inbox import outbound
+from service.kit import clock, events, ids, matching
+from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from service.kit.pagination import Page, paginate
+from service.kit.shapes import button_problems
+from service.sequences.shapes import MAX_STEPS, SequenceDeleted, Step
+from service.sequences.shapes import Enrollment as EnrollmentRecord
+from service.sequences.shapes import Sequence as SequenceRecord
+from storage.db import connection, db
+from storage.models import Account, CommentAutomation, Conversation, Enrollment, Message, Sequence
+
+log = logging.getLogger("switchboard.sequences")
+
+# Platforms whose contacts can reply to the account's stories.
+STORY_PLATFORMS = ("instagram", "facebook")
+# How long the next step waits for the previous step's message to leave `pending`/`sending`.
+ORDER_WAIT = dt.timedelta(seconds=0.3)
+LEASE_SECONDS = 30.0
+
+
+# -- reading -----------------------------------------------------------------------------------
+def get_row(*, actor: Actor, sequence_id: str) -> Sequence:
+    row = Sequence.get_or_none(Sequence.id == sequence_id, Sequence.workspace == actor.workspace_id,
+                               Sequence.deleted_at.is_null())
+    if row is None:
+        raise NotFound("No sequence with that id.")
+    actor.require_profile(row.profile_id)
+    return row
+
+
+def get(*, actor: Actor, sequence_id: str) -> SequenceRecord:
+    return SequenceRecord.model_validate(get_row(actor=actor, sequence_id=sequence_id))
+
+
+def list_sequences(*, actor: Actor, account_id: str | None = None, status: str | None = None,
+                   page: int | None = None, limit: int | None = None) -> Page:
+    query = Sequence.select().where(Sequence.workspace == actor.workspace_id, Sequence.deleted_at.is_null())
+    if actor.profile_ids is not None:
+        query = query.where(Sequence.profile.in_(sorted(actor.profile_ids)))
+    if account_id is not None:
+        query = query.where(Sequence.account == accounts.get_row(actor=actor, account_id=account_id).id)
+    if status is not None:
+        query = query.where(Sequence.status == status)
+    return paginate(query.order_by(Sequence.created_at, Sequence.id), page=page, limit=limit, record=SequenceRecord)
+
+
+def list_enrollments(*, actor: Actor, sequence_id: str, page: int | None = None, limit: int | None = None) -> Page:
+    """A sequence's enrolments, oldest first."""
+    row = get_row(actor=actor, sequence_id=sequence_id)
+    query = Enrollment.select().where(Enrollment.sequence == row.id).order_by(Enrollment.enrolled_at, Enrollment.id)
+    return paginate(query, page=page, limit=limit, record=EnrollmentRecord)
+
+
+# -- writing -----------------------------------------------------------------------------------
+def _validate(account: Account, *, trigger: str, automation_id: str | None, steps: list[Step]) -> None:
+    """The rules that need the account: one 422 naming every field at fault."""
+    capabilities = adapters.adapter(account.platform).capabilities
+    problems: list[FieldProblem] = []
+    if not capabilities.dm:
+        problems.append(FieldProblem("accountId", f"{account.platform} has no direct messages"))
+    if trigger == "comment_automation":
+        if automation_id is None:
+            problems.append(FieldProblem("automationId", "is required with trigger comment_automation"))
+        elif not CommentAutomation.select().where(CommentAutomation.id == automation_id,
+                                                  CommentAutomation.account == account.id).exists():
+            problems.append(FieldProblem("automationId", "must be a comment automation on the sequence's account"))
+    elif automation_id is not None:
+        problems.append(FieldProblem("automationId", "is only used with trigger comment_automation"))
+    if trigger == "story_reply" and account.platform not in STORY_PLATFORMS:
+        problems.append(FieldProblem("trigger", f"{account.platform} has no story replies"))
+    for index, step in enumerate(steps):
+        problems += button_problems(step.button_label, step.button_url, label_field=f"steps[{index}].buttonLabel",
+                                    url_field=f"steps[{index}].buttonUrl")
+        limit = capabilities.dm_text_limit
+        if limit is not None and len(step.text) > limit:
+            problems.append(FieldProblem(f"steps[{index}].text", f"must be at most {limit} characters on "
+                                                                 f"{account.platform}"))
+    if problems:
+        raise ValidationFailed("Some fields are not valid.", details=problems)
+
+
+def _stored_steps(steps: list[Step]) -> list[dict[str, Any]]:
+    return [step.model_dump() for step in steps]
+
+
+def create(
+    *,
+    actor: Actor,
+    account_id: str,
+    name: str,
+    trigger: str,
+    steps: list[Step],
+    automation_id: str | None = None,
+    keywords: list[str] | None = None,
+    match_type: str = "contains",
+    stop_on_reply: bool = False,
+    status: str = "active",
+) -> SequenceRecord:
+    account = accounts.get_row(actor=actor, account_id=account_id)
+    actor.require_write()
+    _validate(account, trigger=trigger, automation_id=automation_id, steps=steps)
+    moment = clock.now()
+    row = Sequence.create(
+        id=ids.new_id("seq"), workspace=account.workspace_id, profile=account.profile_id, account=account.id,
+        name=name, trigger=trigger, automation_id=automation_id, keywords=list(keywords or []),
+        match_type=match_type, stop_on_reply=stop_on_reply, steps=_stored_steps(steps), status=status,
+        created_at=moment, updated_at=moment,
+    )
+    return SequenceRecord.model_validate(row)
+
+
+def update(*, actor: Actor, sequence_id: str, **changes: Any) -> SequenceRecord:
+    """Change the fields given; the others keep their value. Pausing holds every active enrolment;
+    resuming hands out at once those whose next step fell due meanwhile."""
+    row = get_row(actor=actor, sequence_id=sequence_id)
+    actor.require_write()
+    account = Account.get_by_id(row.account_id)
+    trigger = changes.get("trigger", row.trigger)
+    # A trigger moved away from comment_automation drops its automation, unless one is given.
+    automation_id = changes.get("automation_id", row.automation_id if trigger == "comment_automation" else None)
+    steps: list[Step] | None = changes.get("steps")
+    _validate(account, trigger=trigger, automation_id=automation_id, steps=steps or [])
+    before = row.status
+    row.trigger, row.automation_id = trigger, automation_id
+    for name in ("name", "keywords", "match_type", "stop_on_reply", "status"):
+        if name in changes:
+            setattr(row, name, changes[name])
+    if steps is not None:
+        row.steps = _stored_steps(steps)
+    row.updated_at = clock.now()
+    row.save()
+    if before == "active" and row.status == "paused":
+        _hold(row)
+    elif before == "paused" and row.status == "active":
+        _release(row)
+    return SequenceRecord.model_validate(row)
+
+
+def _hold(sequence: Sequence) -> None:
+    Enrollment.update(next_attempt_at=None, nudged_at=None, updated_at=clock.now()).where(
+        Enrollment.sequence == sequence.id, Enrollment.status == "active").execute()
+
+
+def _release(sequence: Sequence) -> None:
+    moment = clock.now()
+    Enrollment.update(next_attempt_at=Enrollment.next_step_at, nudged_at=None, updated_at=moment).where(
+        Enrollment.sequence == sequence.id, Enrollment.status == "active").execute()
+    due = [row.id for row in Enrollment.select(Enrollment.id).where(
+        Enrollment.sequence == sequence.id, Enrollment.status == "active", Enrollment.next_step_at <= moment)]
+    engine.nudge_after_commit(ENROLLMENT_WORK, due)
+
+
+def delete(*, actor: Actor, sequence_id: str) -> SequenceDeleted:
+    """The sequence goes from the API; its active enrolments are cancelled (no further step)."""
+    row = get_row(actor=actor, sequence_id=sequence_id)
+    actor.require_write()
+    moment = clock.now()
+    cancelled = Enrollment.update(
+        status="cancelled", reason="sequence_deleted", ended_at=moment, next_step_at=None, next_attempt_at=None,
+        updated_at=moment,
+    ).where(Enrollment.sequence == row.id, Enrollment.status == "active").execute()
+    row.deleted_at = moment
+    row.updated_at = moment
+    row.save()
+    return SequenceDeleted(id=row.id, deleted=True, cancelled_enrollments=int(cancelled))
+
+
+def enroll(*, actor: Actor, sequence_id: str, conversation_id: str | None = None) -> EnrollmentRecord:
+    """Enrol a conversation by hand (any trigger; a paused sequence holds it until resumed). A
+    conversation with an active enrolment in this sequence gets that enrolment back."""
+    if conversation_id is None:
+        raise ValidationFailed.field("conversationId", "is required (in the query or the JSON body)")
+    row = get_row(actor=actor, sequence_id=sequence_id)
+    actor.require_write()
+    conversation = Conversation.get_or_none(Conversation.id == conversation_id,
+                                            Conversation.workspace == actor.workspace_id)
+    if conversation is None or conversation.account_id != row.account_id:
+        raise ValidationFailed.field("conversationId", "must be a conversation on the sequence's account")
+    enrollment, _ = _enroll(row, conversation)
+    return EnrollmentRecord.model_validate(enrollment)
+
+
+def _enroll(sequence: Sequence, conversation: Conversation) -> tuple[Enrollment, bool]:
+    """The conversation's active enrolment in the sequence, made when it has none (`True`). The
+    partial unique index makes concurrent enrolments of one conversation meet at the database."""
+    existing = Enrollment.get_or_none(Enrollment.sequence == sequence.id, Enrollment.conversation == conversation.id,
+                                      Enrollment.status == "active")
+    if existing is not None:
+        return existing, False
+    moment = clock.now()
+    first_due = moment + dt.timedelta(minutes=int(sequence.steps[0]["delay_minutes"]))
+    held = sequence.status != "active"
+    new_id = ids.new_id("enr")
+    inserted = list(
+        Enrollment.insert(
+            id=new_id, sequence=sequence.id, conversation=conversation.id, status="active", current_step=0,
+            next_step_at=first_due, history=[], enrolled_at=moment, attempts=0,
+            next_attempt_at=None if held else first_due, created_at=moment, updated_at=moment,
+        ).on_conflict_ignore().returning(Enrollment.id).execute()
+    )
+    if not inserted:
+        winner = Enrollment.get_or_none(Enrollment.sequence == sequence.id,
+                                        Enrollment.conversation == conversation.id, Enrollment.status == "active")
+        if winner is None:
+            raise Conflict("The enrolment changed while it was being made; try again.")
+        return winner, False
+    enrollment = Enrollment.get_by_id(new_id)
+    events.emit(workspace_id=sequence.workspace_id, type="sequence.enrolled",
+                data=EnrollmentRecord.model_validate(enrollment).dump())
+    if not held and first_due <= moment:
+        engine.nudge_after_commit(ENROLLMENT_WORK, [new_id])
+    return enrollment, True
+
+
+# -- triggers ----------------------------------------------------------------------------------
+def _triggered(account_id: str, trigger: str) -> list[Sequence]:
+    return list(Sequence.select().where(Sequence.account == account_id, Sequence.trigger == trigger,
+                                        Sequence.status == "active", Sequence.deleted_at.is_null())
+                .order_by(Sequence.created_at, Sequence.id))
+
+
+def conversation_started(conversation: Conversation, how: str) -> None:
+    """The inbox's hook: a new conversation on the account, inbound or through the API. One opened
+    for a comment automation's private reply enrols through `comment_automation` sequences instead."""
+    if how == "comment":
+        return
+    for sequence in _triggered(conversation.account_id, "conversation_started"):
+        _enroll(sequence, conversation)
+
+
+def contact_wrote(conversation: Conversation, message: Message, event: InboundEvent) -> None:
+    """The inbox's hook, in the transaction that stores a contact's message: it stops the enrolments
+    that stop on a reply, then enrols a story reply in the sequences it matches."""
+    _stop_on_reply(conversation, message)
+    if event.kind != "story_reply":
+        return
+    for sequence in _triggered(conversation.account_id, "story_reply"):
+        if not sequence.keywords or matching.matches(event.text, sequence.keywords, sequence.match_type):
+            _enroll(sequence, conversation)
+
+
+def enroll_for_automation(conversation: Conversation, automation_id: str) -> None:
+    """A comment automation sent its DM into `conversation`: enrol it in the active sequences that
+    name the automation."""
+    for sequence in _triggered(conversation.account_id, "comment_automation"):
+        if sequence.automation_id == automation_id:
+            _enroll(sequence, conversation)
+
+
+def _stop_on_reply(conversation: Conversation, message: Message) -> None:
+    # Enrolments made by this very message (its conversation just started) are not stopped by it:
+    # they were made after it was stored.
+    stored_at = message.updated_at
+    rows = (Enrollment.select(Enrollment).join(Sequence)
+            .where(Enrollment.conversation == conversation.id, Enrollment.status == "active",
+                   Sequence.stop_on_reply == True, Enrollment.enrolled_at < stored_at))  # noqa: E712
+    moment = clock.now()
+    for enrollment in list(rows):
+        changed = Enrollment.update(
+            status="stopped", reason="replied", ended_at=moment, next_step_at=None, next_attempt_at=None,
+            updated_at=moment,
+        ).where(Enrollment.id == enrollment.id, Enrollment.status == "active").execute()
+        if changed:
+            _announce_end(Enrollment.get_by_id(enrollment.id), conversation.workspace_id)
+
+
+def _announce_end(enrollment: Enrollment, workspace_id: str) -> None:
+    kinds = {"completed": "sequence.completed", "stopped": "sequence.stopped"}
+    if enrollment.status in kinds:
+        events.emit(workspace_id=workspace_id, type=kinds[enrollment.status],
+                    data=EnrollmentRecord.model_validate(enrollment).dump())
+
+
+# -- the steps: engine work ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Moved:
+    message_id: str | None  # the step's message, to send now
+    again: bool  # the next step is already due
+
+
+def advance(enrollment_id: str) -> None:
+    """Run an enrolment's due steps, in order: each queued in one transaction with the move to the
+    next step, then sent (one attempt; the outbound engine takes over when the pace says wait)."""
+    with connection():
+        for _ in range(MAX_STEPS + 1):
+            with db.atomic():
+                moved = _advance_once(enrollment_id)
+            if moved is None:
+                return
+            if moved.message_id is not None:
+                outbound.send(moved.message_id)
+            if not moved.again:
+                return
+
+
+def _end(found: engine.Claim, enrollment: Enrollment, workspace_id: str, *, status: str, reason: str | None,
+         **columns: Any) -> None:
+    moment = clock.now()
+    if engine.finish(found, status=status, at=moment, reason=reason, ended_at=moment, next_step_at=None, **columns):
+        enrollment.status, enrollment.reason, enrollment.ended_at = status, reason, moment
+        enrollment.next_step_at, enrollment.updated_at = None, moment
+        for name, value in columns.items():
+            setattr(enrollment, name, Enrollment._meta.fields[name].python_value(value))
+        _announce_end(enrollment, workspace_id)
+
+
+def _advance_once(enrollment_id: str) -> _Moved | None:
+    found = engine.claim(ENROLLMENT_WORK, enrollment_id)
+    if found is None:
+        return None
+    enrollment = Enrollment.get_by_id(enrollment_id)
+    sequence = Sequence.get_by_id(enrollment.sequence_id)
+    workspace_id = sequence.workspace_id
+    moment = clock.now()
+    if sequence.deleted_at is not None:
+        _end(found, enrollment, workspace_id, status="cancelled", reason="sequence_deleted")
+        return None
+    if sequence.status != "active":
+        engine.finish(found, status="active", next_attempt_at=None)  # resumed by `_release`
+        return None
+    steps = sequence.steps
+    index = enrollment.current_step
+    if index >= len(steps):  # the steps were shortened under it
+        _end(found, enrollment, workspace_id, status="completed", reason=None)
+        return None
+    due = enrollment.next_step_at or moment
+    if due > moment:
+        engine.finish(found, status="active", next_attempt_at=due)
+        return None
+    if enrollment.last_message_id is not None:
+        last = Message.get_or_none(Message.id == enrollment.last_message_id)
+        if last is not None and last.status in ("pending", "sending"):
+            # Look again once the previous message's own next attempt has come (the pace may hold
+            # it a while), not on every tick.
+            after = max(moment, last.next_attempt_at or moment) if last.status == "pending" else moment
+            engine.finish(found, status="active", next_attempt_at=after + ORDER_WAIT)
+            return None
+    conversation = Conversation.get_by_id(enrollment.conversation_id)
+    account = Account.get_by_id(conversation.account_id)
+    step = steps[index]
+    label, url = step.get("button_label"), step.get("button_url")
+    message_id: str | None = None
+    reason: str | None = None
+    try:
+        message_id = outbound.queue_outbound(
+            conversation, account, text=step["text"], button=Button(label, url) if label and url else None,
+            source="sequence", nudge=False,
+        ).id
+    except Conflict:
+        _end(found, enrollment, workspace_id, status="stopped", reason="account_disconnected")
+        return None
+    except ValidationFailed as refused:  # outside the messaging window, or the platform would refuse it
+        reason = refused.code if refused.code != "validation_failed" else "not_sendable"
+    history = [*(enrollment.history or []), {
+        "step": index + 1, "status": "queued" if message_id else "skipped", "message_id": message_id,
+        "reason": reason, "at": clock.iso(moment),
+    }]
+    columns: dict[str, Any] = {"current_step": index + 1, "history": Enrollment.history.db_value(history)}
+    if message_id is not None:
+        columns["last_message_id"] = message_id
+    if index + 1 >= len(steps):
+        _end(found, enrollment, workspace_id, status="completed", reason=None, **columns)
+        return _Moved(message_id, again=False)
+    next_due = due + dt.timedelta(minutes=int(steps[index + 1]["delay_minutes"]))
+    engine.finish(found, status="active", next_attempt_at=next_due, next_step_at=next_due, **columns)
+    return _Moved(message_id, again=next_due <= moment)
+
+
+ENROLLMENT_WORK = engine.Kind(
+    name="sequence_step", table="enrollment", ready=("active",), run=advance, lease_seconds=lambda: LEASE_SECONDS,
+)

@@ -1,0 +1,110 @@
+"""Peewee models: the one place that knows how rows are laid out, one module per domain.
+
+Times are naive UTC. JSON columns are text so SQLite and PostgreSQL store them alike. Secrets
+(API keys, tokens) are stored as SHA-256 hashes; platform credentials encrypted.
+"""
+
+from __future__ import annotations
+
+from storage.models.accounts import Account, ConnectState, InboundRecord
+from storage.models.analytics import FollowerSnapshot
+from storage.models.automations import AutomationContact, AutomationLog, CommentAutomation, PublicReply
+from storage.models.base import BaseModel, JSONField
+from storage.models.broadcasts import Broadcast, BroadcastRecipient
+from storage.models.identity import (
+    ApiKey,
+    DashboardSession,
+    Membership,
+    OAuthClient,
+    OAuthCode,
+    OAuthGrant,
+    OAuthToken,
+    Profile,
+    User,
+    Workspace,
+)
+from storage.models.inbox import Conversation, ConversationCount, Message, PaceSlot
+from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
+from storage.models.posts import Media, Post, PostTarget
+from storage.models.sequences import Enrollment, Sequence
+from storage.models.webhooks import Event, WebhookDelivery, WebhookEndpoint
+
+# In the order tables are created (a table after those it refers to).
+ALL_MODELS: list[type[BaseModel]] = [
+    Workspace,
+    User,
+    Membership,
+    Profile,
+    Account,
+    ApiKey,
+    IdempotencyRecord,
+    RateLimitCounter,
+    Event,
+    SchedulerState,
+    ConnectState,
+    InboundRecord,
+    WebhookEndpoint,
+    WebhookDelivery,
+    Conversation,
+    Message,
+    ConversationCount,
+    PaceSlot,
+    OAuthClient,
+    OAuthGrant,
+    OAuthCode,
+    OAuthToken,
+    DashboardSession,
+    CommentAutomation,
+    AutomationLog,
+    AutomationContact,
+    PublicReply,
+    Sequence,
+    Enrollment,
+    FollowerSnapshot,
+    Broadcast,
+    BroadcastRecipient,
+    Media,
+    Post,
+    PostTarget,
+]
+
+__all__ = [
+    "ALL_MODELS",
+    "Account",
+    "ApiKey",
+    "AutomationContact",
+    "AutomationLog",
+    "BaseModel",
+    "Broadcast",
+    "BroadcastRecipient",
+    "CommentAutomation",
+    "ConnectState",
+    "Conversation",
+    "ConversationCount",
+    "DashboardSession",
+    "Enrollment",
+    "Event",
+    "FollowerSnapshot",
+    "IdempotencyRecord",
+    "InboundRecord",
+    "JSONField",
+    "Media",
+    "Membership",
+    "Message",
+    "OAuthClient",
+    "OAuthCode",
+    "OAuthGrant",
+    "OAuthToken",
+    "PaceSlot",
+    "Post",
+    "PostTarget",
+    "Profile",
+    "PublicReply",
+    "RateLimitCounter",
+    "SchedulerState",
+    "Sequence",
+    "User",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "Workspace",
+]

@@ -1,0 +1,102 @@
+"""Conversations, their messages, the per-account conversation counts and send pace."""
+
+from __future__ import annotations
+
+from peewee import CharField, DateTimeField, FloatField, ForeignKeyField, IntegerField, TextField
+
+from service.kit.clock import now
+from storage.models.accounts import Account
+from storage.models.base import BaseModel, JSONField
+from storage.models.identity import Profile, Workspace
+
+
+class Conversation(BaseModel):
+    """One contact's thread on one connected account. At most one per contact: unique per account on
+    the platform's id of the thread and on the normalised handle (NULLs never collide)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    # Copied from the account so that lists filter and sort on one table, through covering indexes.
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    workspace_id: str  # the foreign key column, for type checkers
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    profile_id: str  # the foreign key column, for type checkers
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=False)
+    account_id: str  # the foreign key column, for type checkers
+    platform = CharField(max_length=16)
+    contact_handle = CharField(max_length=255, null=True)  # normalised (service.inbox.contacts)
+    contact_name = CharField(max_length=255, null=True)
+    external_conversation_id = CharField(max_length=255, null=True)  # what the platform sends DMs to
+    last_message_at = DateTimeField(null=True)
+    last_inbound_at = DateTimeField(null=True)  # opens the 24 h window of Meta platforms
+    activity_at = DateTimeField()  # the list's sort key: last_message_at, or created_at before any message
+    unread_count = IntegerField(default=0)
+    status = CharField(max_length=16, default="open")
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = (
+            (("account", "external_conversation_id"), True),
+            (("account", "contact_handle"), True),
+            (("workspace", "activity_at", "id"), False),
+            (("workspace", "platform", "activity_at", "id"), False),
+            (("account", "activity_at", "id"), False),
+            (("profile", "activity_at", "id"), False),
+        )
+
+
+class Message(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    conversation = ForeignKeyField(Conversation, on_delete="CASCADE", index=False)
+    conversation_id: str  # the foreign key column, for type checkers
+    direction = CharField(max_length=16)  # inbound | outbound
+    text = TextField(null=True)  # null: an inbound attachment without text
+    button_label = CharField(max_length=255, null=True)
+    button_url = TextField(null=True)
+    # received | pending | sending | sent | delivered | read | failed | unknown
+    status = CharField(max_length=16)
+    platform_message_id = CharField(max_length=255, null=True, index=True)
+    error = TextField(null=True)
+    source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
+    template = JSONField(null=True)  # a WhatsApp template message: {name, language, parameters}
+    # A private reply (a comment automation's DM) is addressed by the comment, not the contact; one
+    # per comment (the platforms allow one), held by the unique index of migration 11.
+    comment_id = CharField(max_length=255, null=True)
+    # The work engine's columns (service/engine.py); outbound messages only.
+    attempts = IntegerField(default=0)
+    next_attempt_at = DateTimeField(null=True)
+    claimed_until = DateTimeField(null=True)
+    claim_token = CharField(max_length=32, null=True)
+    nudged_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("conversation", "created_at", "id"), False),)
+
+
+class PaceSlot(BaseModel):
+    """The shared send pace of one connected account (embedded setup; Redis holds it on scale-out).
+
+    `next_slot` is the earliest unix time the next message may go (a GCRA's theoretical arrival
+    time); `paused_until` is set from a platform's `Retry-After`.
+    """
+
+    account_id = CharField(primary_key=True, max_length=40)
+    next_slot = FloatField(default=0.0)
+    paused_until = FloatField(default=0.0)
+
+
+class ConversationCount(BaseModel):
+    """How many conversations an account has, kept in the transaction that creates or deletes them:
+    the list's `total` sums a workspace's few accounts instead of counting 100k rows on every page.
+    Platform and profile are copied from the account so every filter of the list applies here."""
+
+    account = ForeignKeyField(Account, on_delete="CASCADE", primary_key=True)
+    account_id: str  # the foreign key column, for type checkers
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    profile_id: str  # the foreign key column, for type checkers
+    platform = CharField(max_length=16)
+    total = IntegerField(default=0)

@@ -1,0 +1,93 @@
+"""Media uploads, posts and their per-account targets."""
+
+from __future__ import annotations
+
+from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
+
+from service.kit.clock import now
+from storage.models.accounts import Account
+from storage.models.base import BaseModel, JSONField
+from storage.models.identity import Workspace
+
+
+class Media(BaseModel):
+    """An upload and, once completed, the media it became (`status`: uploading → complete).
+
+    The upload token is random and only its SHA-256 is kept; the bytes live in the data dir under
+    `media/`, named by the id (never by the caller's file name)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    token_hash = CharField(max_length=64, unique=True)
+    filename = CharField(max_length=255)
+    content_type = CharField(max_length=100)  # as declared; replaced by the sniffed one on completion
+    size = IntegerField()  # as declared
+    received_bytes = IntegerField(default=0)
+    sha256 = CharField(max_length=64, null=True)
+    status = CharField(max_length=16, default="uploading")  # uploading | complete
+    expires_at = DateTimeField(index=True)
+    completed_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+
+class Post(BaseModel):
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    workspace_id: str  # the foreign key column, for type checkers
+    content = TextField()
+    media_ids = JSONField(default=list)
+    # draft | scheduled | publishing | published | partial | failed | cancelled
+    status = CharField(max_length=16)
+    scheduled_for = DateTimeField(null=True)
+    timezone = CharField(max_length=64, null=True)
+    published_at = DateTimeField(null=True)
+    source = CharField(max_length=16, default="service")  # service | external
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("workspace", "created_at", "id"), False),)
+
+
+class PostTarget(BaseModel):
+    """One post on one account: a row of the work engine, published at most once.
+
+    queued → publishing (claimed, in the platform's hands) → published (with its platform id) |
+    failed | unknown (the lease ran out during the call). A multi-step publish keeps what the
+    platform gave it so far (a container id, a publish id) in `progress`, and waits for its next
+    poll through `next_attempt_at`."""
+
+    id = CharField(primary_key=True, max_length=40)
+    post = ForeignKeyField(Post, on_delete="CASCADE", backref="targets", index=True)
+    post_id: str  # the foreign key column, for type checkers
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    workspace_id: str  # the foreign key column, for type checkers
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=True)
+    account_id: str  # the foreign key column, for type checkers
+    profile_id = CharField(max_length=40)
+    platform = CharField(max_length=16)
+    position = IntegerField(default=0)
+    content = TextField(null=True)  # replaces the post's content on this platform
+    options = JSONField(default=dict)
+    status = CharField(max_length=16, default="queued")  # queued | publishing | published | failed | unknown
+    platform_post_id = CharField(max_length=255, null=True, index=True)
+    url = TextField(null=True)
+    error = TextField(null=True)
+    published_at = DateTimeField(null=True)
+    progress = JSONField(null=True)  # a multi-step publish's state between its steps
+    # `options.firstComment`'s outcome once the post is live: {text, status: posted | failed | unknown,
+    # platform_comment_id, error}; posted at most once (service/publishing.py).
+    first_comment = JSONField(null=True)
+    likes = IntegerField(default=0)
+    comments = IntegerField(default=0)
+    shares = IntegerField(default=0)
+    # The work engine's columns (service/engine.py). A draft's targets have no next_attempt_at.
+    attempts = IntegerField(default=0)
+    next_attempt_at = DateTimeField(null=True)
+    claimed_until = DateTimeField(null=True)
+    claim_token = CharField(max_length=32, null=True)
+    nudged_at = DateTimeField(null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)

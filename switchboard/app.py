@@ -1,0 +1,177 @@
+"""The composition root: builds the whole service from settings and owns its lifespan.
+
+One router holds: `/mcp` (the MCP server for AI assistants, first), `/v1` (the HTTP API),
+`/hooks/{platform}` (platform webhooks), `/sandbox` (the platform emulator, when on), `/oauth` and
+`/.well-known` (the authorisation server) and `/dashboard`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Mount, Route
+
+from http_api import docs, hooks
+from http_api.app import EXCEPTION_HANDLERS, v1_routes
+from http_api.middleware import ServiceApp
+from http_api.routes import media as media_routes
+from mcp_server import tools as mcp_tools
+from oauth import dashboard, endpoints
+from platforms.emulator import create_emulator_app
+from service.accounts import adapters
+from service.accounts import ops as accounts
+from service.analytics import ops as analytics
+from service.automations import ops as automations
+from service.broadcasts import ops as broadcasts
+from service.engine import core as engine
+from service.inbox import conversations, inbound, outbound, pacer
+from service.kit import events, health
+from service.kit import settings as settings_module
+from service.kit.settings import Settings
+from service.posts import ops as posts
+from service.posts import publishing
+from service.sequences import ops as sequences
+from service.webhooks import ops as webhooks
+from storage import db as storage_db
+from storage import files
+from storage.migrations import migrate
+from storage.models import Account
+from switchboard import running
+from tasks import analytics as analytics_tasks
+from tasks import engine as engine_tasks
+from tasks import posts as post_tasks
+from tasks import queue, scheduler
+from tasks import renewals as renewal_tasks
+from tasks import webhooks as webhook_tasks
+
+log = logging.getLogger("switchboard")
+
+
+@dataclass
+class Runtime:
+    """What the lifespan started, so it can stop it."""
+
+    consumer: Any = None
+    ticker: scheduler.Ticker | None = None
+
+
+def wire() -> None:
+    """Install every registration the service runs on, here and nowhere else: what each kind of
+    platform event does, what an account's permanent deletion takes with it, the engine's kinds of
+    durable work and how they reach the queue, and the scheduler's tick jobs."""
+    inbound.reset()
+    for kinds, handler in conversations.INBOUND_HANDLERS.items():
+        inbound.register(handler, *kinds)
+    inbound.register(automations.comment_received, "comment")
+    inbound.register(publishing.on_native_post, "post")
+    conversations.reset_hooks()
+    conversations.on_conversation_started(sequences.conversation_started)
+    conversations.on_inbound_message(sequences.contact_wrote)
+    accounts.set_dependent("conversations", conversations.delete_for_account)
+    accounts.set_dependent("followerSnapshots", analytics.delete_for_account)
+    accounts.set_dependent("broadcasts", broadcasts.delete_for_account)
+    accounts.set_dependent("postTargets", posts.delete_for_account)
+    engine.reset()
+    engine.register(webhooks.DELIVERY_WORK)
+    engine.register(outbound.MESSAGE_WORK)
+    engine.register(automations.REPLY_WORK)
+    engine.register(sequences.ENROLLMENT_WORK)
+    engine.register(broadcasts.START_WORK)
+    engine.register(publishing.TARGET_WORK)
+    outbound.set_finish_listeners(broadcasts.message_finished)
+    conversations.set_failed_later_hooks(broadcasts.message_failed_later)
+    engine.set_nudger(engine_tasks.enqueue)
+    events.set_committed_listeners(webhook_tasks.events_committed)
+    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
+                        renewal_tasks.renew_due, analytics_tasks.snapshot_due,
+                        broadcasts.complete_finished, post_tasks.forget_expired_uploads])
+
+
+def prepare(settings: Settings) -> None:
+    """Configure the process-wide handles (settings, database, queue, platforms, pace), wire the
+    service and upgrade the schema."""
+    settings_module.configure(settings)
+    if settings.data_dir.exists():
+        files.private_dir(settings.data_dir, tighten=True)  # it holds every secret at rest
+    storage_db.initialise(settings.database_url)
+    queue.configure(settings)
+    adapters.configure(settings)
+    pacer.configure(settings)
+    health.configure(queue_answers=queue.ping)
+    wire()
+    migrate()
+
+
+def _sandbox_account(platform: str, account_id: str) -> str | None:
+    """The emulator's view of our account ids (its control endpoints take `acc_...`)."""
+    with storage_db.connection():
+        account = Account.get_or_none(Account.id == account_id, Account.platform == platform)
+        return account.platform_account_id if account is not None else None
+
+
+def sandbox_app(settings: Settings) -> Starlette:
+    """The platform emulator, keeping its state in the data dir's `sandbox.db`."""
+    return create_emulator_app(
+        config=adapters.platform_config(settings),
+        resolve_account=_sandbox_account,
+        state_path=settings.data_dir / "sandbox.db",
+    )
+
+
+def start_worker(settings: Settings, *, embedded: bool, workers: int = 4) -> Runtime:
+    runtime = Runtime()
+    runtime.consumer = queue.consumer(workers=workers, embedded=embedded)
+    runtime.consumer.start()
+    runtime.ticker = scheduler.Ticker(settings.scheduler_tick_seconds).start()
+    return runtime
+
+
+def stop_worker(runtime: Runtime) -> None:
+    if runtime.ticker is not None:
+        runtime.ticker.stop()
+    if runtime.consumer is not None:
+        runtime.consumer.stop(graceful=True)
+
+
+def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
+    """The whole service as one ASGI app. `worker=False` for API-only processes (scale-out)."""
+
+    mcp = mcp_tools.build_mcp(settings)  # one per app: its session manager runs once
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        prepare(settings)
+        runtime = start_worker(settings, embedded=True) if worker else Runtime()
+        try:
+            async with mcp.session_manager.run():
+                # What start-up made (modules, models, schemas, routes: some 140,000 objects) lives as
+                # long as the app: kept out of the collector's full passes, which otherwise stop the
+                # process for 60 ms every few thousand MCP calls to walk it all again. Given back
+                # when the app stops (a test process runs many apps, one after another).
+                gc.freeze()
+                try:
+                    yield
+                finally:
+                    gc.unfreeze()
+        finally:
+            stop_worker(runtime)
+
+    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES, *media_routes.ROUTES]
+    if settings.sandbox and not settings.sandbox_url:  # else `switchboard sandbox serve` runs it apart
+        routes.append(Mount("/sandbox", app=sandbox_app(settings)))
+    routes += endpoints.routes(settings)  # /.well-known, /oauth
+    routes += dashboard.build_routes(settings)  # /dashboard
+    routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
+    routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`
+    # The MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer every
+    # unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors. Its
+    # protected-resource metadata route is served by ours. First: the router tries routes in order,
+    # and a tool call should not be matched against every /v1 path before its own.
+    routes.insert(0, Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
+    return ServiceApp(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
