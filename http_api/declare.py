@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from http_api.routing import Call, Handler, Operation, Shape
+from storage.requests import Transaction
 
 # Every authenticated operation can answer these; the OpenAPI document lists them once per operation.
 COMMON_ERRORS = (400, 401, 403, 404, 413, 415, 422, 429)
@@ -28,7 +29,7 @@ def op(
     auth: bool = True,
     description: str = "",
     waits: bool = False,
-    transaction: str = "",
+    transaction: Transaction | Literal[""] = "",
     resume: Callable[[Call, str], Any] | None = None,
     stream: Callable[[Any], Any] | None = None,
 ) -> Operation:

@@ -3,41 +3,36 @@
 An `Operation` names its method, path, body and query shapes and its answers, each a pydantic
 model (`service.kit.shapes`); the same declaration validates requests (the body and query reach the
 handler as their models) and writes the OpenAPI document. Handlers are plain synchronous
-functions. Where a request runs:
-
-- on SQLite, a read (a GET whose key is known, whose rate-limit tokens are already leased to this
-  process and whose handler only reads) runs on the event loop itself, in one snapshot that never
-  waits (`storage.db.read_on_loop`): a key lookup and a page of rows cost tens of microseconds
-  there, less than the hop to a thread and back;
-- everything else, and every read that turns out to need a write it cannot make at once (the
-  process must lease more rate-limit tokens; the key's `lastUsedAt` is due while another
-  connection writes), runs in one hop to the storage threads (authentication, rate limit,
-  idempotency, the handler in one transaction), so the event loop never waits on a writer or on
-  the network.
+functions, run by `storage.requests.run` as every front door's work is: a read (a GET whose key is
+known, whose rate-limit tokens are already leased to this process and whose handler only reads)
+on the event loop itself on SQLite; everything else, and every read that turns out to need a write
+it cannot make at once (the process must lease more rate-limit tokens; the key's `lastUsedAt` is
+due while another connection writes), in one hop to the storage threads (authentication, rate
+limit, idempotency, the handler in one transaction), so the event loop never waits on a writer or
+on the network.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from http_api.storage_threads import BatchingThreads
 from service.identity.auth import Actor, authenticate_api_key
 from service.kit import idempotency, json_input, ratelimit, settings, shapes
 from service.kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from service.kit.pagination import Page
-from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
+from storage import requests
+from storage.db import db
+from storage.requests import Transaction, transaction
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -80,7 +75,7 @@ class Operation:
     waits: bool = False  # calls a platform: may wait seconds on the network
     # "read" (GET): one snapshot, no write lock; "write": one write transaction around the handler;
     # "own": the handler runs short transactions itself, because it calls a platform in between.
-    transaction: str = ""
+    transaction: Transaction | Literal[""] = ""
     # For "own" operations under an `Idempotency-Key`: answers a retry whose first request died after
     # making its resource (given the resource's id), instead of running the operation again.
     resume: Callable[[Call, str], Any] | None = None
@@ -188,21 +183,19 @@ def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
     return shapes.parse(op.body, decoded)
 
 
-def _read_on_loop(op: Operation, request: Request) -> tuple[Response | None, ratelimit.Quota | None]:
-    """A read in one snapshot on the event loop's own connection: its response, or None when it
-    needs a write that could wait (nothing was written), with the rate-limit token when one was spent."""
+def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota]) -> Response:
+    """A read in the event loop's snapshot (`storage.requests.run`). Should it need a write that
+    could wait, `WriteNeeded` leaves it and nothing was written, but the rate-limit token it spent
+    is kept in `spent`, so the attempt on a thread does not count the request twice."""
     quota = None
     try:
-        with read_on_loop():
-            actor = authenticate_api_key(_authorization(request))
-            quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute,
-                                  leased_only=True)
-            call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None)
-            return _to_response(op, op.handler(call), quota.headers()), quota
-    except WriteNeeded:
-        return None, quota
+        actor = authenticate_api_key(_authorization(request))
+        quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute, leased_only=True)
+        spent.append(quota)
+        call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None)
+        return _to_response(op, op.handler(call), quota.headers())
     except ServiceError as error:
-        return error_response(error, quota.headers() if quota is not None else {}), quota
+        return error_response(error, quota.headers() if quota is not None else {})
 
 
 def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Quota | None = None,
@@ -217,20 +210,19 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
             call = Call(actor=None, path=dict(request.path_params), query=query, body=None)  # type: ignore[arg-type]
             if op.transaction == "none":  # health: it checks storage itself and must answer when it is down
                 return _to_response(op, op.handler(call), headers)
-            with connection(), _transaction(op.transaction):
+            with transaction(op.transaction):
                 return _to_response(op, op.handler(call), headers)
-        with connection():
-            actor = authenticate_api_key(_authorization(request), arrived=arrived)
-            quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
-            headers.update(quota.headers())
-            query = _query(op, request)
-            body = parse_json_body(op, request.headers.get("content-type"), raw)
-            call = Call(actor=actor, path=dict(request.path_params), query=query, body=body)
-            key = request.headers.get("idempotency-key") if op.method == "POST" else None
-            if key is None:
-                with _transaction(op.transaction):
-                    return _to_response(op, op.handler(call), headers)
-            return _idempotent(op, call, request, raw, key, headers)
+        actor = authenticate_api_key(_authorization(request), arrived=arrived)
+        quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
+        headers.update(quota.headers())
+        query = _query(op, request)
+        body = parse_json_body(op, request.headers.get("content-type"), raw)
+        call = Call(actor=actor, path=dict(request.path_params), query=query, body=body)
+        key = request.headers.get("idempotency-key") if op.method == "POST" else None
+        if key is None:
+            with transaction(op.transaction):
+                return _to_response(op, op.handler(call), headers)
+        return _idempotent(op, call, request, raw, key, headers)
     except ServiceError as error:
         return error_response(error, headers)
 
@@ -258,7 +250,7 @@ def _idempotent(op: Operation, call: Call, request: Request, raw: bytes, key: st
             with db.atomic():
                 idempotency.complete(reserved, response.status_code, json.loads(bytes(response.body)))
             return response
-        with _transaction(op.transaction):
+        with transaction(op.transaction):
             response = _to_response(op, op.handler(call), headers)
             idempotency.complete(reserved, response.status_code, json.loads(bytes(response.body)))
         return response
@@ -283,14 +275,6 @@ def _query(op: Operation, request: Request) -> Any:
     return shapes.parse(op.query, {k: v for k, v in request.query_params.items() if k in names})
 
 
-def _transaction(kind: str) -> Any:
-    if kind == "read":
-        return reading()
-    if kind == "write":
-        return db.atomic()
-    return contextlib.nullcontext()
-
-
 def _to_response(op: Operation, result: Any, headers: dict[str, str]) -> Response:
     if isinstance(result, Response):  # a redirect, for browser flows
         result.headers.update(headers)
@@ -298,17 +282,6 @@ def _to_response(op: Operation, result: Any, headers: dict[str, str]) -> Respons
     if isinstance(result, Reply):
         return json_response(result.status, result.body, {**headers, **result.headers})
     return json_response(op.success_status, result, headers)
-
-
-@functools.cache
-def _storage_threads() -> BatchingThreads:
-    """The few threads that do /v1's storage work, off the event loop.
-
-    Few, because fewer runnable threads fight less over the GIL (measured: 4 serve more requests
-    than 32). Operations that wait on a platform (`waits=True`) use Starlette's larger pool
-    instead, so they cannot starve these.
-    """
-    return BatchingThreads(4, "v1-storage")
 
 
 class Endpoint:
@@ -343,11 +316,14 @@ class Endpoint:
             return error_response(error)
         if op.body is None:
             raw = b""
-        if op.waits:
-            return await run_in_threadpool(_execute, op, request, raw, None, arrived)
-        admitted = None
-        if op.transaction == "read" and op.auth and reads_on_loop():
-            response, admitted = _read_on_loop(op, request)
-            if response is not None:
-                return response
-        return await _storage_threads().run(_execute, op, request, raw, admitted, arrived)
+        spent: list[ratelimit.Quota] = []
+
+        def work(on_loop: bool) -> Response:
+            if on_loop:
+                return _read_on_loop(op, request, spent)
+            return _execute(op, request, raw, spent[0] if spent else None, arrived)
+
+        # The operation's own transactions are opened in `_execute`: the key is checked and the
+        # request counted before, and an idempotent POST commits its key apart.
+        return await requests.run(work, transaction="none", waits=op.waits,
+                                  on_loop=op.transaction == "read" and op.auth)

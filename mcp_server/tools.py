@@ -18,8 +18,6 @@ exception's text.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -34,10 +32,9 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
-from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
-from mcp_server.verifier import StorageTokenVerifier, storage_threads
+from mcp_server.verifier import StorageTokenVerifier
 from service.accounts import ops as accounts
 from service.accounts import shapes as account_shapes
 from service.analytics import ops as analytics
@@ -59,7 +56,7 @@ from service.posts import ops as posts
 from service.posts import shapes as post
 from service.sequences import ops as sequences
 from service.sequences import shapes as sequence
-from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
+from storage import requests
 
 log = logging.getLogger("switchboard.mcp")
 
@@ -208,26 +205,15 @@ def _actor(definition: ToolDef) -> Actor:
     )
 
 
-def _transaction(definition: ToolDef) -> Any:
-    # A tool that calls a platform runs its own short transactions around the call (never hold
-    # SQLite's one write lock across the network), as its /v1 operation does.
-    if definition.waits:
-        return contextlib.nullcontext()
-    return reading() if definition.scope == "read" else db.atomic()
-
-
-def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any], *, on_loop: bool = False
-             ) -> dict[str, Any]:
-    """The tool's work in one transaction; `on_loop`: a read tool on the event loop, in a snapshot
-    that never waits (`WriteNeeded` when it would: run it on a storage thread instead)."""
-    with connection(), (read_on_loop() if on_loop else _transaction(definition)):
-        parsed = shapes.parse(definition.model, arguments)
-        # snake_case, one level; an update passes only what was given. (The fields are read from
-        # `__dict__`: `dict(parsed)` first asks the model for a `keys` attribute, a miss pydantic
-        # answers by raising, which cost more than the rest of the argument handling.)
-        values = ({name: getattr(parsed, name) for name in parsed.model_fields_set} if definition.partial
-                  else dict(parsed.__dict__))
-        result = definition.function(actor=actor, **values)
+def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tool's work, in the transaction `storage.requests.run` opened for it."""
+    parsed = shapes.parse(definition.model, arguments)
+    # snake_case, one level; an update passes only what was given. (The fields are read from
+    # `__dict__`: `dict(parsed)` first asks the model for a `keys` attribute, a miss pydantic
+    # answers by raising, which cost more than the rest of the argument handling.)
+    values = ({name: getattr(parsed, name) for name in parsed.model_fields_set} if definition.partial
+              else dict(parsed.__dict__))
+    result = definition.function(actor=actor, **values)
     if definition.render is not None:
         result = definition.render(result)
     if isinstance(result, BaseModel):
@@ -254,17 +240,12 @@ def make_tool(definition: ToolDef) -> Callable[..., Any]:
     async def tool(**arguments: Any) -> CallToolResult:
         try:
             actor = _actor(definition)
-            if definition.waits:  # the larger pool: a slow platform must not hold the storage threads
-                result = await run_in_threadpool(_execute, definition, actor, arguments)
-            elif definition.scope == "read" and reads_on_loop():  # as /v1's reads (http_api/routing.py)
-                try:
-                    result = _execute(definition, actor, arguments, on_loop=True)
-                except WriteNeeded:
-                    result = await asyncio.get_running_loop().run_in_executor(
-                        storage_threads(), _execute, definition, actor, arguments)
-            else:
-                loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(storage_threads(), _execute, definition, actor, arguments)
+            read = definition.scope == "read"
+            # A tool that calls a platform (`waits`) runs its own short transactions around the
+            # call, as its /v1 operation does: never SQLite's one write lock across the network.
+            result = await requests.run(lambda _on_loop: _execute(definition, actor, arguments),
+                                        transaction="read" if read else "write", on_loop=read,
+                                        waits=definition.waits)
             return _structured(result)
         except ServiceError as error:
             return error_result(error)

@@ -10,31 +10,15 @@ a storage thread.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import functools
-from concurrent.futures import ThreadPoolExecutor
-
 from mcp.server.auth.provider import AccessToken
 
 from service.identity import oauth_tokens
 from service.kit import clock
-from storage.db import WriteNeeded, connection, read_on_loop, reads_on_loop
+from storage import requests
 
 
-@functools.cache
-def storage_threads() -> ThreadPoolExecutor:
-    """The few threads that do MCP's storage work (token checks and tools), off the event loop.
-
-    A small plain executor, like /v1's: measured there, fewer runnable threads serve more
-    requests than Starlette's large pool because they fight less over the GIL.
-    """
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="mcp-storage")
-
-
-def _verify(token: str, *, on_loop: bool = False) -> AccessToken | None:
-    with connection(), (read_on_loop() if on_loop else contextlib.nullcontext()):
-        info = oauth_tokens.verify_access_token(token)
+def _verify(token: str) -> AccessToken | None:
+    info = oauth_tokens.verify_access_token(token)
     if info is None:
         return None
     return AccessToken(
@@ -50,7 +34,5 @@ def _verify(token: str, *, on_loop: bool = False) -> AccessToken | None:
 
 class StorageTokenVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
-        if reads_on_loop():
-            with contextlib.suppress(WriteNeeded):
-                return _verify(token, on_loop=True)
-        return await asyncio.get_running_loop().run_in_executor(storage_threads(), _verify, token)
+        # Its own writes (a grant's `lastUsedAt`) are short transactions inside the check.
+        return await requests.run(lambda _on_loop: _verify(token), transaction="none", on_loop=True)

@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
@@ -36,7 +35,7 @@ from service.kit import clock, shapes
 from service.kit.errors import ServiceError
 from service.kit.settings import Settings
 from service.webhooks import ops as webhooks
-from storage.db import connection, db
+from storage import requests
 
 T = TypeVar("T")
 SESSION_COOKIE = "switchboard_session"
@@ -105,13 +104,8 @@ _templates = Environment(
 
 
 async def in_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run `fn` in a worker thread with a connection and one transaction."""
-
-    def work() -> T:
-        with connection(), db.atomic():
-            return fn(*args, **kwargs)
-
-    return await run_in_threadpool(work)
+    """Run `fn` on a storage thread with a connection and one transaction."""
+    return await requests.run(lambda _on_loop: fn(*args, **kwargs), transaction="write")
 
 
 def session_middleware(settings: Settings) -> list[Middleware]:

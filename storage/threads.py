@@ -1,4 +1,4 @@
-"""The threads that do /v1's storage work, handing results back to the event loop in batches.
+"""The threads that do the front doors' storage work, handing results back to the event loop in batches.
 
 A thread-pool executor wakes the event loop once per finished request (a self-pipe write and a
 GIL hand-over each). Under load these hand-overs, not the queries, were the cost of a request
