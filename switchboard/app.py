@@ -25,13 +25,12 @@ from mcp_server import tools as mcp_tools
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
 from service.accounts import adapters
-from service.accounts import ops as accounts
 from service.analytics import ops as analytics
 from service.automations import ops as automations
 from service.broadcasts import ops as broadcasts
 from service.engine import core as engine
-from service.inbox import conversations, inbound, outbound, pacer
-from service.kit import events, health
+from service.inbox import conversations, outbound, pacer
+from service.kit import health, signals
 from service.kit import settings as settings_module
 from service.kit.settings import Settings
 from service.posts import ops as posts
@@ -62,21 +61,28 @@ class Runtime:
 
 
 def wire() -> None:
-    """Install every registration the service runs on, here and nowhere else: what each kind of
-    platform event does, what an account's permanent deletion takes with it, the engine's kinds of
-    durable work and how they reach the queue, and the scheduler's tick jobs."""
-    inbound.reset()
+    """Connect everything the service runs on, here and nowhere else: the receivers of each
+    cross-domain signal (`service.kit.signals`), the engine's kinds of durable work and how they
+    reach the queue, and the scheduler's tick jobs."""
+    signals.disconnect_all()
+    # What each kind of platform event stored at /hooks does.
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
-        inbound.register(handler, *kinds)
-    inbound.register(automations.comment_received, "comment")
-    inbound.register(publishing.on_native_post, "post")
-    conversations.reset_hooks()
-    conversations.on_conversation_started(sequences.conversation_started)
-    conversations.on_inbound_message(sequences.contact_wrote)
-    accounts.set_dependent("conversations", conversations.delete_for_account)
-    accounts.set_dependent("followerSnapshots", analytics.delete_for_account)
-    accounts.set_dependent("broadcasts", broadcasts.delete_for_account)
-    accounts.set_dependent("postTargets", posts.delete_for_account)
+        signals.platform_event.connect(handler, *kinds)
+    signals.platform_event.connect(automations.comment_received, "comment")
+    signals.platform_event.connect(publishing.on_native_post, "post")
+    # Sequences enrol new conversations and story replies, and stop when the contact writes.
+    signals.conversation_started.connect(sequences.conversation_started)
+    signals.contact_wrote.connect(sequences.contact_wrote)
+    # Broadcast recipients follow their message.
+    signals.message_finished.connect(broadcasts.message_finished)
+    signals.message_failed_later.connect(broadcasts.message_failed_later)
+    # What an account's permanent deletion takes with it.
+    signals.account_deleting.connect(lambda account_id: ("conversations", conversations.delete_for_account(account_id)))
+    signals.account_deleting.connect(lambda account_id: ("followerSnapshots", analytics.delete_for_account(account_id)))
+    signals.account_deleting.connect(lambda account_id: ("broadcasts", broadcasts.delete_for_account(account_id)))
+    signals.account_deleting.connect(lambda account_id: ("postTargets", posts.delete_for_account(account_id)))
+    # The outbox's dispatcher starts as soon as events commit.
+    signals.events_committed.connect(webhook_tasks.events_committed)
     engine.reset()
     engine.register(webhooks.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
@@ -84,10 +90,7 @@ def wire() -> None:
     engine.register(sequences.ENROLLMENT_WORK)
     engine.register(broadcasts.START_WORK)
     engine.register(publishing.TARGET_WORK)
-    outbound.set_finish_listeners(broadcasts.message_finished)
-    conversations.set_failed_later_hooks(broadcasts.message_failed_later)
     engine.set_nudger(engine_tasks.enqueue)
-    events.set_committed_listeners(webhook_tasks.events_committed)
     scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
                         renewal_tasks.renew_due, analytics_tasks.snapshot_due,
                         broadcasts.complete_finished, post_tasks.forget_expired_uploads])

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from service.accounts import adapters
 from service.accounts.shapes import Account as AccountRecord
 from service.accounts.shapes import AccountDeleted
 from service.identity.auth import Actor
-from service.kit import clock, crypto, events, ids
+from service.kit import clock, crypto, events, ids, signals
 from service.kit.errors import Conflict, NotFound, ValidationFailed
 from service.kit.pagination import Page, paginate
 from storage.db import db
 from storage.models import Account
-
-# Resources that hang off an account (post targets, conversations) each have a function that deletes
-# an account's rows and returns how many it removed; permanent deletion runs them all. The
-# composition root installs them (`set_dependent`); a resource without one counts 0.
-Dependents = dict[str, Callable[[str], int]]
-DEPENDENTS: Dependents = {"postTargets": lambda account_id: 0, "conversations": lambda account_id: 0}
-
-
-def set_dependent(name: str, delete_for_account: Callable[[str], int]) -> None:
-    DEPENDENTS[name] = delete_for_account
 
 
 def get_row(*, actor: Actor, account_id: str) -> Account:
@@ -126,7 +115,8 @@ def delete_permanently(*, actor: Actor, account_id: str) -> AccountDeleted:
     actor.require_write()
     if account.status == "connected":
         raise Conflict("Disconnect the account before deleting it permanently.")
-    counts = {name: delete_rows(account.id) for name, delete_rows in DEPENDENTS.items()}
+    # Each domain that keeps rows for the account deletes them and says how many of what went.
+    counts = {"postTargets": 0, "conversations": 0, **dict(signals.account_deleting.send(account.id))}
     account.delete_instance()
     return AccountDeleted(id=account.id, deleted=True, post_targets=counts["postTargets"],
                           conversations=counts["conversations"])

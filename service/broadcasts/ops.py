@@ -54,6 +54,7 @@ from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFaile
 from service.kit.pagination import DEFAULT_LIMIT, Page, paginate, records
 from service.kit.scheduling import due_at
 from service.kit.shapes import button_problems
+from service.kit.signals import MessageFinished
 from storage import hot
 from storage.db import connection, db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation, Message
@@ -478,7 +479,7 @@ def complete_finished() -> None:
             _complete(broadcast_id)
 
 
-def message_finished(done: outbound.Finished) -> None:
+def message_finished(done: MessageFinished) -> None:
     """Outbound's finish listener: the recipient follows its message, in the transaction that
     finishes the message; the last one completes the broadcast."""
     if done.source != "broadcast":
@@ -498,7 +499,7 @@ def message_finished(done: outbound.Finished) -> None:
 def message_failed_later(message: Message, reason: str) -> None:
     """The inbox's hook for a receipt that turns a sent message `failed` (WhatsApp reports messages
     outside the window this way): its recipient follows."""
-    message_finished(outbound.Finished(message.id, message.source, "failed", clock.now(), reason))
+    message_finished(MessageFinished(message.id, message.source, "failed", clock.now(), reason))
 
 
 def _lease() -> float:

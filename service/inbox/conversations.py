@@ -14,8 +14,8 @@ What changes a conversation:
   statuses forward only.
 
 Every change writes its event (`conversation.started`, `message.received`, `message.sent`,
-`message.failed`) in the same transaction. Other features hook in with `on_conversation_started`
-and `on_inbound_message` (sequences enrol and stop there); hooks run in the same transaction too.
+`message.failed`) in the same transaction. Other features react to `signals.conversation_started`
+and `signals.contact_wrote` (sequences enrol and stop there), in the same transaction too.
 
 Contacts that Meta names only by a scoped id (Instagram, Facebook) keep `contactHandle` and
 `contactName` null: the profile lookup is a network call, which has no place in the webhook's
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +38,7 @@ from service.identity.auth import Actor
 from service.inbox.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
 from service.inbox.shapes import Conversation as ConversationRecord
 from service.inbox.shapes import Message as MessageRecord
-from service.kit import clock, events, ids
+from service.kit import clock, events, ids, signals
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.kit.pagination import DEFAULT_LIMIT, Page, paginate, records
 from storage import hot, hot_inbox
@@ -50,54 +49,6 @@ log = logging.getLogger("switchboard.inbox")
 
 WATERMARK_SLACK = dt.timedelta(seconds=1)
 WINDOW_MESSAGE = "The contact's last message is older than the platform's messaging window."
-
-
-# -- hook points for other features ------------------------------------------------------------
-StartedHook = Callable[[Conversation, str], None]
-"""(conversation, how): how is "inbound" (the contact wrote first), "api" or "comment" (a comment
-automation is about to send its private reply)."""
-InboundHook = Callable[[Conversation, Message, InboundEvent], None]
-"""(conversation, message, event): a contact's message was stored (event.kind tells a story reply)."""
-
-FailedLaterHook = Callable[[Message, str], None]
-"""(message, reason): a platform reported a `sent` message as not delivered (WhatsApp's status webhook)."""
-
-_started_hooks: list[StartedHook] = []
-_inbound_hooks: list[InboundHook] = []
-_failed_later_hooks: list[FailedLaterHook] = []
-
-
-def set_failed_later_hooks(*hooks: FailedLaterHook) -> None:
-    """Install what runs, in the receipt's transaction, when a sent message turns `failed` (broadcast
-    recipients follow their message); the composition root sets them."""
-    _failed_later_hooks[:] = hooks
-
-
-def on_conversation_started(fn: StartedHook) -> StartedHook:
-    """Run `fn` in the transaction that creates a conversation (sequences' `conversation_started`)."""
-    _started_hooks.append(fn)
-    return fn
-
-
-def on_inbound_message(fn: InboundHook) -> InboundHook:
-    """Run `fn` in the transaction that stores a contact's message (story replies, stop on reply)."""
-    _inbound_hooks.append(fn)
-    return fn
-
-
-def reset_hooks() -> None:
-    """Forget every hook (the composition root installs them again)."""
-    _started_hooks.clear()
-    _inbound_hooks.clear()
-
-
-def _run_hooks(hooks: list[Any], *args: Any) -> None:
-    for hook in hooks:
-        try:
-            with db.atomic():  # a savepoint: a failing feature does not undo the inbox's own change
-                hook(*args)
-        except Exception:
-            log.exception("inbox hook %s failed", getattr(hook, "__qualname__", hook))
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -300,7 +251,7 @@ def _complete(
 def _announce_started(conversation: Conversation, how: str) -> None:
     events.emit(workspace_id=conversation.workspace_id, type="conversation.started",
                 data=ConversationRecord.model_validate(conversation).dump())
-    _run_hooks(_started_hooks, conversation, how)
+    signals.conversation_started.send(conversation, how)
 
 
 # -- inbound -----------------------------------------------------------------------------------
@@ -360,7 +311,7 @@ def contact_wrote(account: Account, event: InboundEvent) -> None:
         _announce_started(conversation, "inbound")
     events.emit(workspace_id=account.workspace_id, type="message.received",
                 data=MessageRecord.model_validate(message).dump())
-    _run_hooks(_inbound_hooks, conversation, message, event)
+    signals.contact_wrote.send(conversation, message, event)
 
 
 def conversation_with_commenter(account: Account, event: InboundEvent) -> Conversation:
@@ -451,8 +402,7 @@ def receipt(account: Account, event: InboundEvent) -> None:
         row.status, row.error, row.updated_at = "failed", reason, moment
         events.emit(workspace_id=account.workspace_id, type="message.failed",
                     data=MessageRecord.model_validate(row).dump())
-        for hook in _failed_later_hooks:
-            hook(row, reason)
+        signals.message_failed_later.send(row, reason)
 
 
 # -- permanent deletion of an account ----------------------------------------------------------
@@ -465,7 +415,8 @@ def delete_for_account(account_id: str) -> int:
 
 
 
-# What the inbox does with each kind of platform event; the composition root installs them.
+# What the inbox does with each kind of platform event (`signals.platform_event`); the composition
+# root connects them.
 INBOUND_HANDLERS: dict[tuple[str, ...], Any] = {
     ("message", "story_reply", "postback"): contact_wrote,
     ("echo",): reply_written_elsewhere,

@@ -1,7 +1,7 @@
 """Platform events arriving at /hooks: verified, stored once per account, handed to the features.
 
-Features' handlers (installed by the composition root with `register`) run in the same transaction
-that stores the event, once per new event: a duplicate delivery finds the row already there and
+The features' receivers of `signals.platform_event` (connected by the composition root) run in the
+transaction that stores the event, once per new event: a duplicate delivery finds the row already there and
 runs nothing. Handlers only write rows; work that calls a platform (an automation's DM)
 is left to tasks.
 """
@@ -11,31 +11,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from platforms import inbound as platform_inbound
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
-from service.kit import clock, ids
+from service.kit import clock, ids, signals
 from service.kit.errors import BadRequest, Forbidden
-from storage.db import db
 from storage.models import Account, InboundRecord
 
 log = logging.getLogger("switchboard.inbound")
-
-Handler = Callable[[Account, InboundEvent], None]
-_handlers: dict[str, list[Handler]] = {}
-
-
-def register(handler: Handler, *kinds: str) -> None:
-    for kind in kinds:
-        _handlers.setdefault(kind, []).append(handler)
-
-
-def reset() -> None:
-    _handlers.clear()
-
 
 def verify_challenge(params: Mapping[str, str]) -> str:
     """Meta's subscription check: the challenge to echo, or 403."""
@@ -92,12 +78,7 @@ def receive(platform: str, payload: Any, query: Mapping[str, str]) -> int:
             if not inserted:  # delivered before: already handled
                 continue
             stored += 1
-            for handler in _handlers.get(event.kind, []):
-                try:
-                    with db.atomic():  # a savepoint: a failing feature does not undo the others' work
-                        handler(account, event)
-                except Exception:
-                    log.exception("inbound handler %s failed for %s", handler.__qualname__, event.dedupe_key)
+            signals.platform_event.send(account, event)  # each receiver in a savepoint of its own
             InboundRecord.update(processed_at=clock.now()).where(
                 InboundRecord.account == account.id, InboundRecord.dedupe_key == event.dedupe_key[:255]
             ).execute()

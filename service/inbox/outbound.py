@@ -29,7 +29,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,8 +39,9 @@ from service.identity.auth import Actor
 from service.inbox import pacer
 from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound
 from service.inbox.shapes import Message as MessageRecord
-from service.kit import clock, events, idempotency, ids, settings
+from service.kit import clock, events, idempotency, ids, settings, signals
 from service.kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
+from service.kit.signals import MessageFinished
 from storage.db import connection, db, reading
 from storage.hot import by_id
 from storage.models import Account, Conversation, Message
@@ -79,32 +79,6 @@ def lease_seconds() -> float:
     return settings.current().send_lease_seconds
 
 
-@dataclass(frozen=True)
-class Finished:
-    """A message reached a final status (`sent`, `failed` or `unknown`; `unknown` may later turn
-    `sent` when a late answer comes)."""
-
-    message_id: str
-    source: str  # inbox | broadcast | sequence | automation: listeners look only at their own
-    status: str
-    at: dt.datetime
-    error: str | None
-
-
-FinishListener = Callable[[Finished], None]
-_finish_listeners: list[FinishListener] = []
-
-
-def set_finish_listeners(*listeners: FinishListener) -> None:
-    """Install what runs, in the finishing transaction, when a message finishes (composition root)."""
-    _finish_listeners[:] = listeners
-
-
-def _finished(done: Finished) -> None:
-    for listener in _finish_listeners:
-        listener(done)
-
-
 LOST_ERROR = ("The process sending this message stopped during the platform call; it may or may not have "
               "arrived, so it is not sent again automatically.")
 
@@ -113,10 +87,10 @@ def _lost(message_ids: list[str]) -> None:
     """The sweeper found these `sending` past their lease: say why they are `unknown`."""
     Message.update(error=LOST_ERROR).where(Message.id.in_(message_ids)).execute()
     log.warning("%d outbound message(s) left unknown by a stopped worker", len(message_ids))
-    if _finish_listeners:
+    if signals.message_finished:
         moment = clock.now()
         for row in Message.select(Message.id, Message.source).where(Message.id.in_(message_ids)):
-            _finished(Finished(row.id, row.source, "unknown", moment, LOST_ERROR))
+            signals.message_finished.send(MessageFinished(row.id, row.source, "unknown", moment, LOST_ERROR))
 
 
 def _check_sendable(account: Account, *, text: str | None, template: dict[str, Any] | None) -> None:
@@ -299,7 +273,7 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
             touch_outbound(conversation.id, moment)
             _announce(message, conversation, "message.sent", status="sent", at=moment,
                       platform_message_id=outcome.platform_message_id, error=None)
-            _finished(Finished(message.id, message.source, "sent", moment, None))
+            signals.message_finished.send(MessageFinished(message.id, message.source, "sent", moment, None))
         return
     if isinstance(outcome, RetryLater):
         pacer.pause(loaded.account.id, outcome.delay_seconds)
@@ -313,7 +287,7 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         error = (f"No answer from the platform: {outcome.message}. "
                  "It may or may not have arrived, so it is not sent again.")
         if engine.finish(found, status="unknown", error=error):
-            _finished(Finished(message.id, message.source, "unknown", moment, error))
+            signals.message_finished.send(MessageFinished(message.id, message.source, "unknown", moment, error))
         return
     elif isinstance(outcome, ReauthRequired):
         reason = "The platform refused the stored credentials; reconnect the account."
@@ -323,7 +297,7 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         reason = outcome.message
     if engine.finish(found, status="failed", at=moment, error=reason):
         _announce(message, conversation, "message.failed", status="failed", at=moment, error=reason)
-        _finished(Finished(message.id, message.source, "failed", moment, reason))
+        signals.message_finished.send(MessageFinished(message.id, message.source, "failed", moment, reason))
 
 
 def _announce(message: Message, conversation: Conversation, event_type: str, *, at: dt.datetime,

@@ -6,10 +6,9 @@ sent for a change that did not happen, and never lost for one that did.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from service.kit import clock, ids
+from service.kit import clock, ids, signals
 from service.kit.settings import VERSION
 from storage.db import db
 from storage.hot import insert
@@ -51,19 +50,8 @@ def envelope(event: Event) -> dict[str, Any]:
     }
 
 
-# Called after a transaction that emitted events commits: the composition root installs the queue's
-# nudge here so the dispatcher starts at once instead of at the next scheduler tick (which remains
-# the safety net).
-_committed_listeners: list[Callable[[], None]] = []
-
-
-def set_committed_listeners(*listeners: Callable[[], None]) -> None:
-    _committed_listeners[:] = listeners
-
-
 def _announce() -> None:
-    for listener in _committed_listeners:
-        listener()
+    signals.events_committed.send()
 
 
 def emit(*, workspace_id: str, type: str, data: dict[str, Any]) -> Event:
@@ -72,6 +60,6 @@ def emit(*, workspace_id: str, type: str, data: dict[str, Any]) -> Event:
         raise ValueError(f"unknown event type {type!r}")
     event = Event(id=ids.new_id("evt"), workspace=workspace_id, type=type, data=data, created_at=clock.now())
     insert(Event, id=event.id, workspace=workspace_id, type=type, data=data, created_at=event.created_at)
-    if _committed_listeners:
+    if signals.events_committed:
         db.after_commit(_announce)
     return event

@@ -1,0 +1,129 @@
+"""Cross-domain reactions: declared here, connected in one place.
+
+When one domain's change matters to another (a contact's message stops a sequence, a comment
+triggers an automation, a finished message moves a broadcast's counts), the domain where it
+happens sends a named signal from this module, and the composition root (`switchboard/app.py:
+wire`) connects the receivers. Reading the sender, you see the signal's name and its text here;
+looking the name up in `wire()` shows who reacts. Nothing connects itself when imported.
+
+Every receiver runs in the sender's transaction. A signal marked `isolated` runs each receiver in
+a savepoint of its own and logs a receiver's failure: a failing feature must not undo the change
+that was being made (a stored message, a stored platform event). The others let a failure reach
+the sender, whose transaction then rolls back as a whole.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, ParamSpec
+
+from platforms.inbound import InboundEvent
+from storage.db import db
+from storage.models import Account, Conversation, Message
+
+log = logging.getLogger("switchboard.signals")
+
+P = ParamSpec("P")
+
+
+class Signal(Generic[P]):
+    """A named point other domains react to, with its receivers in the order they were connected."""
+
+    def __init__(self, name: str, *, isolated: bool) -> None:
+        self.name = name
+        self.isolated = isolated
+        self.receivers: list[Callable[P, Any]] = []
+
+    def connect(self, receiver: Callable[P, Any]) -> None:
+        self.receivers.append(receiver)
+
+    def send(self, *args: P.args, **kwargs: P.kwargs) -> list[Any]:
+        """Run every receiver; their answers, in order (None for an isolated receiver that failed)."""
+        if not self.isolated:
+            return [receiver(*args, **kwargs) for receiver in self.receivers]
+        answers = []
+        for receiver in self.receivers:
+            try:
+                with db.atomic():  # a savepoint: a failing receiver does not undo the sender's change
+                    answers.append(receiver(*args, **kwargs))
+            except Exception:
+                log.exception("%s: receiver %s failed", self.name, getattr(receiver, "__qualname__", receiver))
+                answers.append(None)
+        return answers
+
+    def __bool__(self) -> bool:
+        return bool(self.receivers)
+
+
+class KindSignal:
+    """A platform event arriving for an account, with receivers per kind of event (`comment`, ...)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.by_kind: dict[str, Signal[[Account, InboundEvent]]] = {}
+
+    def connect(self, receiver: Callable[[Account, InboundEvent], Any], *kinds: str) -> None:
+        for kind in kinds:
+            self.by_kind.setdefault(kind, Signal(f"{self.name}:{kind}", isolated=True)).connect(receiver)
+
+    def send(self, account: Account, event: InboundEvent) -> None:
+        signal = self.by_kind.get(event.kind)
+        if signal is not None:
+            signal.send(account, event)
+
+
+@dataclass(frozen=True)
+class MessageFinished:
+    """An outbound message reached a final status (`sent`, `failed` or `unknown`; `unknown` may later
+    turn `sent` when a late answer comes)."""
+
+    message_id: str
+    source: str  # inbox | broadcast | sequence | automation: receivers look only at their own
+    status: str
+    at: dt.datetime
+    error: str | None
+
+
+# -- the signals -------------------------------------------------------------------------------
+platform_event = KindSignal("platform_event")
+"""(account, event): a platform event stored for the first time at `/hooks`, by its kind: the inbox
+takes messages, echoes and receipts, automations take comments, posts take native posts."""
+
+conversation_started: Signal[[Conversation, str]] = Signal("conversation_started", isolated=True)
+"""(conversation, how): a conversation was made; how is "inbound" (the contact wrote first), "api"
+or "comment" (a comment automation is about to send its private reply). Sequences enrol here."""
+
+contact_wrote: Signal[[Conversation, Message, InboundEvent]] = Signal("contact_wrote", isolated=True)
+"""(conversation, message, event): a contact's message was stored (event.kind tells a story reply).
+Sequences stop on a reply and enrol on story replies here."""
+
+message_finished: Signal[[MessageFinished]] = Signal("message_finished", isolated=False)
+"""A message the engine sent reached its final status, in the finishing transaction: broadcasts
+move their recipient and counts."""
+
+message_failed_later: Signal[[Message, str]] = Signal("message_failed_later", isolated=False)
+"""(message, reason): a platform reported a `sent` message as not delivered (WhatsApp's status
+webhook), in the receipt's transaction: broadcast recipients follow their message."""
+
+account_deleting: Signal[[str]] = Signal("account_deleting", isolated=False)
+"""(account_id) -> (name, count): an account is being deleted for good, in that transaction; each
+domain deletes the rows it keeps for the account and says how many of what went."""
+
+events_committed: Signal[[]] = Signal("events_committed", isolated=False)
+"""A transaction that wrote outbox events committed: the queue starts the dispatcher at once rather
+than at the next scheduler tick (which remains the safety net)."""
+
+ALL: list[Signal[Any] | KindSignal] = [platform_event, conversation_started, contact_wrote, message_finished,
+                                       message_failed_later, account_deleting, events_committed]
+
+
+def disconnect_all() -> None:
+    """Forget every receiver (the composition root connects them again)."""
+    for signal in ALL:
+        if isinstance(signal, KindSignal):
+            signal.by_kind.clear()
+        else:
+            signal.receivers.clear()
