@@ -21,7 +21,7 @@ from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import ServiceApp
 from http_api.routes import media as media_routes
-from mcp_server import tools as mcp_tools
+from mcp_server import server as mcp_server
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
 from service.accounts import adapters
@@ -145,7 +145,7 @@ def stop_worker(runtime: Runtime) -> None:
 def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
     """The whole service as one ASGI app. `worker=False` for API-only processes (scale-out)."""
 
-    mcp = mcp_tools.build_mcp(settings)  # one per app: its session manager runs once
+    mcp = mcp_server.build_mcp(settings)  # one per app: its session manager runs once
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -176,5 +176,5 @@ def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
     # unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors. Its
     # protected-resource metadata route is served by ours. First: the router tries routes in order,
     # and a tool call should not be matched against every /v1 path before its own.
-    routes.insert(0, Route("/mcp", endpoint=mcp_tools.mcp_app(mcp, settings)))
+    routes.insert(0, Route("/mcp", endpoint=mcp_server.mcp_app(mcp, settings)))
     return ServiceApp(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

@@ -1,0 +1,28 @@
+"""MCP tools: posts."""
+
+from __future__ import annotations
+
+from mcp_server.tooling import ToolDef
+from service.kit.shapes import page_of
+from service.posts import ops as posts
+from service.posts import shapes as post
+
+TOOLS: list[ToolDef] = [
+    ToolDef("create_post", posts.create, "write",
+            "Create a post for one or more accounts: a draft (no scheduledFor, no publishNow), scheduled "
+            "(scheduledFor, with an offset or a timezone) or published now (publishNow: true). A target's content "
+            "replaces the post's on that platform; options carry platform choices (TikTok privacyLevel from "
+            "get_publish_options; X thread; Instagram mediaType STORIES/REELS; YouTube publishAt, thumbnailMediaId; "
+            "firstComment on Instagram, Facebook, LinkedIn and X). Each target is checked against its platform "
+            "first (422 with details). "
+            "Publishing reaches the public and cannot be undone from here.",
+            model=post.PostIn, output=post.Post, destructive=True, waits=True),
+    ToolDef("list_posts", posts.list_posts, "read",
+            "Posts newest first, filtered by status, profile, account, platform or source (service, external, "
+            "all); each with its targets' status and platform ids; paginated.",
+            model=post.PostQuery, output=page_of(post.Post)),
+    ToolDef("get_post", posts.get, "read",
+            "One post with each target's status (queued, publishing, published, failed, unknown), platform post "
+            "id, URL and error.",
+            model=post.PostRef, output=post.Post),
+]
