@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from oauth import dashboard
+from oauth.dashboard import shell as dashboard
 from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, server_for
 from service.identity import oauth_clients, oauth_tokens, workspaces
 from service.kit import json_input

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from oauth import dashboard
+from oauth.dashboard import shell as dashboard
 from service.identity import users
 from service.kit.settings import Settings
 

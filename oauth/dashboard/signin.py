@@ -1,0 +1,48 @@
+"""Signing in and out of the dashboard."""
+
+from __future__ import annotations
+
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from oauth.dashboard.shell import csrf_ok, current_user, forbidden_csrf, in_db, render, safe_next, sign_in, sign_out
+from service.identity import users
+from service.kit.settings import Settings
+
+
+def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
+    oidc_on = bool(settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret)
+    async def login(request: Request) -> Response:
+        if request.method == "GET":
+            if await current_user(request):
+                return RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
+            return render(request, "login.html", title="Sign in", next=safe_next(request.query_params.get("next")),
+                          email="", error=None, oidc=oidc_on)
+        form = await request.form()
+        next_url = safe_next(str(form.get("next") or ""))
+        email = str(form.get("email") or "")
+        if not csrf_ok(request, form):
+            return render(request, "login.html", status=400, title="Sign in", next=next_url, email=email,
+                          error="The form expired; please try again.", oidc=oidc_on)
+        user = await in_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
+        if user is None:
+            return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
+                          error="The e-mail or the password is not right.", oidc=oidc_on)
+        await sign_in(request, user.id, user.email)
+        return RedirectResponse(next_url, status_code=303)
+
+    async def logout(request: Request) -> Response:
+        if request.method == "GET":
+            return render(request, "logout.html", title="Sign out")
+        form = await request.form()
+        if not csrf_ok(request, form):
+            return forbidden_csrf(request)
+        await sign_out(request)
+        return RedirectResponse("/dashboard/login", status_code=303)
+
+    return [
+        Route("/dashboard/login", login, methods=["GET", "POST"], middleware=middleware),
+        Route("/dashboard/logout", logout, methods=["GET", "POST"], middleware=middleware),
+    ]
