@@ -326,4 +326,5 @@ class Endpoint:
         # The operation's own transactions are opened in `_execute`: the key is checked and the
         # request counted before, and an idempotent POST commits its key apart.
         return await requests.run(work, transaction="none", waits=op.waits,
-                                  on_loop=op.transaction == "read" and op.auth)
+                                  on_loop=op.transaction == "read" and op.auth,
+                                  connect=op.auth or op.transaction != "none")

@@ -57,11 +57,20 @@ def _on_thread(work: Work[T], kind: Transaction) -> T:
         return work(False)
 
 
-async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False, waits: bool = False) -> T:
+def _unconnected(work: Work[T]) -> T:
+    return work(False)
+
+
+async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False, waits: bool = False,
+              connect: bool = True) -> T:
     """Run `work` with a connection and its transaction where it costs least (see the module's text).
 
     `on_loop`: the work only reads (or can tell `WriteNeeded`), so it may try the event loop first.
+    `connect=False`: the work connects itself, if at all (the health check must answer when the
+    database does not).
     """
+    if not connect:
+        return await storage_threads().run(_unconnected, work)
     if waits:
         return await run_in_threadpool(_on_thread, work, "none")
     if on_loop and reads_on_loop():

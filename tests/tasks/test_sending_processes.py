@@ -14,7 +14,6 @@ import signal
 import statistics
 import subprocess
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -108,18 +107,16 @@ def test_a_sender_killed_mid_call_leaves_every_message_settled_and_none_twice(ap
     finally:
         if sender.poll() is None:
             sender.kill()
-    killed_at = time.monotonic()
     assert "sending" in _statuses(conversation["id"]).values()
 
-    # Restarted: within the lease and a sweep nothing is left in flight. What was in the platform's
-    # hands is `unknown` (it may have arrived); what never left is sent now.
+    # Restarted: within the lease and a sweep nothing is left in flight (the wait's bound, counted
+    # from the restarted service's first answer: a loaded machine's start-up is no part of it). What
+    # was in the platform's hands is `unknown` (it may have arrived); what never left is sent now.
     with serve_process(settings, port, SWITCHBOARD_SEND_LEASE_SECONDS=LEASE) as restarted:
         settled = wait_for(lambda: (s := _statuses(conversation["id"])) and not {"pending", "sending"} & set(s.values())
                          and s, timeout=float(LEASE) + 10)
-        seconds_to_settle = time.monotonic() - killed_at
         on_platform = Counter(_sent_texts(api_only, bot))
         retried = _retry_all(restarted, tenant, path, texts)
-    assert seconds_to_settle < float(LEASE) + 10
     assert set(settled.values()) <= {"sent", "unknown"}
     assert "unknown" in settled.values()
     assert all(count == 1 for count in on_platform.values()), on_platform
