@@ -11,13 +11,25 @@ import time
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from platforms.base import PLATFORMS
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import EmulatorBase, iso_z
 from platforms.emulator.errors import ControlInvalid, control_error
 from platforms.emulator.state import Account, Fault
+
+# Numbers a control takes (counts, seconds, instants) fit well within this; past it a float overflows,
+# or the service cannot keep the value (PostgreSQL's bigint).
+MAX_NUMBER = 10**15
+# Instants a control takes: from 1970 to the last second of 9999, as the contract's.
+LAST_INSTANT = 253402300799
+
+
+def _not_json(constant: str) -> Any:
+    """`json.loads` takes NaN and Infinity, which are not JSON (and no number a control can use)."""
+    raise ValueError(constant)
 
 
 def check(body: Any, spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> dict[str, Any]:
@@ -33,6 +45,8 @@ def check(body: Any, spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> d
         value = body[name]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             details.append({"field": name, "message": "has the wrong type"})
+        elif isinstance(value, int | float) and not isinstance(value, bool) and not -MAX_NUMBER <= value <= MAX_NUMBER:
+            details.append({"field": name, "message": f"must be within ±{MAX_NUMBER:.0e}"})
     for name in body:
         if name not in spec:
             details.append({"field": name, "message": "is not a known field"})
@@ -45,14 +59,16 @@ def timestamp(value: Any) -> float:
     """A control's `timestamp`: ISO 8601 or unix seconds; now when absent."""
     if value is None:
         return time.time()
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
     try:
-        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+        moment = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else (
+            dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp())
     except ValueError:
         raise ControlInvalid(
             [{"field": "timestamp", "message": "must be ISO 8601 or unix seconds"}]
         ) from None
+    if not 0 <= moment <= LAST_INSTANT:
+        raise ControlInvalid([{"field": "timestamp", "message": "must be within 1970 to 9999"}])
+    return moment
 
 
 class Controls(EmulatorBase):
@@ -76,8 +92,8 @@ class Controls(EmulatorBase):
         if not raw:
             return {}
         try:
-            return json.loads(raw)
-        except ValueError:
+            return json.loads(raw, parse_constant=_not_json)
+        except (ValueError, RecursionError):
             raise ControlInvalid([{"field": "body", "message": "is not valid JSON"}]) from None
 
     async def _guard(self, request: Request, run: Any) -> Response:

@@ -276,7 +276,9 @@ class EmulatorBase:
 
     # -- control helpers ---------------------------------------------------------------------
     async def resolve(self, platform: str, account_id: Any) -> Account | None:
-        if not isinstance(account_id, str) or not account_id:
+        if not isinstance(account_id, str) or not account_id or not account_id.isascii():
+            # Account ids are ASCII: anything else names no account, and a lone surrogate
+            # would fail in the resolver's database.
             return None
         platform_id = await run_in_threadpool(self.resolve_account, platform, account_id)
         if not platform_id:

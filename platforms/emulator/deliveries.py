@@ -9,10 +9,11 @@ import time
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from platforms.base import PLATFORMS
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.controls import Controls, check, timestamp
 from platforms.emulator.errors import ControlInvalid, control_error
 from platforms.emulator.state import Account, Comment, Contact, random_token

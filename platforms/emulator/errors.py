@@ -8,8 +8,7 @@ import math
 import time
 from typing import Any
 
-from starlette.responses import JSONResponse
-
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.state import Fault, random_token
 
 GRAPH = ("instagram", "facebook", "whatsapp", "meta_ads")

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, PlatformParts
 from platforms.emulator.errors import graph_error
 from platforms.emulator.graph import EdgeRoute, graph_page, not_found, on_account, on_me

@@ -16,9 +16,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, EmulatorBase
 from platforms.emulator.errors import GRAPH, graph_error
 from platforms.emulator.state import Account

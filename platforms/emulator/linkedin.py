@@ -12,9 +12,10 @@ from typing import Any
 from urllib.parse import unquote, urlencode
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, PlatformParts
 from platforms.emulator.errors import linkedin_error, oauth_error
 from platforms.emulator.oauth import OAuthServer

@@ -8,8 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, EmulatorBase, bad_button_url
 from platforms.emulator.errors import graph_error
 from platforms.emulator.graph import EdgeRoute, as_obj, not_found, on_account, on_comment, on_post

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, PlatformParts
 from platforms.emulator.errors import graph_error
 from platforms.emulator.facebook import FacebookLogin

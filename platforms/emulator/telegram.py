@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, EmulatorBase, PlatformParts, bad_button_url
 from platforms.emulator.errors import telegram_error
 from platforms.emulator.state import Account, random_token

@@ -9,9 +9,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, PlatformParts
 from platforms.emulator.errors import oauth_error, tiktok_error
 from platforms.emulator.oauth import OAuthServer

@@ -11,8 +11,9 @@ import time
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, EmulatorBase, PlatformParts, bad_button_url
 from platforms.emulator.errors import graph_error
 from platforms.emulator.graph import EdgeRoute, graph_page, me_node, on_account, on_waba

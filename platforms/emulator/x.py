@@ -8,9 +8,10 @@ import base64
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, PlatformParts
 from platforms.emulator.errors import oauth_error, x_error
 from platforms.emulator.oauth import OAuthServer
