@@ -216,7 +216,7 @@ class EmulatorBase:
                 if value is None and "x-www-form-urlencoded" in request.headers.get("content-type", ""):
                     value = dict(parse_qsl(raw.decode(errors="replace"))).get("access_token")
             token = self.state.token(platform, value, kinds)
-            if token is None and value and value not in self.state.tokens:
+            if token is None and value and not self.state.knows(value):
                 token = self.adopt(platform, request, value)
             if token is None:
                 return auth_error(platform)

@@ -8,6 +8,7 @@ import datetime as dt
 import re
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlencode
 
@@ -122,7 +123,9 @@ class LinkedInEmulator(OAuthServer):
                 return oauth_error(
                     "invalid_request", "The provided authorization grant or refresh token is invalid"
                 )
-            refresh, account_id, scope = found, found.account_id, found.extra.get("scope", "")
+            # The same refresh token again: the sandbox knows only its digest, the caller sent it.
+            refresh = replace(found, value=str(form.get("refresh_token")))
+            account_id, scope = found.account_id, found.extra.get("scope", "")
         else:
             return oauth_error("unsupported_grant_type", "Invalid grant_type.")
         access = self.state.issue("linkedin", account_id, "access", 5184000, scope=scope)

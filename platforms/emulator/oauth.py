@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from platforms.emulator.core import AuthCode, EmulatorBase
-from platforms.emulator.state import Account, random_token
+from platforms.emulator.state import Account, random_token, token_digest
 
 
 class OAuthServer(EmulatorBase):
@@ -56,7 +56,9 @@ class OAuthServer(EmulatorBase):
             if hint:
                 account.extra["login_hint"] = hint
         code = random_token(32)
-        self.codes[code] = AuthCode(
+        # Kept by its digest, like a token: the code itself is only in the redirect.
+        digest = token_digest(code)
+        self.codes[digest] = AuthCode(
             platform,
             account.id,
             redirect_uri,
@@ -65,7 +67,7 @@ class OAuthServer(EmulatorBase):
             query.get("code_challenge_method", "plain"),
             scope=query.get("scope", ""),
         )
-        self.state.touch_code(code)
+        self.state.touch_code(digest)
         separator = "&" if urlsplit(redirect_uri).query else "?"
         params = {"code": code}
         if query.get("state") is not None:
@@ -76,7 +78,8 @@ class OAuthServer(EmulatorBase):
         self, platform: str, code: str | None, redirect_uri: str | None, verifier: str | None = None
     ) -> AuthCode | None:
         """Single use, within 10 minutes, same redirect URI, PKCE checked when a challenge was sent."""
-        entry = self.codes.get(code or "")
+        digest = token_digest(code or "")
+        entry = self.codes.get(digest)
         if entry is None or entry.platform != platform or entry.used or entry.expires_at < time.time():
             return None
         if redirect_uri != entry.redirect_uri:
@@ -93,7 +96,7 @@ class OAuthServer(EmulatorBase):
             if not secrets.compare_digest(digest, entry.challenge):
                 return None
         entry.used = True
-        self.state.touch_code(code or "")
+        self.state.touch_code(digest)
         return entry
 
 

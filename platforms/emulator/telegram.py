@@ -78,12 +78,8 @@ class TelegramEmulator(EmulatorBase):
         return self.state.add_account(account)
 
     def telegram_credentials(self, account: Account) -> dict[str, Any]:
-        token = account.extra.get("bot_token")
-        if not token or self.state.token("telegram", token) is None:
-            token = f"{account.id}:AA{random_token(33)}"
-            self.state.issue("telegram", account.id, "access", None, value=token)
-            account.extra["bot_token"] = token
-        return {"botToken": token}
+        token = self.state.issue("telegram", account.id, "access", None, value=f"{account.id}:AA{random_token(33)}")
+        return {"botToken": token.value}
 
     def adopt_telegram_bot(self, request: Request, value: str) -> Account | None:
         """An unknown `<digits>:AA...` token makes that bot, as a test card makes its payment."""
@@ -92,7 +88,6 @@ class TelegramEmulator(EmulatorBase):
             return None
         bot_id = match[1]
         account = Account("telegram", bot_id, f"sandbox_{bot_id}_bot", f"Sandbox Bot {bot_id}")
-        account.extra["bot_token"] = value
         return account
 
     async def telegram(self, request: Request) -> Response:
