@@ -13,7 +13,11 @@ Like a payment provider's test mode, any well-formed credential connects: an unk
 number id makes that number (its WhatsApp Business Account is the one it is first asked under).
 
 Given a `state_path`, the emulator keeps its state in that SQLite file (`store.py`): a restart
-changes nothing.
+changes nothing. Of the tokens and codes it issued or accepted it keeps only their SHA-256.
+
+Layout: `core.py` (the API-call wrapper), `errors.py`, `oauth.py`, `state.py`, `store.py`,
+`persist.py`, `controls.py` and `deliveries.py` (the control endpoints) are shared; each platform is
+a module of its own, the Graph ones on `graph.py` (nodes, edges) and `messenger.py` (DMs, comments).
 """
 
 from __future__ import annotations

@@ -24,6 +24,30 @@ INBOUND_DM = ("instagram", "facebook", "whatsapp", "telegram")
 COMMENT_HOOKS = ("instagram", "facebook")
 
 
+def _whatsapp_payload(account: Account, contact: Contact, text: str, at: float) -> dict[str, Any]:
+    wamid = "wamid." + random_token(48)
+    value = {
+        "messaging_product": "whatsapp",
+        "metadata": {
+            "display_phone_number": account.username.replace(" ", "").replace("-", "").lstrip("+"),
+            "phone_number_id": account.id,
+        },
+        "contacts": [{"profile": {"name": contact.name or contact.id}, "wa_id": contact.id}],
+        "messages": [
+            {
+                "from": contact.id,
+                "id": wamid,
+                "timestamp": str(int(at)),
+                "text": {"body": text},
+                "type": "text",
+            }
+        ],
+    }
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": account.extra["waba_id"], "changes": [{"value": value, "field": "messages"}]}],
+    }
+
 class WebhookControls(Controls):
     def webhook_control_routes(self) -> list[Route]:
         routes = []
@@ -126,52 +150,37 @@ class WebhookControls(Controls):
     def _message_payload(
         self, platform: str, account: Account, contact: Contact, body: dict[str, Any], at: float
     ) -> dict[str, Any]:
-        text = body["text"]
+        """The platform's webhook for a contact's message, in its own shape."""
         if platform in ("instagram", "facebook"):
-            message: dict[str, Any] = {
-                "mid": ("aWdfZAG1" if platform == "instagram" else "m_") + random_token(40),
-                "text": text,
-            }
-            if body.get("storyReply"):
-                story_id = body.get("storyId") or str(18100000000000000 + self.state.serial())
-                message["reply_to"] = {
-                    "story": {"url": f"https://lookaside.fbsbx.example/story/{story_id}", "id": story_id}
-                }
-            event = {
-                "sender": {"id": contact.id},
-                "recipient": {"id": account.id},
-                "timestamp": int(at * 1000),
-                "message": message,
-            }
-            return {
-                "object": "instagram" if platform == "instagram" else "page",
-                "entry": [{"time": int(time.time() * 1000), "id": account.id, "messaging": [event]}],
-            }
+            return self._messaging_payload(platform, account, contact, body, at)
         if platform == "whatsapp":
-            wamid = "wamid." + random_token(48)
-            value = {
-                "messaging_product": "whatsapp",
-                "metadata": {
-                    "display_phone_number": account.username.replace(" ", "").replace("-", "").lstrip("+"),
-                    "phone_number_id": account.id,
-                },
-                "contacts": [{"profile": {"name": contact.name or contact.id}, "wa_id": contact.id}],
-                "messages": [
-                    {
-                        "from": contact.id,
-                        "id": wamid,
-                        "timestamp": str(int(at)),
-                        "text": {"body": text},
-                        "type": "text",
-                    }
-                ],
+            return _whatsapp_payload(account, contact, body["text"], at)
+        return self._telegram_update(contact, body["text"], at)
+
+    def _messaging_payload(
+        self, platform: str, account: Account, contact: Contact, body: dict[str, Any], at: float
+    ) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "mid": ("aWdfZAG1" if platform == "instagram" else "m_") + random_token(40),
+            "text": body["text"],
+        }
+        if body.get("storyReply"):
+            story_id = body.get("storyId") or str(18100000000000000 + self.state.serial())
+            message["reply_to"] = {
+                "story": {"url": f"https://lookaside.fbsbx.example/story/{story_id}", "id": story_id}
             }
-            return {
-                "object": "whatsapp_business_account",
-                "entry": [
-                    {"id": account.extra["waba_id"], "changes": [{"value": value, "field": "messages"}]}
-                ],
-            }
+        event = {
+            "sender": {"id": contact.id},
+            "recipient": {"id": account.id},
+            "timestamp": int(at * 1000),
+            "message": message,
+        }
+        return {
+            "object": "instagram" if platform == "instagram" else "page",
+            "entry": [{"time": int(time.time() * 1000), "id": account.id, "messaging": [event]}],
+        }
+
+    def _telegram_update(self, contact: Contact, text: str, at: float) -> dict[str, Any]:
         user: dict[str, Any] = {
             "id": int(contact.id) if contact.id.lstrip("-").isdigit() else contact.id,
             "is_bot": False,
