@@ -281,7 +281,9 @@ class Adapter(Protocol):
     def publish_post(
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
     ) -> PublishedPost:
-        """Publish one post now. Never retried by the adapter (a retry could publish twice)."""
+        """Publish one post now, on a platform that publishes in one call (Telegram, Facebook, Meta
+        Ads): there it is the one step of `publish_step`. The multi-step platforms publish through
+        `publish_step` alone. Never retried by the adapter (a retry could publish twice)."""
         ...
 
     def publish_step(

@@ -10,7 +10,6 @@ token (`GET /access_token?grant_type=ig_exchange_token`) refreshed with
 
 from __future__ import annotations
 
-import time
 from typing import Any, ClassVar
 
 from platforms._common import expires_at
@@ -25,7 +24,6 @@ from platforms.base import (
     PublishPending,
     RecentPost,
     Rejected,
-    RetryLater,
     Unsupported,
 )
 from platforms.http import json_body
@@ -62,8 +60,6 @@ class InstagramAdapter(MessengerStyle):
         conversations_listing=True,
     )
     lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
-    container_poll_seconds = 1.0
-    container_poll_attempts = 60
     max_items = 10  # a carousel's children
     image_poll_seconds = 1.0
     video_poll_seconds = 10.0  # video containers take minutes: one status poll every 10 s
@@ -319,19 +315,6 @@ class InstagramAdapter(MessengerStyle):
                 body["share_to_feed"] = bool(options["shareToFeed"])
         container = self._container(account, body)
         return PublishPending({"phase": "status", "container": container, "video": item.is_video}, poll_after=0.0)
-
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        """All the steps in one call, with short sleeps between polls (for callers without the engine)."""
-        progress: dict[str, Any] | None = None
-        for _ in range(self.container_poll_attempts):
-            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
-            if isinstance(step, PublishedPost):
-                return step
-            progress = step.progress
-            time.sleep(min(step.poll_after, self.container_poll_seconds))
-        raise RetryLater("Instagram is still processing the media", 60.0)
 
     def recent_posts(self, account: AccountContext) -> list[RecentPost]:
         answer = self._graph(

@@ -7,7 +7,6 @@ per part, `finalizeUpload`, `GET /rest/videos/{urn}` until `AVAILABLE`) and
 
 from __future__ import annotations
 
-import time
 from typing import Any
 from urllib.parse import quote
 
@@ -270,20 +269,6 @@ class LinkedInAdapter(BaseAdapter):
         if not urn:
             raise RetryLater("LinkedIn gave no post id", 30.0)
         return PublishedPost(str(urn), f"https://www.linkedin.com/feed/update/{urn}")
-
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        """All the steps in one call, sleeping between status polls (for callers without the engine)."""
-        progress: dict[str, Any] | None = None
-        for _ in range(200):
-            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
-            if isinstance(step, PublishedPost):
-                return step
-            progress = step.progress
-            if step.poll_after > 0:
-                time.sleep(step.poll_after)
-        raise RetryLater("LinkedIn is still processing the video", 60.0)
 
     def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
         """`POST /rest/socialActions/{post-urn}/comments` (`actor`, `object`, `message.text`)."""

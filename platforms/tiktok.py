@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -61,7 +60,6 @@ class TikTokAdapter(BaseAdapter):
         post_listing=True, publish_settle_seconds=30.0,
     )
     status_poll_seconds = 2.0
-    status_poll_attempts = 30
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
         token = account.credentials.get("accessToken")
@@ -249,20 +247,6 @@ class TikTokAdapter(BaseAdapter):
                 "Content-Type": str(progress.get("contentType") or "video/mp4"),
                 "Content-Range": f"bytes {start}-{end - 1}/{size}",
             })
-
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        """All the steps in one call, polling with short sleeps (for callers without the engine)."""
-        progress: dict[str, Any] | None = None
-        for _ in range(self.status_poll_attempts):
-            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
-            if isinstance(step, PublishedPost):
-                return step
-            progress = step.progress
-            time.sleep(min(step.poll_after, self.status_poll_seconds))
-        assert progress is not None
-        return PublishedPost(str(progress["publishId"]), None)
 
     def recent_posts(self, account: AccountContext) -> list[RecentPost]:
         data = self._api(account, "POST", "/v2/video/list/", params={"fields": "id,title,share_url"},

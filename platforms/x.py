@@ -103,7 +103,6 @@ class XAdapter(BaseAdapter):
     )
     chunk_bytes = 4 * 1024 * 1024  # X takes APPEND chunks of at most 5 MB
     status_poll_seconds = 10.0  # the longest wait between two STATUS polls of a processing video
-    status_poll_attempts = 200
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
         token = account.credentials.get("accessToken")
@@ -342,20 +341,6 @@ class XAdapter(BaseAdapter):
         if len(ids) > len(parts):
             return PublishedPost(head, _status_url(head))
         return PublishPending({**progress, "ids": ids}, poll_after=0.0, repeatable=False)
-
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        """All the steps in one call, sleeping between STATUS polls (for callers without the engine)."""
-        progress: dict[str, Any] | None = None
-        for _ in range(self.status_poll_attempts):
-            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
-            if isinstance(step, PublishedPost):
-                return step
-            progress = step.progress
-            if step.poll_after > 0:
-                time.sleep(step.poll_after)
-        raise RetryLater("X is still processing the video", 60.0)
 
     def recent_posts(self, account: AccountContext) -> list[RecentPost]:
         answer = self._api(account, "GET", f"/2/users/{account.platform_account_id}/tweets",

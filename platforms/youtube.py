@@ -288,17 +288,6 @@ class YouTubeAdapter(BaseAdapter):
         video_id = str((json_body(answer) or {})["id"])
         return PublishedPost(video_id, f"https://www.youtube.com/watch?v={video_id}")
 
-    def publish_post(
-        self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]
-    ) -> PublishedPost:
-        progress: dict[str, Any] | None = None
-        for _ in range(4):
-            step = self.publish_step(account, text=text, media=media, options=options, progress=progress)
-            if isinstance(step, PublishedPost):
-                return step
-            progress = step.progress
-        raise RetryLater("YouTube did not finish the upload", 30.0)
-
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         try:
             self._api(account, "DELETE", "/youtube/v3/videos", params={"id": platform_post_id})

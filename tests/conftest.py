@@ -269,12 +269,10 @@ def bearer(key: str) -> dict[str, str]:
 
 
 def _data_files(root: Path) -> list[Path]:
-    """Every test's data directory: its databases, their WAL, the queue, the secret key. Not the
-    sandbox's own file (`sandbox.db`): that is the emulated platforms' side, which holds the test
-    tokens it issued as any platform holds its tokens."""
+    """Every test's data directory: its databases, their WAL, the queue, the secret key, and the
+    sandbox's own file (`sandbox.db`), which keeps only digests of the tokens it issued."""
     return [path for path in root.rglob("*") if path.is_file()
-            and ("data" in path.relative_to(root).parts[:-1] or ".db" in path.name)
-            and not path.name.startswith("sandbox.db")]
+            and ("data" in path.relative_to(root).parts[:-1] or ".db" in path.name)]
 
 
 def _read(path: Path) -> bytes:

@@ -13,7 +13,11 @@ Like a payment provider's test mode, any well-formed credential connects: an unk
 number id makes that number (its WhatsApp Business Account is the one it is first asked under).
 
 Given a `state_path`, the emulator keeps its state in that SQLite file (`store.py`): a restart
-changes nothing.
+changes nothing. Of the tokens and codes it issued or accepted it keeps only their SHA-256.
+
+Layout: `core.py` (the API-call wrapper), `errors.py`, `oauth.py`, `state.py`, `store.py`,
+`persist.py`, `controls.py` and `deliveries.py` (the control endpoints) are shared; each platform is
+a module of its own, the Graph ones on `graph.py` (nodes, edges) and `messenger.py` (DMs, comments).
 """
 
 from __future__ import annotations
@@ -27,37 +31,87 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 
-from platforms.emulator.controls import Controls
-from platforms.emulator.meta import MetaEmulator
-from platforms.emulator.others import OtherEmulators
+from platforms.emulator.core import PlatformParts
+from platforms.emulator.deliveries import WebhookControls
+from platforms.emulator.facebook import FacebookEmulator
+from platforms.emulator.graph import GraphEmulator, edge_table
+from platforms.emulator.instagram import InstagramEmulator
+from platforms.emulator.linkedin import LinkedInEmulator
+from platforms.emulator.messenger import MessengerEmulator
+from platforms.emulator.meta_ads import MetaAdsEmulator
 from platforms.emulator.persist import Persist
 from platforms.emulator.state import Account
 from platforms.emulator.store import StateStore
+from platforms.emulator.telegram import TelegramEmulator
+from platforms.emulator.tiktok import TikTokEmulator
+from platforms.emulator.whatsapp import WhatsAppEmulator
+from platforms.emulator.x import XEmulator
+from platforms.emulator.youtube import YouTubeEmulator
 from platforms.http import build_client
 from platforms.registry import PlatformConfig
 
-META = ("instagram", "facebook", "whatsapp", "meta_ads")
 
+class Emulator(
+    WebhookControls,
+    GraphEmulator,
+    InstagramEmulator,
+    FacebookEmulator,
+    MessengerEmulator,
+    WhatsAppEmulator,
+    MetaAdsEmulator,
+    TelegramEmulator,
+    TikTokEmulator,
+    YouTubeEmulator,
+    XEmulator,
+    LinkedInEmulator,
+):
+    """Every platform's emulation on one state, wired here: each module's parts and Graph edges."""
 
-class Emulator(Controls, MetaEmulator, OtherEmulators):
-    def platform_of(self, request: Request) -> str:
-        return MetaEmulator.platform_of(self, request)
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.parts: dict[str, PlatformParts] = {
+            "instagram": self.instagram_parts(),
+            "facebook": self.facebook_parts(),
+            "whatsapp": self.whatsapp_parts(),
+            "meta_ads": self.meta_ads_parts(),
+            "telegram": self.telegram_parts(),
+            "tiktok": self.tiktok_parts(),
+            "youtube": self.youtube_parts(),
+            "x": self.x_parts(),
+            "linkedin": self.linkedin_parts(),
+        }
+        self.graph_edges = edge_table([
+            *self.subscribed_apps_edges(),
+            *self.messenger_graph_edges(),
+            *self.instagram_graph_edges(),
+            *self.facebook_graph_edges(),
+            *self.whatsapp_graph_edges(),
+            *self.meta_ads_graph_edges(),
+        ])
+        self.node_readers = {
+            "instagram": self._ig_node,
+            "facebook": self._fb_node,
+            "whatsapp": self.whatsapp_node,
+        }
 
     def new_account(self, platform: str, username: str | None = None, name: str | None = None) -> Account:
-        if platform in META:
-            return self.new_meta_account(platform, username, name)
-        return self.new_other_account(platform, username, name)
+        return self.parts[platform].new_account(username, name)
 
     def credentials_for(self, account: Account) -> dict[str, Any]:
-        if account.platform in META:
-            return self.meta_credentials(account)
-        return self.other_credentials(account)
+        return self.parts[account.platform].credentials(account)
+
+    def adopt_account(self, platform: str, request: Request, value: str) -> Account | None:
+        adopt = self.parts[platform].adopt
+        return adopt(request, value) if adopt is not None else None
 
     def app(self) -> Starlette:
-        app = Starlette(
-            routes=[*self.control_routes(), *self.meta_routes(), *self.other_routes()],
-            middleware=[Middleware(Persist, state=self.state)],
-        )
+        routes = [*self.control_routes(), *self.webhook_control_routes()]
+        # A platform's own routes (its OAuth endpoints among them) before the Graph node and edge
+        # patterns, which would match `/instagram/oauth/access_token` too.
+        for parts in self.parts.values():
+            routes += parts.routes()
+        routes += self.graph_routes()
+        app = Starlette(routes=routes, middleware=[Middleware(Persist, state=self.state)])
         app.state.emulator = self
         return app
 

@@ -1,7 +1,7 @@
-"""Control endpoints of the sandbox (CONTRACT section 5), with no auth, under `/{platform}/...`:
-inbound-message, comment, sent, followers, latency, faults; plus accounts (make a sandbox account and
-its credentials), expire-token, echo and receipt. Webhooks are built in each platform's own shape,
-signed the platform's way and POSTed to the service's `/hooks/{platform}`."""
+"""Control endpoints of the sandbox (CONTRACT section 5), with no auth, under `/{platform}/...`,
+that set the sandbox's state: sent, followers, latency, processing, faults, accounts (make a sandbox
+account and its credentials), expire-token and age-tokens. The controls that make a platform send
+a webhook are in `deliveries.py`."""
 
 from __future__ import annotations
 
@@ -11,20 +11,29 @@ import time
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from platforms.base import PLATFORMS
-from platforms.emulator.core import ControlInvalid, EmulatorBase, control_error, iso_z
-from platforms.emulator.state import Account, Comment, Contact, Fault, random_token
-from platforms.inbound import meta_signature
+from platforms.emulator.answer import JSONResponse
+from platforms.emulator.core import EmulatorBase, iso_z
+from platforms.emulator.errors import ControlInvalid, control_error
+from platforms.emulator.state import Account, Fault
 
-META_HOOKS = ("instagram", "facebook", "whatsapp")
-INBOUND_DM = ("instagram", "facebook", "whatsapp", "telegram")
-COMMENT_HOOKS = ("instagram", "facebook")
+# Numbers a control takes (counts, seconds, instants) fit well within this; past it a float overflows,
+# or the service cannot keep the value (PostgreSQL's bigint).
+MAX_NUMBER = 10**15
+# Instants a control takes: from 1970 to the last second of 9999, as the contract's.
+LAST_INSTANT = 253402300799
 
 
-def _check(body: Any, spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> dict[str, Any]:
+def _not_json(constant: str) -> Any:
+    """`json.loads` takes NaN and Infinity, which are not JSON (and no number a control can use)."""
+    raise ValueError(constant)
+
+
+def check(body: Any, spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> dict[str, Any]:
+    """A control's body against `spec` (field: (type, required)); unknown fields are refused."""
     if not isinstance(body, dict):
         raise ControlInvalid([{"field": "body", "message": "must be a JSON object"}])
     details = []
@@ -36,6 +45,8 @@ def _check(body: Any, spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> 
         value = body[name]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             details.append({"field": name, "message": "has the wrong type"})
+        elif isinstance(value, int | float) and not isinstance(value, bool) and not -MAX_NUMBER <= value <= MAX_NUMBER:
+            details.append({"field": name, "message": f"must be within ±{MAX_NUMBER:.0e}"})
     for name in body:
         if name not in spec:
             details.append({"field": name, "message": "is not a known field"})
@@ -44,17 +55,20 @@ def _check(body: Any, spec: dict[str, tuple[type | tuple[type, ...], bool]]) -> 
     return body
 
 
-def _timestamp(value: Any) -> float:
+def timestamp(value: Any) -> float:
+    """A control's `timestamp`: ISO 8601 or unix seconds; now when absent."""
     if value is None:
         return time.time()
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
     try:
-        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+        moment = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else (
+            dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp())
     except ValueError:
         raise ControlInvalid(
             [{"field": "timestamp", "message": "must be ISO 8601 or unix seconds"}]
         ) from None
+    if not 0 <= moment <= LAST_INSTANT:
+        raise ControlInvalid([{"field": "timestamp", "message": "must be within 1970 to 9999"}])
+    return moment
 
 
 class Controls(EmulatorBase):
@@ -62,39 +76,24 @@ class Controls(EmulatorBase):
         routes = []
         for platform in PLATFORMS:
             routes += [
-                Route(f"/{platform}/inbound-message", self.c_inbound, methods=["POST"]),
-                Route(f"/{platform}/comment", self.c_comment, methods=["POST"]),
                 Route(f"/{platform}/sent", self.c_sent, methods=["GET"]),
                 Route(f"/{platform}/followers", self.c_followers, methods=["POST"]),
                 Route(f"/{platform}/latency", self.c_latency, methods=["POST"]),
                 Route(f"/{platform}/processing", self.c_processing, methods=["POST"]),
-                Route(f"/{platform}/native-post", self.c_native_post, methods=["POST"]),
                 Route(f"/{platform}/faults", self.c_faults, methods=["POST"]),
                 Route(f"/{platform}/accounts", self.c_accounts, methods=["POST"]),
                 Route(f"/{platform}/expire-token", self.c_expire, methods=["POST"]),
                 Route(f"/{platform}/age-tokens", self.c_age, methods=["POST"]),
-                Route(f"/{platform}/echo", self.c_echo, methods=["POST"]),
-                Route(f"/{platform}/receipt", self.c_receipt, methods=["POST"]),
             ]
         return routes
-
-    # hooks implemented by the composed emulator
-    def platform_of(self, request: Request) -> str:
-        raise NotImplementedError
-
-    def new_account(self, platform: str, username: str | None, name: str | None) -> Account:
-        raise NotImplementedError
-
-    def credentials_for(self, account: Account) -> dict[str, Any]:
-        raise NotImplementedError
 
     async def _body(self, request: Request) -> Any:
         raw = await request.body()
         if not raw:
             return {}
         try:
-            return json.loads(raw)
-        except ValueError:
+            return json.loads(raw, parse_constant=_not_json)
+        except (ValueError, RecursionError):
             raise ControlInvalid([{"field": "body", "message": "is not valid JSON"}]) from None
 
     async def _guard(self, request: Request, run: Any) -> Response:
@@ -113,364 +112,6 @@ class Controls(EmulatorBase):
     def _unknown(account_id: Any) -> JSONResponse:
         return control_error(404, "not_found", f"No sandbox account {account_id!r} on this platform.")
 
-    # -- webhook delivery --------------------------------------------------------------------
-    async def _send_hook(
-        self, platform: str, account: Account, payload: dict[str, Any], times: int = 1
-    ) -> Response:
-        body = json.dumps(payload, separators=(",", ":")).encode()
-        if platform == "telegram":
-            if not account.webhook_url:
-                return control_error(409, "no_webhook", "This bot has no webhook: call setWebhook first.")
-            headers = (
-                {"X-Telegram-Bot-Api-Secret-Token": account.webhook_secret} if account.webhook_secret else {}
-            )
-            url = account.webhook_url
-        else:
-            field = "messages" if platform != "facebook" else "feed"
-            wanted = {
-                "instagram": ("messages", "comments"),
-                "facebook": ("messages", "feed"),
-                "whatsapp": ("messages",),
-            }
-            if not set(account.subscribed_fields) & set(wanted[platform]):
-                return control_error(
-                    409, "not_subscribed", f"The account is not subscribed to {field} webhooks."
-                )
-            # An Instagram Login app's webhooks are signed with its own secret, as Instagram does.
-            own = self.config.instagram_app_secret if platform == "instagram" else ""
-            secret = own or self.config.meta_app_secret
-            headers = {"X-Hub-Signature-256": meta_signature(secret, body)}
-            url = f"{self.config.hooks_base_url.rstrip('/')}/hooks/{platform}"
-        status, error = await self.deliver(url, body, headers, times)
-        if error is not None:
-            return control_error(502, "hook_unreachable", f"The webhook could not be delivered ({error}).")
-        return JSONResponse(
-            {
-                "delivered": status is not None and 200 <= status < 300,
-                "hookStatus": status,
-                "payload": payload,
-            }
-        )
-
-    # -- inbound message ---------------------------------------------------------------------
-    async def c_inbound(self, request: Request) -> Response:
-        return await self._guard(request, self._inbound)
-
-    async def _inbound(self, platform: str, request: Request) -> Response:
-        body = _check(
-            await self._body(request),
-            {
-                "accountId": (str, True),
-                "from": (dict, True),
-                "text": (str, True),
-                "storyReply": (bool, False),
-                "timestamp": ((str, int, float), False),
-                "deliveries": (int, False),
-                "storyId": (str, False),
-            },
-        )
-        sender = body["from"]
-        if not isinstance(sender.get("id"), str | int) or str(sender.get("id")) == "":
-            raise ControlInvalid([{"field": "from.id", "message": "is required"}])
-        if platform not in INBOUND_DM:
-            raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no DM webhooks"}])
-        if body.get("storyReply") and platform != "instagram":
-            raise ControlInvalid([{"field": "storyReply", "message": "only Instagram has story replies"}])
-        times = body.get("deliveries", 1)
-        if not 1 <= times <= 5:
-            raise ControlInvalid([{"field": "deliveries", "message": "must be 1..5"}])
-        try:
-            account = await self._account(platform, body["accountId"])
-        except LookupError:
-            return self._unknown(body["accountId"])
-        at = _timestamp(body.get("timestamp"))
-        contact_id = str(sender["id"]).lstrip("+") if platform == "whatsapp" else str(sender["id"])
-        with self.state.lock:
-            contact = account.contacts.setdefault(contact_id, Contact(contact_id))
-            contact.handle = sender.get("handle") or contact.handle
-            contact.name = sender.get("name") or contact.name
-            contact.last_inbound = (
-                max(contact.last_inbound or 0.0, at) if body.get("timestamp") is None else at
-            )
-            contact.updated = at
-            if not contact.conversation_id:
-                contact.conversation_id = "aWdfZAG06" + random_token(24)
-        self.state.touch_contact(account, contact_id)
-        payload = self._message_payload(platform, account, contact, body, at)
-        return await self._send_hook(platform, account, payload, times)
-
-    def _message_payload(
-        self, platform: str, account: Account, contact: Contact, body: dict[str, Any], at: float
-    ) -> dict[str, Any]:
-        text = body["text"]
-        if platform in ("instagram", "facebook"):
-            message: dict[str, Any] = {
-                "mid": ("aWdfZAG1" if platform == "instagram" else "m_") + random_token(40),
-                "text": text,
-            }
-            if body.get("storyReply"):
-                story_id = body.get("storyId") or str(18100000000000000 + self.state.serial())
-                message["reply_to"] = {
-                    "story": {"url": f"https://lookaside.fbsbx.example/story/{story_id}", "id": story_id}
-                }
-            event = {
-                "sender": {"id": contact.id},
-                "recipient": {"id": account.id},
-                "timestamp": int(at * 1000),
-                "message": message,
-            }
-            return {
-                "object": "instagram" if platform == "instagram" else "page",
-                "entry": [{"time": int(time.time() * 1000), "id": account.id, "messaging": [event]}],
-            }
-        if platform == "whatsapp":
-            wamid = "wamid." + random_token(48)
-            value = {
-                "messaging_product": "whatsapp",
-                "metadata": {
-                    "display_phone_number": account.username.replace(" ", "").replace("-", "").lstrip("+"),
-                    "phone_number_id": account.id,
-                },
-                "contacts": [{"profile": {"name": contact.name or contact.id}, "wa_id": contact.id}],
-                "messages": [
-                    {
-                        "from": contact.id,
-                        "id": wamid,
-                        "timestamp": str(int(at)),
-                        "text": {"body": text},
-                        "type": "text",
-                    }
-                ],
-            }
-            return {
-                "object": "whatsapp_business_account",
-                "entry": [
-                    {"id": account.extra["waba_id"], "changes": [{"value": value, "field": "messages"}]}
-                ],
-            }
-        user: dict[str, Any] = {
-            "id": int(contact.id) if contact.id.lstrip("-").isdigit() else contact.id,
-            "is_bot": False,
-            "first_name": (contact.name or contact.id).split(" ")[0],
-        }
-        if contact.name and " " in contact.name:
-            user["last_name"] = contact.name.split(" ", 1)[1]
-        if contact.handle:
-            user["username"] = contact.handle.lstrip("@")
-        chat = {k: v for k, v in user.items() if k != "is_bot"} | {"type": "private"}
-        return {
-            "update_id": 100000000 + self.state.serial(),
-            "message": {
-                "message_id": self.state.serial(),
-                "from": user,
-                "chat": chat,
-                "date": int(at),
-                "text": text,
-            },
-        }
-
-    # -- a post made in the platform's own app ---------------------------------------------------
-    async def c_native_post(self, request: Request) -> Response:
-        """`{accountId, text}`: the account posts on the platform itself (not through the service); the
-        platform tells the service by its webhook: Telegram a `channel_post` update, Facebook a Page
-        `feed` change (`item: status`, `verb: add`)."""
-
-        async def run(platform: str, request: Request) -> Response:
-            body = _check(await self._body(request), {"accountId": (str, True), "text": (str, True),
-                                                     "chatId": (str, False)})
-            if platform not in ("telegram", "facebook"):
-                raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no webhook for new posts"}])
-            try:
-                account = await self._account(platform, body["accountId"])
-            except LookupError:
-                return self._unknown(body["accountId"])
-            at = time.time()
-            if platform == "telegram":
-                chat = body.get("chatId") or "@sandboxchannel"
-                message_id = self.state.serial()
-                post_id = f"{chat}:{message_id}"
-                account.posts[post_id] = {"text": body["text"]}
-                payload: dict[str, Any] = {"update_id": 100000000 + self.state.serial(), "channel_post": {
-                    "message_id": message_id, "date": int(at), "text": body["text"],
-                    "chat": {"id": -1001000000000 - self.state.serial(), "type": "channel",
-                             "username": chat.lstrip("@"), "title": chat.lstrip("@")}}}
-            else:
-                post_id = f"{account.id}_{14000000000000000 + self.state.serial()}"
-                account.posts[post_id] = {"text": body["text"], "permalink": f"https://www.facebook.com/{post_id}"}
-                change = {"field": "feed", "value": {
-                    "item": "status", "verb": "add", "post_id": post_id, "message": body["text"],
-                    "from": {"id": account.id, "name": account.display_name}, "created_time": int(at)}}
-                payload = {"object": "page", "entry": [{"id": account.id, "time": int(at), "changes": [change]}]}
-            answer = await self._send_hook(platform, account, payload)
-            if answer.status_code >= 300:
-                return answer
-            return JSONResponse({"platformPostId": post_id})
-
-        return await self._guard(request, run)
-
-    # -- comment -----------------------------------------------------------------------------
-    async def c_comment(self, request: Request) -> Response:
-        return await self._guard(request, self._comment)
-
-    async def _comment(self, platform: str, request: Request) -> Response:
-        body = _check(
-            await self._body(request),
-            {
-                "accountId": (str, True),
-                "mediaId": (str, True),
-                "commentId": (str, False),
-                "from": (dict, True),
-                "text": (str, True),
-                "timestamp": ((str, int, float), False),
-                "deliveries": (int, False),
-                "parentId": (str, False),
-            },
-        )
-        if platform not in COMMENT_HOOKS:
-            raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no comment webhooks"}])
-        sender = body["from"]
-        if not sender.get("id"):
-            raise ControlInvalid([{"field": "from.id", "message": "is required"}])
-        try:
-            account = await self._account(platform, body["accountId"])
-        except LookupError:
-            return self._unknown(body["accountId"])
-        at = _timestamp(body.get("timestamp"))
-        comment_id = body.get("commentId") or (
-            str(17850000000000000 + self.state.serial())
-            if platform == "instagram"
-            else f"{body['mediaId'].split('_')[-1]}_{self.state.serial()}"
-        )
-        comment = Comment(
-            comment_id, body["mediaId"], str(sender["id"]), sender.get("handle"), body["text"], at
-        )
-        with self.state.lock:
-            account.comments[comment_id] = comment
-        self.state.touch_comment(account, comment_id)
-        if platform == "instagram":
-            value: dict[str, Any] = {
-                "from": {"id": comment.from_id, "username": comment.from_handle},
-                "media": {"id": comment.media_id, "media_product_type": "FEED"},
-                "id": comment_id,
-                "text": comment.text,
-            }
-            if body.get("parentId"):
-                value["parent_id"] = body["parentId"]
-            payload = {
-                "object": "instagram",
-                "entry": [
-                    {"id": account.id, "time": int(at), "changes": [{"field": "comments", "value": value}]}
-                ],
-            }
-        else:
-            value = {
-                "from": {"id": comment.from_id, "name": sender.get("name") or comment.from_handle},
-                "post": {"id": comment.media_id, "status_type": "added_photos", "is_published": True},
-                "message": comment.text,
-                "post_id": comment.media_id,
-                "comment_id": comment_id,
-                "created_time": int(at),
-                "item": "comment",
-                "parent_id": body.get("parentId") or comment.media_id,
-                "verb": "add",
-            }
-            payload = {
-                "object": "page",
-                "entry": [
-                    {"id": account.id, "time": int(at), "changes": [{"field": "feed", "value": value}]}
-                ],
-            }
-        response = await self._send_hook(platform, account, payload, body.get("deliveries", 1))
-        if isinstance(response, JSONResponse) and response.status_code == 200:
-            data = json.loads(bytes(response.body))
-            data["commentId"] = comment_id
-            return JSONResponse(data)
-        return response
-
-    # -- echo and receipts -------------------------------------------------------------------
-    async def c_echo(self, request: Request) -> Response:
-        return await self._guard(request, self._echo)
-
-    async def _echo(self, platform: str, request: Request) -> Response:
-        body = _check(
-            await self._body(request),
-            {"accountId": (str, True), "to": (dict, True), "text": (str, True), "appId": (str, False)},
-        )
-        if platform not in ("instagram", "facebook"):
-            raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no echo webhooks"}])
-        try:
-            account = await self._account(platform, body["accountId"])
-        except LookupError:
-            return self._unknown(body["accountId"])
-        message: dict[str, Any] = {"mid": "m_" + random_token(40), "text": body["text"], "is_echo": True}
-        if body.get("appId"):
-            message["app_id"] = int(body["appId"]) if body["appId"].isdigit() else body["appId"]
-        event = {
-            "sender": {"id": account.id},
-            "recipient": {"id": str(body["to"].get("id"))},
-            "timestamp": int(time.time() * 1000),
-            "message": message,
-        }
-        payload = {
-            "object": "instagram" if platform == "instagram" else "page",
-            "entry": [{"time": int(time.time() * 1000), "id": account.id, "messaging": [event]}],
-        }
-        return await self._send_hook(platform, account, payload)
-
-    async def c_receipt(self, request: Request) -> Response:
-        return await self._guard(request, self._receipt)
-
-    async def _receipt(self, platform: str, request: Request) -> Response:
-        body = _check(
-            await self._body(request),
-            {"accountId": (str, True), "from": (dict, True), "kind": (str, True), "messageIds": (list, True)},
-        )
-        if body["kind"] not in ("delivery", "read"):
-            raise ControlInvalid([{"field": "kind", "message": "must be delivery or read"}])
-        if platform not in META_HOOKS:
-            raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no receipt webhooks"}])
-        try:
-            account = await self._account(platform, body["accountId"])
-        except LookupError:
-            return self._unknown(body["accountId"])
-        contact = str(body["from"].get("id"))
-        now = int(time.time())
-        ids = [str(m) for m in body["messageIds"]]
-        if platform == "whatsapp":
-            state = "delivered" if body["kind"] == "delivery" else "read"
-            statuses = [
-                {"id": m, "status": state, "timestamp": str(now), "recipient_id": contact} for m in ids
-            ]
-            value = {
-                "messaging_product": "whatsapp",
-                "metadata": {"display_phone_number": account.username, "phone_number_id": account.id},
-                "statuses": statuses,
-            }
-            payload: dict[str, Any] = {
-                "object": "whatsapp_business_account",
-                "entry": [
-                    {"id": account.extra["waba_id"], "changes": [{"value": value, "field": "messages"}]}
-                ],
-            }
-        else:
-            if body["kind"] == "delivery":
-                receipt: dict[str, Any] = {"mids": ids, "watermark": now * 1000}
-            elif platform == "instagram":
-                receipt = {"mid": ids[0] if ids else ""}
-            else:
-                receipt = {"watermark": now * 1000}
-            event = {
-                "sender": {"id": contact},
-                "recipient": {"id": account.id},
-                "timestamp": now * 1000,
-                body["kind"]: receipt,
-            }
-            payload = {
-                "object": "instagram" if platform == "instagram" else "page",
-                "entry": [{"time": now * 1000, "id": account.id, "messaging": [event]}],
-            }
-        return await self._send_hook(platform, account, payload)
-
     # -- sent, followers, latency, faults, accounts, tokens ----------------------------------
     async def c_sent(self, request: Request) -> Response:
         platform = self.platform_of(request)
@@ -487,7 +128,7 @@ class Controls(EmulatorBase):
 
     async def c_followers(self, request: Request) -> Response:
         async def run(platform: str, request: Request) -> Response:
-            body = _check(await self._body(request), {"accountId": (str, True), "followers": (int, True)})
+            body = check(await self._body(request), {"accountId": (str, True), "followers": (int, True)})
             if body["followers"] < 0:
                 raise ControlInvalid([{"field": "followers", "message": "must be >= 0"}])
             try:
@@ -501,7 +142,7 @@ class Controls(EmulatorBase):
 
     async def c_latency(self, request: Request) -> Response:
         async def run(platform: str, request: Request) -> Response:
-            body = _check(await self._body(request), {"milliseconds": (int, True)})
+            body = check(await self._body(request), {"milliseconds": (int, True)})
             if not 0 <= body["milliseconds"] <= 60000:
                 raise ControlInvalid([{"field": "milliseconds", "message": "must be 0..60000"}])
             self.state.set_latency(platform, body["milliseconds"])
@@ -514,7 +155,7 @@ class Controls(EmulatorBase):
         containers), and/or move the emulator's clock on, so processing ends without waiting."""
 
         async def run(platform: str, request: Request) -> Response:
-            body = _check(await self._body(request), {"seconds": ((int, float), False),
+            body = check(await self._body(request), {"seconds": ((int, float), False),
                                                      "advanceSeconds": ((int, float), False)})
             if body.get("seconds") is not None:
                 self.processing_seconds[platform] = float(body["seconds"])
@@ -527,7 +168,7 @@ class Controls(EmulatorBase):
 
     async def c_faults(self, request: Request) -> Response:
         async def run(platform: str, request: Request) -> Response:
-            body = _check(
+            body = check(
                 await self._body(request),
                 {
                     "accountId": (str, False),
@@ -567,7 +208,7 @@ class Controls(EmulatorBase):
 
     async def c_accounts(self, request: Request) -> Response:
         async def run(platform: str, request: Request) -> Response:
-            body = _check(
+            body = check(
                 await self._body(request),
                 {"username": (str, False), "name": (str, False), "followers": (int, False)},
             )
@@ -591,7 +232,7 @@ class Controls(EmulatorBase):
         Facebook's run 60 days, so `"days": 55` leaves five)."""
 
         async def run(platform: str, request: Request) -> Response:
-            body = _check(await self._body(request), {"accountId": (str, True), "days": ((int, float), True)})
+            body = check(await self._body(request), {"accountId": (str, True), "days": ((int, float), True)})
             if not 0 < body["days"] <= 3650:
                 raise ControlInvalid([{"field": "days", "message": "must be more than 0 and at most 3650"}])
             try:
@@ -606,7 +247,7 @@ class Controls(EmulatorBase):
 
     async def c_expire(self, request: Request) -> Response:
         async def run(platform: str, request: Request) -> Response:
-            body = _check(
+            body = check(
                 await self._body(request), {"accountId": (str, True), "includeRefresh": (bool, False)}
             )
             try:

@@ -1,38 +1,36 @@
-"""The emulator's shared machinery: platform error shapes, the API-call wrapper (latency, token
-check, injected faults), OAuth authorisation codes, and request parsing."""
+"""The emulator's shared machinery: the API-call wrapper (latency, token check, injected faults),
+request parsing, the sent log, and what each platform's module plugs into it.
+
+Each platform's emulation is a mixin of `EmulatorBase` in its own module (`telegram.py`,
+`instagram.py`, ...); `platforms.emulator.Emulator` composes them and answers the few questions
+that depend on the platform (which account to make, which credentials to hand out, which unknown
+credential to adopt) from one table, `PlatformParts`.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime as dt
 import hashlib
 import hmac
 import ipaddress
 import json
-import math
-import re
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import Response
+from starlette.routing import Route
 
-from platforms.emulator.state import Account, EmulatorState, Fault, Token, random_token
+from platforms.emulator.errors import GRAPH, auth_error, fault_response, graph_error, malformed_error
+from platforms.emulator.state import Account, EmulatorState, Token
 from platforms.emulator.store import StateStore
 from platforms.registry import PlatformConfig
-
-GRAPH = ("instagram", "facebook", "whatsapp", "meta_ads")
-# The throttling code and usage type of each Graph platform's business use case.
-BUSINESS_USE_CASE = {"instagram": (80002, "instagram"), "facebook": (80006, "messenger"),
-                     "meta_ads": (80004, "ads_management")}
-TELEGRAM_TOKEN = re.compile(r"^(\d{1,19}):AA[A-Za-z0-9_-]{30,40}$")
 
 
 def iso_z(moment: float) -> str:
@@ -46,243 +44,6 @@ def iso_ms(moment: float) -> str:
 
 def graph_time(moment: float) -> str:
     return dt.datetime.fromtimestamp(moment, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S+0000")
-
-
-def trace_id() -> str:
-    return random_token(11)
-
-
-# -- error shapes, each platform's own ------------------------------------------------------------
-def graph_error(
-    status: int,
-    code: int,
-    message: str,
-    subcode: int | None = None,
-    *,
-    whatsapp: bool = False,
-    details: str | None = None,
-    error_type: str = "OAuthException",
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    error: dict[str, Any] = {"message": message, "type": error_type, "code": code}
-    if subcode is not None:
-        error["error_subcode"] = subcode
-    if whatsapp:
-        error["error_data"] = {"messaging_product": "whatsapp", "details": details or message}
-    elif details:
-        error["error_user_msg"] = details
-    error["fbtrace_id"] = trace_id()
-    return JSONResponse({"error": error}, status_code=status, headers=headers)
-
-
-def graph_page(request: Request, items: list[Any], default_limit: int = 25) -> JSONResponse:
-    """One page of a Graph list, as Graph pages: `limit`, `after`/`before` cursors, and `paging.next`
-    (with the cursor) while more remain."""
-    try:
-        limit = max(1, min(int(request.query_params.get("limit", default_limit)), 100))
-    except ValueError:
-        limit = default_limit
-    after = request.query_params.get("after")
-    try:
-        start = int(base64.b64decode(after).decode()) + 1 if after else 0
-    except ValueError:
-        return graph_error(400, 100, "(#100) Invalid after cursor")
-    page = items[start : start + limit]
-
-    def cursor(index: int) -> str:
-        return base64.b64encode(str(index).encode()).decode()
-
-    paging: dict[str, Any] = {}
-    if page:
-        paging["cursors"] = {"before": cursor(start), "after": cursor(start + len(page) - 1)}
-    if start + limit < len(items):
-        query = dict(request.query_params)
-        query.pop("access_token", None)
-        query.update(limit=str(limit), after=cursor(start + len(page) - 1))
-        paging["next"] = f"{str(request.url).split('?')[0]}?{urlencode(query)}"
-    return JSONResponse({"data": page, "paging": paging})
-
-
-def telegram_error(code: int, description: str, retry_after: int | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
-    if retry_after is not None:
-        body["parameters"] = {"retry_after": retry_after}
-    return JSONResponse(body, status_code=code)
-
-
-def tiktok_error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    body = {"data": {}, "error": {"code": code, "message": message, "log_id": random_token(24)}}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-def google_error(
-    status: int, reason: str, message: str, *, domain: str = "global", headers: dict[str, str] | None = None
-) -> JSONResponse:
-    statuses = {
-        400: "INVALID_ARGUMENT",
-        401: "UNAUTHENTICATED",
-        403: "PERMISSION_DENIED",
-        404: "NOT_FOUND",
-        429: "RESOURCE_EXHAUSTED",
-        500: "INTERNAL",
-    }
-    body = {
-        "error": {
-            "code": status,
-            "message": message,
-            "errors": [{"message": message, "domain": domain, "reason": reason}],
-            "status": statuses.get(status, "UNKNOWN"),
-        }
-    }
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-def x_error(
-    status: int, title: str, detail: str, *, kind: str = "about:blank", headers: dict[str, str] | None = None
-) -> JSONResponse:
-    return JSONResponse(
-        {"title": title, "detail": detail, "type": kind, "status": status},
-        status_code=status,
-        headers=headers,
-    )
-
-
-def linkedin_error(
-    status: int,
-    message: str,
-    code: str | None = None,
-    service_code: int | None = None,
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    body: dict[str, Any] = {"status": status, "message": message}
-    if code:
-        body["code"] = code
-    if service_code:
-        body["serviceErrorCode"] = service_code
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-def oauth_error(error: str, description: str, status: int = 400) -> JSONResponse:
-    return JSONResponse({"error": error, "error_description": description}, status_code=status)
-
-
-def auth_error(platform: str) -> JSONResponse:
-    """The platform's own answer to a missing, unknown, expired or revoked token."""
-    if platform in GRAPH:
-        return graph_error(
-            401,
-            190,
-            "Error validating access token: Session has expired or the token is invalid.",
-            463,
-            whatsapp=platform == "whatsapp",
-        )
-    if platform == "telegram":
-        return telegram_error(401, "Unauthorized")
-    if platform == "tiktok":
-        return tiktok_error(
-            401, "access_token_invalid", "The access token is invalid or not found in the request."
-        )
-    if platform == "youtube":
-        return google_error(
-            401, "authError", "Request had invalid authentication credentials. Expected OAuth 2 access token."
-        )
-    if platform == "x":
-        return x_error(401, "Unauthorized", "Unauthorized")
-    return linkedin_error(401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN", 65601)
-
-
-def rate_error(platform: str, retry_after: float) -> JSONResponse:
-    seconds = max(1, round(retry_after))
-    header = {"Retry-After": str(seconds)}
-    if platform == "whatsapp":
-        return graph_error(
-            429,
-            130429,
-            "(#130429) Rate limit hit",
-            whatsapp=True,
-            details="Cloud API message throughput has been reached.",
-            headers=header,
-        )
-    if platform in GRAPH:
-        # Business-use-case throttling, as Graph does it: no Retry-After, the wait in minutes in
-        # `X-Business-Use-Case-Usage`.
-        code, kind = BUSINESS_USE_CASE[platform]
-        usage = {"sandbox": [{"type": kind, "call_count": 100, "total_cputime": 100, "total_time": 100,
-                              "estimated_time_to_regain_access": math.ceil(retry_after / 60)}]}
-        return graph_error(
-            400, code, f"(#{code}) There have been too many calls from this account. Wait a bit and try again.",
-            error_type="OAuthException", headers={"X-Business-Use-Case-Usage": json.dumps(usage)},
-        )
-    if platform == "telegram":
-        return telegram_error(429, f"Too Many Requests: retry after {seconds}", seconds)
-    if platform == "tiktok":
-        return tiktok_error(429, "rate_limit_exceeded", "API rate limit exceeded.", header)
-    if platform == "youtube":
-        return google_error(
-            429,
-            "rateLimitExceeded",
-            "The request cannot be completed: rate limit exceeded.",
-            domain="youtube.quota",
-            headers=header,
-        )
-    if platform == "x":
-        now = int(time.time())
-        reset = {"x-rate-limit-reset": str(now + seconds), "x-rate-limit-remaining": "0"}
-        if seconds > 15 * 60:
-            # Past a 15-minute window: the 24-hour post limit is spent, and only its reset says when.
-            reset = {"x-rate-limit-reset": str(now + 15 * 60), "x-rate-limit-remaining": "1",
-                     "x-user-limit-24hour-limit": "100", "x-user-limit-24hour-remaining": "0",
-                     "x-user-limit-24hour-reset": str(now + seconds)}
-        return x_error(429, "Too Many Requests", "Too Many Requests", headers=reset)
-    return linkedin_error(429, "Resource level throttle limit exceeded", "TOO_MANY_REQUESTS", headers=header)
-
-
-def fault_response(platform: str, fault: Fault) -> JSONResponse:
-    if fault.status == 429:
-        return rate_error(platform, fault.retry_after)
-    if fault.status >= 500:
-        if platform in GRAPH:
-            return graph_error(500, 1, "An unknown error has occurred.", whatsapp=platform == "whatsapp")
-        if platform == "telegram":
-            return telegram_error(500, "Internal Server Error")
-        if platform == "tiktok":
-            return tiktok_error(500, "internal_error", "Something went wrong. Please try again later.")
-        if platform == "youtube":
-            return google_error(500, "backendError", "Backend Error")
-        if platform == "x":
-            return x_error(500, "Internal Server Error", "Something went wrong.")
-        return linkedin_error(500, "Internal Server Error")
-    if platform in GRAPH:
-        return graph_error(400, 100, "(#100) Invalid parameter", 2018001, whatsapp=platform == "whatsapp")
-    if platform == "telegram":
-        return telegram_error(400, "Bad Request: chat not found")
-    if platform == "tiktok":
-        return tiktok_error(400, "invalid_params", "The request parameters are invalid.")
-    if platform == "youtube":
-        return google_error(400, "invalidValue", "Invalid value.")
-    if platform == "x":
-        return x_error(
-            400,
-            "Invalid Request",
-            "One or more parameters to your request was invalid.",
-            kind="https://api.twitter.com/2/problems/invalid-request",
-        )
-    return linkedin_error(400, "Invalid request", "BAD_REQUEST")
-
-
-def control_error(
-    status: int, code: str, message: str, details: list[dict[str, str]] | None = None
-) -> JSONResponse:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if details:
-        error["details"] = details
-    return JSONResponse({"error": error}, status_code=status)
-
-
-class ControlInvalid(Exception):
-    def __init__(self, details: list[dict[str, str]]) -> None:
-        super().__init__("validation failed")
-        self.details = details
 
 
 def bad_button_url(url: Any) -> bool:
@@ -362,6 +123,17 @@ class AuthCode:
     scope: str = ""
 
 
+@dataclass(frozen=True)
+class PlatformParts:
+    """What one platform's module contributes to the composed emulator. `adopt` makes the account
+    of a well-formed credential the sandbox has not seen (see `EmulatorBase.adopt`), or None."""
+
+    routes: Callable[[], list[Route]]
+    new_account: Callable[[str | None, str | None], Account]
+    credentials: Callable[[Account], dict[str, Any]]
+    adopt: Callable[[Request, str], Account | None] | None = None
+
+
 class EmulatorBase:
     def __init__(
         self,
@@ -395,6 +167,24 @@ class EmulatorBase:
     def now(self) -> float:
         return time.time() + self.clock_offset
 
+    def platform_of(self, request: Request) -> str:
+        """The platform a request is for: the first segment of its path under the mount."""
+        path = request.scope.get("path", "")
+        root = request.scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        return str(path.lstrip("/").split("/")[0])
+
+    # -- per platform, answered by the composed emulator from its `PlatformParts` ---------------
+    def new_account(self, platform: str, username: str | None = None, name: str | None = None) -> Account:
+        raise NotImplementedError
+
+    def credentials_for(self, account: Account) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def adopt_account(self, platform: str, request: Request, value: str) -> Account | None:
+        raise NotImplementedError
+
     # -- API calls ---------------------------------------------------------------------------
     def bearer(self, request: Request) -> str | None:
         header = request.headers.get("authorization", "")
@@ -426,7 +216,7 @@ class EmulatorBase:
                 if value is None and "x-www-form-urlencoded" in request.headers.get("content-type", ""):
                     value = dict(parse_qsl(raw.decode(errors="replace"))).get("access_token")
             token = self.state.token(platform, value, kinds)
-            if token is None and value and value not in self.state.tokens:
+            if token is None and value and not self.state.knows(value):
                 token = self.adopt(platform, request, value)
             if token is None:
                 return auth_error(platform)
@@ -458,36 +248,14 @@ class EmulatorBase:
         """A well-formed credential the sandbox has not seen makes its account, like a test card in
         a payment sandbox: a `<digits>:AA...` bot token that bot, a WhatsApp token used on a numeric
         phone number id that number. Anything else stays unknown (401, as the platform answers)."""
-        if platform == "telegram":
-            match = TELEGRAM_TOKEN.match(value)
-            if match is None or self.state.account("telegram", match[1]) is not None:
-                return None
-            bot_id = match[1]
-            account = Account("telegram", bot_id, f"sandbox_{bot_id}_bot", f"Sandbox Bot {bot_id}")
-            account.extra["bot_token"] = value
-        elif platform == "whatsapp":
-            node = str(request.path_params.get("node", ""))
-            if not node.isdigit() or self.state.account("whatsapp", node) is not None:
-                return None
-            account = Account("whatsapp", node, f"+1 555-{node[-4:]:0>4}", f"Sandbox Co {node[-4:]}")
-            account.extra["waba_id"] = None  # set by the first WABA it is asked under
-        else:
+        account = self.adopt_account(platform, request, value)
+        if account is None:
             return None
         self.state.add_account(account)
         return self.state.issue(platform, account.id, "access", None, value=value)
 
     def malformed(self, platform: str) -> Response:
-        if platform in GRAPH:
-            return graph_error(400, 100, "(#100) The parameter could not be parsed", 2018001)
-        if platform == "telegram":
-            return telegram_error(400, "Bad Request: can't parse JSON object")
-        if platform == "tiktok":
-            return tiktok_error(400, "invalid_params", "The request body could not be parsed.")
-        if platform == "youtube":
-            return google_error(400, "parseError", "Parse Error")
-        if platform == "x":
-            return x_error(400, "Invalid Request", "The request body could not be parsed.")
-        return linkedin_error(400, "Request body could not be parsed", "BAD_REQUEST")
+        return malformed_error(platform)
 
     def record(
         self, call: Call, kind: str, to: str | None, text: str | None, platform_id: str, payload: Any = None
@@ -506,89 +274,11 @@ class EmulatorBase:
             },
         )
 
-    # -- OAuth -------------------------------------------------------------------------------
-    def client_ok(self, platform: str, client_id: str | None, client_secret: str | None = None) -> bool:
-        client = self.config.oauth_clients.get(platform)
-        if client is None or not client_id or not secrets.compare_digest(client_id, client.client_id):
-            return False
-        return client_secret is None or secrets.compare_digest(client_secret, client.client_secret)
-
-    def authorize(
-        self,
-        platform: str,
-        request: Request,
-        *,
-        client_param: str = "client_id",
-        new_account: Callable[[str | None], Account],
-        challenge: bool = False,
-    ) -> Response:
-        """Auto-approving consent page: the account named by `login_hint` (made on first use) or a
-        new one; redirects back with `code` and `state`."""
-        query = request.query_params
-        redirect_uri = query.get("redirect_uri")
-        if not self.client_ok(platform, query.get(client_param)) or not redirect_uri:
-            return PlainTextResponse("Invalid client_id or redirect_uri.", status_code=400)
-        if urlsplit(redirect_uri).scheme not in ("http", "https"):
-            return PlainTextResponse("Invalid redirect_uri.", status_code=400)
-        if challenge and query.get("code_challenge_method", "plain") not in ("S256", "plain"):
-            return PlainTextResponse("Invalid code_challenge_method.", status_code=400)
-        if challenge and not query.get("code_challenge"):
-            return PlainTextResponse("Missing code_challenge.", status_code=400)
-        hint = query.get("login_hint")
-        account = None
-        if hint:
-            account = self.state.find_account(platform, lambda a: a.extra.get("login_hint") == hint)
-        if account is None:
-            account = new_account(hint)
-            if hint:
-                account.extra["login_hint"] = hint
-        code = random_token(32)
-        self.codes[code] = AuthCode(
-            platform,
-            account.id,
-            redirect_uri,
-            time.time() + 600,
-            query.get("code_challenge"),
-            query.get("code_challenge_method", "plain"),
-            scope=query.get("scope", ""),
-        )
-        self.state.touch_code(code)
-        separator = "&" if urlsplit(redirect_uri).query else "?"
-        params = {"code": code}
-        if query.get("state") is not None:
-            params["state"] = query["state"]
-        return RedirectResponse(f"{redirect_uri}{separator}{urlencode(params)}", status_code=302)
-
-    def redeem(
-        self, platform: str, code: str | None, redirect_uri: str | None, verifier: str | None = None
-    ) -> AuthCode | None:
-        """Single use, within 10 minutes, same redirect URI, PKCE checked when a challenge was sent."""
-        import base64
-        import hashlib
-
-        entry = self.codes.get(code or "")
-        if entry is None or entry.platform != platform or entry.used or entry.expires_at < time.time():
-            return None
-        if redirect_uri != entry.redirect_uri:
-            return None
-        if entry.challenge:
-            if not verifier:
-                return None
-            if entry.challenge_method == "S256":
-                digest = (
-                    base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-                )
-            else:
-                digest = verifier
-            if not secrets.compare_digest(digest, entry.challenge):
-                return None
-        entry.used = True
-        self.state.touch_code(code or "")
-        return entry
-
     # -- control helpers ---------------------------------------------------------------------
     async def resolve(self, platform: str, account_id: Any) -> Account | None:
-        if not isinstance(account_id, str) or not account_id:
+        if not isinstance(account_id, str) or not account_id or not account_id.isascii():
+            # Account ids are ASCII: anything else names no account, and a lone surrogate
+            # would fail in the resolver's database.
             return None
         platform_id = await run_in_threadpool(self.resolve_account, platform, account_id)
         if not platform_id:

@@ -10,6 +10,7 @@ request is written at once. Rate windows are not kept: they last a second.
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import itertools
 import json
 import secrets
@@ -69,15 +70,23 @@ class Account:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def token_digest(value: str) -> str:
+    """What the sandbox keeps of a token or code it issued or accepted: its SHA-256. A real token
+    pasted into a trial setup is never on disk in the clear, and a caller's token is still found."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass
 class Token:
-    value: str
+    digest: str  # `token_digest` of the token
     platform: str
     account_id: str
     kind: str  # access | refresh | user | page | code
     expires_at: float | None = None
     revoked: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    # The token itself, only on the copy `issue` hands back to be answered; never kept.
+    value: str = field(default="", repr=False)
 
     def valid(self, now: float | None = None) -> bool:
         if self.revoked:
@@ -101,8 +110,11 @@ class Changes:
     accounts: set[tuple[str, str]] = field(default_factory=set)
     contacts: set[tuple[str, str, str]] = field(default_factory=set)
     comments: set[tuple[str, str, str]] = field(default_factory=set)
-    tokens: set[str] = field(default_factory=set)
-    codes: set[str] = field(default_factory=set)
+    tokens: set[str] = field(default_factory=set)  # digests
+    codes: set[str] = field(default_factory=set)  # digests
+    # Rows of a file written before tokens were kept as digests, keyed by the token in the clear.
+    dropped_tokens: set[str] = field(default_factory=set)
+    dropped_codes: set[str] = field(default_factory=set)
     sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     faults: set[str] = field(default_factory=set)
     latency: set[str] = field(default_factory=set)
@@ -174,9 +186,7 @@ class EmulatorState:
             owner = self.accounts.get((platform, account_id))
             if owner is not None:
                 owner.comments[data["id"]] = Comment(**data)
-        for data in loaded.tokens:
-            self.tokens[data["value"]] = Token(**data)
-        self.codes.update(loaded.codes)  # raw dicts: `EmulatorBase` rebuilds its codes from them
+        cleared = self._load_secrets(loaded.tokens, loaded.codes)
         for platform, entry in loaded.sent:
             self.sent.setdefault(platform, []).append(entry)
         for platform, faults in loaded.faults.items():
@@ -184,6 +194,33 @@ class EmulatorState:
         self.latency_ms.update(loaded.latency)
         if kept_inside.comments:
             store.write(self.batch(kept_inside))
+        if cleared.tokens or cleared.codes or cleared.accounts:
+            store.write(self.batch(cleared))
+            store.scrub()
+
+    def _load_secrets(self, tokens: list[dict[str, Any]], codes: dict[str, dict[str, Any]]) -> Changes:
+        """Tokens and codes by their digests. A file written before they were kept so holds them in
+        the clear (and each adopted bot's token in its account): those are rewritten as digests,
+        and the clear rows dropped; the changes returned say which."""
+        cleared = Changes()
+        for data in tokens:
+            if "digest" not in data:
+                clear = data.pop("value")
+                data["digest"] = token_digest(clear)
+                cleared.tokens.add(data["digest"])
+                cleared.dropped_tokens.add(clear)
+            self.tokens[data["digest"]] = Token(**data)
+        for key, data in codes.items():
+            digest = data.pop("digest", None)
+            if digest is None:
+                digest = token_digest(key)
+                cleared.codes.add(digest)
+                cleared.dropped_codes.add(key)
+            self.codes[digest] = data  # raw dicts: `EmulatorBase` rebuilds its codes from them
+        for account in self.accounts.values():
+            if account.extra.pop("bot_token", None) is not None:
+                cleared.accounts.add((account.platform, account.id))
+        return cleared
 
     # -- persistence -------------------------------------------------------------------------
     def _changes(self) -> Changes | None:
@@ -217,7 +254,7 @@ class EmulatorState:
     def touch_token(self, token: Token) -> None:
         changes = self._changes()
         if changes is not None:
-            changes.tokens.add(token.value)
+            changes.tokens.add(token.digest)
             self._noted(changes)
 
     def touch_code(self, code: str) -> None:
@@ -261,14 +298,20 @@ class EmulatorState:
                 comment = owner.comments.get(comment_id) if owner is not None else None
                 if comment is not None:
                     batch.comments[(platform, account_id, comment_id)] = json.dumps(asdict(comment))
-            for value in changes.tokens:
-                token = self.tokens.get(value)
+            for digest in changes.tokens:
+                token = self.tokens.get(digest)
                 if token is not None:
-                    batch.tokens[value] = json.dumps(asdict(token))
+                    data = asdict(token)
+                    del data["value"]
+                    batch.tokens[digest] = json.dumps(data)
+            batch.dropped_tokens = set(changes.dropped_tokens)
+            batch.dropped_codes = set(changes.dropped_codes)
             for value in changes.codes:
                 code = self.codes.get(value)
                 if code is not None:
-                    batch.codes[value] = json.dumps(code if isinstance(code, dict) else asdict(code))
+                    data = code if isinstance(code, dict) else asdict(code)
+                    # Marks the row as keyed by the code's digest (a file written before held codes).
+                    batch.codes[value] = json.dumps({**data, "digest": True})
             batch.sent = [(platform, json.dumps(entry)) for platform, entry in changes.sent]
             for platform in changes.faults:
                 batch.faults[platform] = json.dumps([asdict(f) for f in self.faults.get(platform, [])])
@@ -329,8 +372,9 @@ class EmulatorState:
         value: str = "",
         **extra: Any,
     ) -> Token:
+        value = value or (prefix + random_token(40))
         token = Token(
-            value or (prefix + random_token(40)),
+            token_digest(value),
             platform,
             account_id,
             kind,
@@ -338,18 +382,22 @@ class EmulatorState:
             extra=dict(extra),
         )
         with self.lock:
-            self.tokens[token.value] = token
+            self.tokens[token.digest] = token
         self.touch_token(token)
-        return token
+        return replace(token, value=value)
 
     def token(self, platform: str, value: str | None, kinds: tuple[str, ...] = ("access",)) -> Token | None:
         """A valid token of `platform` of one of `kinds`, or None."""
         if not value:
             return None
-        token = self.tokens.get(value)
+        token = self.tokens.get(token_digest(value))
         if token is None or token.platform != platform or token.kind not in kinds or not token.valid():
             return None
         return token
+
+    def knows(self, value: str) -> bool:
+        """Whether the sandbox ever issued or accepted this token (of any platform, valid or not)."""
+        return token_digest(value) in self.tokens
 
     def age_tokens(self, platform: str, account_id: str, seconds: float) -> list[Token]:
         """Make the account's expiring tokens `seconds` older: they lapse that much sooner."""

@@ -3,10 +3,11 @@
 The emulator works on its in-memory state (`EmulatorState`) and writes what a request changed
 here before that request's answer leaves (see `persist.py`): accounts (with their posts, uploads
 and webhook settings), their contacts and comments (rows of their own: one account may have
-thousands, and an account's row is written again whenever it is looked up), tokens, authorisation
-codes, the sent log, faults and latency. Id counters are handed out in blocks reserved here first,
-so no id is ever handed out twice, even after a crash. The stdlib `sqlite3` keeps `platforms/` free
-of our storage layer; one connection, guarded by a lock, serves the process.
+thousands, and an account's row is written again whenever it is looked up), tokens and authorisation
+codes (as SHA-256 digests only), the sent log, faults and latency. Id counters are handed out in
+blocks reserved here first, so no id is ever handed out twice, even after a crash. The stdlib
+`sqlite3` keeps `platforms/` free of our storage layer; one connection, guarded by a lock, serves
+the process.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ CREATE TABLE IF NOT EXISTS contacts (platform TEXT NOT NULL, account_id TEXT NOT
                                      data TEXT NOT NULL, PRIMARY KEY (platform, account_id, id));
 CREATE TABLE IF NOT EXISTS comments (platform TEXT NOT NULL, account_id TEXT NOT NULL, id TEXT NOT NULL,
                                      data TEXT NOT NULL, PRIMARY KEY (platform, account_id, id));
+-- Tokens and authorisation codes keyed by their SHA-256 (`state.token_digest`), never in the clear.
 CREATE TABLE IF NOT EXISTS tokens (value TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS codes (value TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sent (seq INTEGER PRIMARY KEY AUTOINCREMENT, platform TEXT NOT NULL, data TEXT NOT NULL);
@@ -48,10 +50,13 @@ class Batch:
     sent: list[tuple[str, str]] = field(default_factory=list)
     faults: dict[str, str] = field(default_factory=dict)
     latency: dict[str, int] = field(default_factory=dict)
+    # Rows to delete: tokens and codes an earlier file kept in the clear, by their clear key.
+    dropped_tokens: set[str] = field(default_factory=set)
+    dropped_codes: set[str] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return any((self.accounts, self.contacts, self.comments, self.tokens, self.codes, self.sent, self.faults,
-                    self.latency))
+                    self.latency, self.dropped_tokens, self.dropped_codes))
 
 
 @dataclass
@@ -70,13 +75,16 @@ class StateStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # Created owner-only: it holds the sandbox's tokens.
+        # Created owner-only: it holds what the sandbox's tokens can do, if not the tokens.
         with contextlib.suppress(FileExistsError):
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        # What a row held before it was replaced or deleted is overwritten, not left in free space:
+        # a token an earlier file kept in the clear is gone from the disk once rewritten as a digest.
+        self._db.execute("PRAGMA secure_delete=ON")
         self._db.executescript(SCHEMA)
 
     def load(self) -> Loaded:
@@ -118,6 +126,8 @@ class StateStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 upsert = "INSERT OR REPLACE INTO {} VALUES ({})"
+                self._db.executemany("DELETE FROM tokens WHERE value = ?", [(v,) for v in batch.dropped_tokens])
+                self._db.executemany("DELETE FROM codes WHERE value = ?", [(v,) for v in batch.dropped_codes])
                 self._db.executemany(
                     upsert.format("accounts", "?, ?, ?"), [(p, i, d) for (p, i), d in batch.accounts.items()]
                 )
@@ -136,6 +146,12 @@ class StateStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def scrub(self) -> None:
+        """Fold the write-ahead log into the file and empty it, so that no earlier version of a page
+        (one that held a token in the clear) stays in it."""
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         with self._lock:

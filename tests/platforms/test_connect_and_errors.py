@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from platforms.base import AccountContext, ReauthRequired, Rejected, RetryLater
+from tests.support.publish import publish
 
 
 @pytest.mark.parametrize(
@@ -233,7 +234,7 @@ def test_linkedin_asks_only_for_what_ordinary_apps_are_granted_and_the_follower_
     connected = AccountContext(identity.platform_account_id, identity.credentials)
     with pytest.raises(Unsupported):  # no member analytics granted: not asked for
         adapter.follower_count(connected)
-    assert adapter.publish_post(connected, text="shared", media=[], options={})
+    assert publish(adapter, connected, text="shared", media=[], options={})
     # An app granted member analytics reads the count.
     analytics = sandbox.account("linkedin")
     sandbox.control("linkedin", "followers", {"accountId": analytics.platform_account_id, "followers": 12})
@@ -247,7 +248,7 @@ def test_linkedin_asks_only_for_what_ordinary_apps_are_granted_and_the_follower_
 def test_linkedin_version_is_current_and_a_retired_one_gets_426(sandbox):
     from dataclasses import replace
 
-    from platforms.emulator.others import linkedin_version_active
+    from platforms.emulator.linkedin import linkedin_version_active
     from platforms.registry import PlatformConfig, build_adapters
 
     # The default must be renewed before LinkedIn retires it: this fails a year after its release.
@@ -255,6 +256,6 @@ def test_linkedin_version_is_current_and_a_retired_one_gets_426(sandbox):
     acc = sandbox.account("linkedin")
     retired = build_adapters(replace(sandbox.config, linkedin_version="202401"), sandbox.client)["linkedin"]
     with pytest.raises(Rejected) as caught:
-        retired.publish_post(acc, text="old", media=[], options={})
+        publish(retired, acc, text="old", media=[], options={})
     assert "202401 is not active" in caught.value.message
-    assert sandbox.adapters["linkedin"].publish_post(acc, text="current", media=[], options={})
+    assert publish(sandbox.adapters["linkedin"], acc, text="current", media=[], options={})

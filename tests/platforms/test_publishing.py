@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from platforms.base import MediaItem, Rejected, RetryLater, Unsupported
+from tests.support.publish import publish
 
 
 def _media(sandbox, name: str, kind: str, size: int = 2048) -> MediaItem:
@@ -14,9 +15,8 @@ def _media(sandbox, name: str, kind: str, size: int = 2048) -> MediaItem:
 
 def test_instagram_image_post_uses_container_then_media_publish(sandbox):
     acc = sandbox.account("instagram")
-    post = sandbox.adapters["instagram"].publish_post(
-        acc, text="Hello IG", media=[MediaItem("https://cdn.example.com/a.jpg", "image/jpeg", 10)], options={}
-    )
+    post = publish(sandbox.adapters["instagram"], acc, text="Hello IG",
+                   media=[MediaItem("https://cdn.example.com/a.jpg", "image/jpeg", 10)], options={})
     assert post.url and post.url.startswith("https://www.instagram.com/p/")
     record = sandbox.sent("instagram", acc)[-1]
     assert record["kind"] == "post" and record["platformId"] == post.platform_post_id
@@ -37,13 +37,13 @@ def test_instagram_image_post_uses_container_then_media_publish(sandbox):
 def test_instagram_carousel_and_media_required(sandbox):
     acc = sandbox.account("instagram")
     items = [MediaItem(f"https://cdn.example.com/{i}.jpg", "image/jpeg", 1) for i in range(2)]
-    post = sandbox.adapters["instagram"].publish_post(acc, text="two", media=items, options={})
+    post = publish(sandbox.adapters["instagram"], acc, text="two", media=items, options={})
     assert post.platform_post_id
     with pytest.raises(Rejected):
-        sandbox.adapters["instagram"].publish_post(acc, text="none", media=[], options={})
+        publish(sandbox.adapters["instagram"], acc, text="none", media=[], options={})
     eleven = [MediaItem(f"https://cdn.example.com/{i}.jpg", "image/jpeg", 1) for i in range(11)]
     with pytest.raises(Rejected) as too_many:  # never cut to 10 silently
-        sandbox.adapters["instagram"].publish_post(acc, text="eleven", media=eleven, options={})
+        publish(sandbox.adapters["instagram"], acc, text="eleven", media=eleven, options={})
     assert too_many.value.code == "too_many_items"
     assert len(sandbox.sent("instagram", acc)) == 1
 
@@ -51,10 +51,8 @@ def test_instagram_carousel_and_media_required(sandbox):
 def test_facebook_feed_photo_and_delete(sandbox):
     acc = sandbox.account("facebook")
     adapter = sandbox.adapters["facebook"]
-    text_post = adapter.publish_post(acc, text="Status", media=[], options={"link": "https://example.com"})
-    photo = adapter.publish_post(
-        acc, text="Pic", media=[MediaItem("https://c.example/p.png", "image/png", 1)], options={}
-    )
+    text_post = publish(adapter, acc, text="Status", media=[], options={"link": "https://example.com"})
+    photo = publish(adapter, acc, text="Pic", media=[MediaItem("https://c.example/p.png", "image/png", 1)], options={})
     records = sandbox.sent("facebook", acc)
     assert records[0]["payload"] == {"message": "Status", "link": "https://example.com"}
     assert records[1]["payload"] == {"url": "https://c.example/p.png", "caption": "Pic"}
@@ -82,7 +80,7 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
     }
     # Served from a domain not verified for the app: TikTok would refuse to pull it, so the bytes go up.
     video = _media(sandbox, "clip.mp4", "video/mp4", 3000)
-    post = adapter.publish_post(acc, text="My clip", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    post = publish(adapter, acc, text="My clip", media=[video], options={"privacyLevel": "SELF_ONLY"})
     assert sandbox.sent("tiktok", acc)[-1]["payload"] == {
         "post_info": {
             "title": "My clip",
@@ -96,10 +94,10 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
     }
     assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
     with pytest.raises(Rejected) as unaudited:
-        adapter.publish_post(acc, text="x", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
+        publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
     assert unaudited.value.code == "unaudited_client_can_only_post_to_private_accounts"
     with pytest.raises(Rejected):
-        adapter.publish_post(acc, text="x", media=[video], options={"privacyLevel": "EVERYONE"})
+        publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "EVERYONE"})
     with pytest.raises(Unsupported):
         adapter.delete_post(acc, platform_post_id=post.platform_post_id)
 
@@ -112,7 +110,7 @@ def test_tiktok_pulls_only_from_a_verified_domain(sandbox):
     sandbox.config.tiktok_audited = True
     try:
         assert "PUBLIC_TO_EVERYONE" in adapter.publish_options(acc)["privacyLevels"]
-        post = adapter.publish_post(acc, text="Pulled", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
+        post = publish(adapter, acc, text="Pulled", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
         assert sandbox.sent("tiktok", acc)[-1]["payload"]["source_info"] == {
             "source": "PULL_FROM_URL", "video_url": "https://cdn.example.com/v.mp4"}
         assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
@@ -131,9 +129,7 @@ def test_youtube_resumable_upload_reply_and_delete(sandbox):
     acc = sandbox.account("youtube")
     adapter = sandbox.adapters["youtube"]
     video = _media(sandbox, "clip.mp4", "video/mp4", 4096)
-    post = adapter.publish_post(
-        acc, text="Title line\nMore words", media=[video], options={"privacyStatus": "unlisted"}
-    )
+    post = publish(adapter, acc, text="Title line\nMore words", media=[video], options={"privacyStatus": "unlisted"})
     record = sandbox.sent("youtube", acc)[-1]
     assert record["payload"] == {
         "snippet": {"title": "Title line", "description": "Title line\nMore words", "categoryId": "22"},
@@ -155,7 +151,7 @@ def test_x_tweet_with_image_reply_and_delete(sandbox):
     acc = sandbox.account("x")
     adapter = sandbox.adapters["x"]
     image = _media(sandbox, "pic.png", "image/png", 64)
-    post = adapter.publish_post(acc, text="Hello X", media=[image], options={})
+    post = publish(adapter, acc, text="Hello X", media=[image], options={})
     payload = sandbox.sent("x", acc)[-1]["payload"]
     assert payload["text"] == "Hello X" and len(payload["media"]["media_ids"]) == 1
     reply = adapter.public_reply(acc, comment_id=post.platform_post_id, text="and more")
@@ -167,19 +163,19 @@ def test_x_tweet_with_image_reply_and_delete(sandbox):
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     with pytest.raises(Rejected):
-        adapter.publish_post(acc, text="x" * 281, media=[], options={})
+        publish(adapter, acc, text="x" * 281, media=[], options={})
 
 
 def test_x_counts_text_its_own_way_and_never_sends_reply_settings_everyone(sandbox):
     acc = sandbox.account("x")
     adapter = sandbox.adapters["x"]
     link = "https://example.com/" + "a" * 200  # weighs 23
-    assert adapter.publish_post(acc, text=f"{'w' * 250} {link}", media=[], options={"replySettings": "everyone"})
+    assert publish(adapter, acc, text=f"{'w' * 250} {link}", media=[], options={"replySettings": "everyone"})
     assert sandbox.sent("x", acc)[-1]["payload"] == {"text": f"{'w' * 250} {link}"}  # no reply_settings
-    assert adapter.publish_post(acc, text="中" * 140, media=[], options={"replySettings": "following"})
+    assert publish(adapter, acc, text="中" * 140, media=[], options={"replySettings": "following"})
     assert sandbox.sent("x", acc)[-1]["payload"]["reply_settings"] == "following"
     with pytest.raises(Rejected) as caught:
-        adapter.publish_post(acc, text="中" * 141, media=[], options={})
+        publish(adapter, acc, text="中" * 141, media=[], options={})
     assert caught.value.code == "text_too_long"
     assert len(sandbox.sent("x", acc)) == 2
     # The emulator holds X's rules whoever calls it.
@@ -196,7 +192,7 @@ def test_x_waits_for_the_24_hour_limit_not_the_15_minute_window(sandbox):
     sandbox.control("x", "faults", {"accountId": acc.platform_account_id, "failNext": 1, "status": 429,
                                     "retryAfter": 7200})
     with pytest.raises(RetryLater) as caught:
-        sandbox.adapters["x"].publish_post(acc, text="one too many", media=[], options={})
+        publish(sandbox.adapters["x"], acc, text="one too many", media=[], options={})
     assert caught.value.delay_seconds == pytest.approx(7200, abs=5)
 
 
@@ -204,7 +200,7 @@ def test_linkedin_commentary_is_escaped_little_text_so_nothing_is_cut(sandbox):
     acc = sandbox.account("linkedin")
     adapter = sandbox.adapters["linkedin"]
     text = "Launch (beta) #1 with @team: a_b ~ {x} [y] <z> * | \\ done"
-    adapter.publish_post(acc, text=text, media=[], options={})
+    publish(adapter, acc, text=text, media=[], options={})
     (record,) = sandbox.sent("linkedin", acc)
     assert record["text"] == text  # what LinkedIn shows: all of it
     assert record["payload"]["commentary"].startswith("Launch \\(beta\\) \\#1 with \\@team")
@@ -221,7 +217,7 @@ def test_linkedin_commentary_is_escaped_little_text_so_nothing_is_cut(sandbox):
 def test_linkedin_post_shape_and_delete(sandbox):
     acc = sandbox.account("linkedin")
     adapter = sandbox.adapters["linkedin"]
-    post = adapter.publish_post(acc, text="Hello LinkedIn", media=[], options={})
+    post = publish(adapter, acc, text="Hello LinkedIn", media=[], options={})
     assert sandbox.sent("linkedin", acc)[-1]["payload"] == {
         "author": f"urn:li:person:{acc.platform_account_id}",
         "commentary": "Hello LinkedIn",
@@ -236,7 +232,7 @@ def test_linkedin_post_shape_and_delete(sandbox):
     }
     assert post.platform_post_id.startswith("urn:li:share:")
     image = _media(sandbox, "li.png", "image/png", 32)
-    with_image = adapter.publish_post(acc, text="pic", media=[image], options={})
+    with_image = publish(adapter, acc, text="pic", media=[image], options={})
     assert sandbox.sent("linkedin", acc)[-1]["payload"]["content"]["media"]["id"].startswith("urn:li:image:")
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
@@ -247,10 +243,10 @@ def test_telegram_captions_are_1024_characters_with_media_and_4096_without(sandb
     acc = sandbox.connected("telegram")
     adapter = sandbox.adapters["telegram"]
     photo = [MediaItem("https://cdn.example.com/p.jpg", "image/jpeg", 1000)]
-    assert adapter.publish_post(acc, text="c" * 1024, media=photo, options={"chatId": "@sandboxnews"})
-    assert adapter.publish_post(acc, text="t" * 4096, media=[], options={"chatId": "@sandboxnews"})
+    assert publish(adapter, acc, text="c" * 1024, media=photo, options={"chatId": "@sandboxnews"})
+    assert publish(adapter, acc, text="t" * 4096, media=[], options={"chatId": "@sandboxnews"})
     with pytest.raises(Rejected) as caught:
-        adapter.publish_post(acc, text="c" * 1025, media=photo, options={"chatId": "@sandboxnews"})
+        publish(adapter, acc, text="c" * 1025, media=photo, options={"chatId": "@sandboxnews"})
     assert caught.value.code == "caption_too_long"
     assert len(sandbox.sent("telegram", acc)) == 2  # refused before the call
     assert adapter.capabilities.as_dict()["postCaptionLimit"] == 1024
@@ -265,7 +261,7 @@ def test_telegram_captions_are_1024_characters_with_media_and_4096_without(sandb
 def test_telegram_channel_post_and_delete(sandbox):
     acc = sandbox.connected("telegram")
     adapter = sandbox.adapters["telegram"]
-    post = adapter.publish_post(acc, text="News", media=[], options={"chatId": "@sandboxnews"})
+    post = publish(adapter, acc, text="News", media=[], options={"chatId": "@sandboxnews"})
     assert post.url and post.url.startswith("https://t.me/sandboxnews/")
     assert sandbox.sent("telegram", acc)[-1]["payload"] == {"chat_id": "@sandboxnews", "text": "News"}
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
@@ -276,14 +272,14 @@ def test_telegram_channel_post_and_delete(sandbox):
 def test_meta_ads_creative(sandbox):
     acc = sandbox.account("meta_ads")
     adapter = sandbox.adapters["meta_ads"]
-    post = adapter.publish_post(acc, text="Buy", media=[], options={"pageId": "100", "link": "https://e.com"})
+    post = publish(adapter, acc, text="Buy", media=[], options={"pageId": "100", "link": "https://e.com"})
     assert sandbox.sent("meta_ads", acc)[-1]["payload"] == {
         "name": "Buy",
         "object_story_spec": {"page_id": "100", "link_data": {"message": "Buy", "link": "https://e.com"}},
     }
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     with pytest.raises(Rejected):
-        adapter.publish_post(acc, text="x", media=[], options={})
+        publish(adapter, acc, text="x", media=[], options={})
 
 
 @pytest.mark.parametrize("platform", ["instagram", "facebook", "tiktok", "youtube", "x", "linkedin"])

@@ -7,12 +7,14 @@ import stat
 
 import httpx2
 
+from platforms.base import PLATFORMS
 from platforms.emulator.state import EmulatorState
 from platforms.emulator.store import StateStore
 from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server
 from tests.support.sandbox import connect_account
+from tests.support.secret_scan import files_text, findings
 from tests.support.webhook_receiver import wait_for
 
 
@@ -161,3 +163,57 @@ def test_a_sandbox_file_that_kept_comments_inside_the_account_keeps_them(tmp_pat
     state.account("instagram", account["id"])  # its row is written again (at once: outside a request)
     restarted = EmulatorState(StateStore(path)).accounts[("instagram", account["id"])]
     assert restarted.comments["c9"].private_replied is True
+
+
+def _sandbox_files(data_dir):
+    return sorted(data_dir.glob("sandbox.db*"))
+
+
+def test_the_sandbox_file_keeps_no_token_or_code_in_the_clear(client, tenant, service):
+    # Credentials of every kind the sandbox issues: made by its control, by a consent (a code, then
+    # tokens), and a test bot token it adopts on first use.
+    issued = [value for platform in PLATFORMS for value in _strings(
+        client.post(f"/sandbox/{platform}/accounts", json={}).json()["credentials"])]
+    connect_account(client, tenant, "instagram")
+    connect_account(client, tenant, "x")
+    adopted = "5123456780:AA" + "q9" * 17
+    bot = client.post("/v1/connect/telegram", headers=bearer(tenant["apiKey"]),
+                      json={"profileId": tenant["profileId"], "botToken": adopted})
+    assert bot.status_code == 201, bot.text
+    assert len(issued) >= 9
+    assert findings(files_text(_sandbox_files(service.data_dir)), known=[*issued, adopted]) == []
+    # Kept as digests, tokens still work: connecting set the adopted bot's webhook with its token,
+    # so a contact's message reaches the service.
+    _inbound(client, "telegram", bot.json()["id"], "hi")
+
+
+def _strings(credentials):
+    return [credentials[key] for key in ("accessToken", "refreshToken", "userAccessToken", "botToken")
+            if key in credentials]
+
+
+def test_a_sandbox_file_that_kept_tokens_in_the_clear_keeps_only_their_digests(tmp_path):
+    path = tmp_path / "sandbox.db"
+    StateStore(path).close()
+    bot_token = "7000000001:AA" + "k3" * 17
+    ig_token = "IGAA" + "Zx" * 20
+    code = "c0de" * 8
+    bot = {"platform": "telegram", "id": "7000000001", "username": "b", "display_name": "B",
+           "extra": {"bot_token": bot_token}}
+    ig = {"platform": "instagram", "id": "17841400000000009", "username": "s", "display_name": "S"}
+    with sqlite3.connect(path) as file:  # the rows as an earlier version wrote them
+        for account in (bot, ig):
+            file.execute("INSERT INTO accounts VALUES (?, ?, ?)", (account["platform"], account["id"], json.dumps(account)))
+        for value, platform, account_id in ((bot_token, "telegram", bot["id"]), (ig_token, "instagram", ig["id"])):
+            file.execute("INSERT INTO tokens VALUES (?, ?)", (value, json.dumps({
+                "value": value, "platform": platform, "account_id": account_id, "kind": "access"})))
+        file.execute("INSERT INTO codes VALUES (?, ?)", (code, json.dumps({
+            "platform": "instagram", "account_id": ig["id"], "redirect_uri": "https://e.example/cb",
+            "expires_at": 4102444800.0})))
+
+    migrated = EmulatorState(StateStore(path))
+    assert findings(files_text(_sandbox_files(tmp_path)), known=[bot_token, ig_token, code]) == []
+    restarted = EmulatorState(StateStore(path))
+    assert restarted.token("telegram", bot_token) is not None and restarted.token("instagram", ig_token) is not None
+    assert len(restarted.codes) == len(migrated.codes) == 1 and code not in restarted.codes
+    assert "bot_token" not in restarted.accounts[("telegram", bot["id"])].extra

@@ -1,0 +1,251 @@
+"""TikTok's Login Kit and Content Posting API: creator info (20 queries a minute per token), video
+publishing from a verified URL or by chunked FILE_UPLOAD, its status, and the creator's videos.
+An unaudited client may only post privately (SELF_ONLY)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from platforms.emulator.answer import JSONResponse
+from platforms.emulator.core import Call, PlatformParts
+from platforms.emulator.errors import oauth_error, tiktok_error
+from platforms.emulator.oauth import OAuthServer
+from platforms.emulator.state import Account, random_token
+
+PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+
+
+class TikTokEmulator(OAuthServer):
+    def tiktok_parts(self) -> PlatformParts:
+        return PlatformParts(self.tiktok_routes, self.new_tiktok_account, self.tiktok_credentials)
+
+    def tiktok_routes(self) -> list[Route]:
+        return [
+            Route("/tiktok/v2/auth/authorize/", self.tt_authorize, methods=["GET"]),
+            Route("/tiktok/v2/oauth/token/", self.tt_token, methods=["POST"]),
+            Route("/tiktok/v2/user/info/", self.tt_user, methods=["GET"]),
+            Route("/tiktok/v2/post/publish/creator_info/query/", self.tt_creator, methods=["POST"]),
+            Route("/tiktok/v2/post/publish/video/init/", self.tt_init, methods=["POST"]),
+            Route("/tiktok/v2/post/publish/status/fetch/", self.tt_status, methods=["POST"]),
+            Route("/tiktok/upload/{publish_id}", self.tt_upload, methods=["PUT"]),
+            Route("/tiktok/v2/video/list/", self.tt_videos, methods=["POST"]),
+        ]
+
+    def new_tiktok_account(self, username: str | None = None, name: str | None = None) -> Account:
+        n = self.state.next_number()
+        account = Account(
+            "tiktok", f"-000{random_token(28)}", username or f"sandbox.tt{n}", name or f"Sandbox TT {n}"
+        )
+        return self.state.add_account(account)
+
+    def tiktok_credentials(self, account: Account) -> dict[str, Any]:
+        return {**self.token_pair(account, 86400, access_prefix="act.", refresh_prefix="rft."), "openId": account.id}
+
+    # -- TikTok ------------------------------------------------------------------------------
+    async def tt_authorize(self, request: Request) -> Response:
+        return self.authorize(
+            "tiktok",
+            request,
+            client_param="client_key",
+            new_account=lambda hint: self.new_tiktok_account(hint),
+        )
+
+    async def tt_token(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        if not self.client_ok("tiktok", form.get("client_key"), form.get("client_secret")):
+            return oauth_error("invalid_client", "Client key or secret is incorrect.", 401)
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            entry = self.redeem("tiktok", form.get("code"), form.get("redirect_uri"))
+            if entry is None:
+                return oauth_error("invalid_grant", "Authorization code is expired.")
+            account_id, scope = entry.account_id, entry.scope
+        elif grant == "refresh_token":
+            old = self.state.token("tiktok", form.get("refresh_token"), ("refresh",))
+            if old is None:
+                return oauth_error("invalid_grant", "Refresh token is invalid or expired.")
+            old.revoked = True
+            account_id, scope = old.account_id, old.extra.get("scope", "")
+        else:
+            return oauth_error("invalid_request", "Unsupported grant_type.")
+        access = self.state.issue("tiktok", account_id, "access", 86400, prefix="act.")
+        refresh = self.state.issue("tiktok", account_id, "refresh", 31536000, prefix="rft.", scope=scope)
+        return JSONResponse(
+            {
+                "access_token": access.value,
+                "expires_in": 86400,
+                "open_id": account_id,
+                "refresh_expires_in": 31536000,
+                "refresh_token": refresh.value,
+                "scope": scope,
+                "token_type": "Bearer",
+            }
+        )
+
+    @staticmethod
+    def _tt_ok(data: dict[str, Any]) -> JSONResponse:
+        return JSONResponse(
+            {"data": data, "error": {"code": "ok", "message": "", "log_id": random_token(24)}}
+        )
+
+    async def tt_user(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            user = {
+                "open_id": account.id,
+                "union_id": f"union{account.id[-8:]}",
+                "display_name": account.display_name,
+                "username": account.username,
+                "avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",
+                "follower_count": account.followers,
+            }
+            fields = call.query.get("fields", "open_id").split(",")
+            return self._tt_ok({"user": {k: v for k, v in user.items() if k in fields}})
+
+        return await self.api("tiktok", request, handle)
+
+    async def tt_creator(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            # TikTok allows 20 creator_info queries a minute per user token.
+            if self.rate_limits and self.state.over_rate("tiktok", f"creator_info:{account.id}", 20, seconds=60):
+                return tiktok_error(429, "rate_limit_exceeded", "The API rate limit was exceeded.",
+                                    headers={"Retry-After": "60"})
+            return self._tt_ok(
+                {
+                    "creator_avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",
+                    "creator_username": account.username,
+                    "creator_nickname": account.display_name,
+                    "privacy_level_options": PRIVACY_LEVELS,
+                    "comment_disabled": False,
+                    "duet_disabled": False,
+                    "stitch_disabled": True,
+                    "max_video_post_duration_sec": 600,
+                }
+            )
+
+        return await self.api("tiktok", request, handle)
+
+    async def tt_init(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            body = call.body_json()
+            info = body.get("post_info") or {}
+            source = body.get("source_info") or {}
+            if info.get("privacy_level") not in PRIVACY_LEVELS:
+                return tiktok_error(
+                    400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options."
+                )
+            if not self.config.tiktok_audited and info.get("privacy_level") != "SELF_ONLY":
+                return tiktok_error(
+                    403, "unaudited_client_can_only_post_to_private_accounts",
+                    "Unaudited clients can only post with privacy_level SELF_ONLY.",
+                )
+            if len(str(info.get("title", ""))) > 2200:
+                return tiktok_error(400, "invalid_params", "title is longer than 2200 characters.")
+            publish_id = f"v_pub_{'url' if source.get('source') == 'PULL_FROM_URL' else 'file'}~v2."
+            publish_id += f"{self.state.serial()}{random_token(12)}"
+            if source.get("source") == "PULL_FROM_URL" and source.get("video_url"):
+                host = (urlsplit(str(source["video_url"])).hostname or "").lower()
+                if host not in self.config.tiktok_verified_domains:
+                    return tiktok_error(
+                        403, "url_ownership_unverified",
+                        "The domain or URL prefix of video_url is not verified for this app.",
+                    )
+                self._tt_publish(call, account, publish_id, info)
+                return self._tt_ok({"publish_id": publish_id})
+            if source.get("source") == "FILE_UPLOAD":
+                size, chunk, count = (source.get("video_size"), source.get("chunk_size"),
+                                      source.get("total_chunk_count"))
+                if not all(isinstance(v, int) and v > 0 for v in (size, chunk, count)):
+                    return tiktok_error(400, "invalid_params", "video_size, chunk_size and total_chunk_count are "
+                                        "required for FILE_UPLOAD.")
+                assert isinstance(size, int) and isinstance(chunk, int) and isinstance(count, int)
+                if count != max(1, size // chunk) or (size > chunk and chunk < 5 * 1024 * 1024):
+                    return tiktok_error(400, "invalid_params", "The chunk_size and total_chunk_count do not "
+                                        "describe video_size (chunks of 5 to 64 MB; a file under 5 MB in one).")
+                account.uploads[publish_id] = {"status": "PROCESSING_UPLOAD", "size": size, "received": 0,
+                                               "info": info, "payload": body}
+                here = str(call.request.url).split("?")[0]
+                upload_url = here.removesuffix("/v2/post/publish/video/init/") + f"/upload/{publish_id}"
+                return self._tt_ok({"publish_id": publish_id, "upload_url": upload_url})
+            return tiktok_error(400, "invalid_params",
+                                "source_info: PULL_FROM_URL with a video_url, or FILE_UPLOAD, is required.")
+
+        return await self.api("tiktok", request, handle)
+
+    def _tt_publish(self, call: Call, account: Account, publish_id: str, info: dict[str, Any]) -> None:
+        post_id = str(7300000000000000000 + self.state.serial())
+        account.uploads[publish_id] = {**account.uploads.get(publish_id, {}), "post_id": post_id,
+                                       "status": "PUBLISH_COMPLETE"}
+        account.posts[post_id] = {"text": info.get("title")}
+        self.record(call, "post", post_id, info.get("title"), post_id,
+                    account.uploads[publish_id].get("payload") or call.payload())
+
+    async def tt_upload(self, request: Request) -> Response:
+        """The upload URL of a FILE_UPLOAD: chunks with `Content-Range: bytes a-b/total`; the video is
+        published once the last byte is in."""
+        publish_id = request.path_params["publish_id"]
+
+        async def handle(call: Call) -> Response:
+            found = self.state.accounts_where("tiktok", lambda a: publish_id in a.uploads)
+            if not found:
+                return tiktok_error(404, "invalid_publish_id", "The upload does not exist.")
+            account = found[0]
+            self.state.touch(account)
+            upload = account.uploads[publish_id]
+            match = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", request.headers.get("content-range", ""))
+            if match is None or int(match[3]) != upload["size"] or int(match[2]) - int(match[1]) + 1 != len(call.raw):
+                return tiktok_error(400, "invalid_params", "Content-Range does not describe the chunk.")
+            if upload.get("post_id"):
+                return Response(status_code=201)  # complete already: a repeated chunk changes nothing
+            upload["received"] = max(upload["received"], int(match[2]) + 1)
+            if upload["received"] < upload["size"]:
+                return Response(status_code=206)
+            upload["status"] = "PUBLISH_COMPLETE"
+            owner = Call(call.request, "tiktok", None, account, b"")
+            self._tt_publish(owner, account, publish_id, upload["info"])
+            return Response(status_code=201)
+
+        return await self.api("tiktok", request, handle, auth=False)
+
+    async def tt_videos(self, request: Request) -> Response:
+        """`POST /v2/video/list/`: the creator's posts, newest first."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            videos = [{"id": pid, "title": post.get("text"), "share_url": f"https://www.tiktok.com/@{account.username}"
+                       f"/video/{pid}"} for pid, post in reversed(list(account.posts.items()))][:20]
+            return self._tt_ok({"videos": videos, "cursor": 0, "has_more": False})
+
+        return await self.api("tiktok", request, handle)
+
+    async def tt_status(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            upload = account.uploads.get(str(call.body_json().get("publish_id")))
+            if upload is None:
+                return tiktok_error(400, "invalid_publish_id", "The publish_id does not exist.")
+            if not upload.get("post_id"):
+                return self._tt_ok({"status": upload.get("status", "PROCESSING_UPLOAD"),
+                                    "uploaded_bytes": upload.get("received", 0)})
+            return self._tt_ok(
+                {
+                    "status": "PUBLISH_COMPLETE",
+                    "publicaly_available_post_id": [int(upload["post_id"])],
+                    "uploaded_bytes": upload.get("size", 0),
+                }
+            )
+
+        return await self.api("tiktok", request, handle)

@@ -1,0 +1,321 @@
+"""X API v2 with OAuth 2 (PKCE): the user, posts (280 weighted characters, reply settings, media),
+deletion, the user's timeline, DMs, and media upload (an image in one call, a video in chunks that
+is usable once processed)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from platforms.emulator.answer import JSONResponse
+from platforms.emulator.core import Call, PlatformParts
+from platforms.emulator.errors import oauth_error, x_error
+from platforms.emulator.oauth import OAuthServer
+from platforms.emulator.state import Account
+from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
+
+X_VIDEO_TYPES = ("video/mp4", "video/quicktime", "video/webm")
+X_VIDEO_MAX_BYTES = 512 * 1024 * 1024
+X_CHUNK_MAX_BYTES = 5 * 1024 * 1024
+
+
+def x_invalid(detail: str) -> JSONResponse:
+    return x_error(400, "Invalid Request", detail, kind="https://api.twitter.com/2/problems/invalid-request")
+
+
+REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
+
+
+class XEmulator(OAuthServer):
+    def x_parts(self) -> PlatformParts:
+        return PlatformParts(self.x_routes, self.new_x_account, self.x_credentials)
+
+    def x_routes(self) -> list[Route]:
+        return [
+            Route("/x/i/oauth2/authorize", self.x_authorize, methods=["GET"]),
+            Route("/x/2/oauth2/token", self.x_token, methods=["POST"]),
+            Route("/x/2/users/me", self.x_me, methods=["GET"]),
+            Route("/x/2/tweets", self.x_tweet, methods=["POST"]),
+            Route("/x/2/tweets/{id}", self.x_delete, methods=["DELETE"]),
+            Route("/x/2/users/{id}/tweets", self.x_timeline, methods=["GET"]),
+            Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
+            Route("/x/2/media/upload", self.x_media, methods=["GET", "POST"]),
+        ]
+
+    def new_x_account(self, username: str | None = None, name: str | None = None) -> Account:
+        n = self.state.next_number()
+        account = Account("x", str(1500000000000000000 + n), username or f"sandbox_x_{n}", name or f"Sandbox X {n}")
+        return self.state.add_account(account)
+
+    def x_credentials(self, account: Account) -> dict[str, Any]:
+        return self.token_pair(account, 7200)
+
+    # -- X -----------------------------------------------------------------------------------
+    async def x_authorize(self, request: Request) -> Response:
+        return self.authorize(
+            "x", request, challenge=True, new_account=lambda hint: self.new_x_account(hint)
+        )
+
+    async def x_token(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        header = request.headers.get("authorization", "")
+        client_id = form.get("client_id")
+        secret = None
+        if header.lower().startswith("basic "):
+            try:
+                client_id, _, secret = base64.b64decode(header[6:]).decode().partition(":")
+            except ValueError:
+                return oauth_error("invalid_client", "Invalid client credentials.", 401)
+        if not self.client_ok("x", client_id, secret if secret is not None else ""):
+            return oauth_error("unauthorized_client", "Missing valid authorization header", 401)
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            entry = self.redeem("x", form.get("code"), form.get("redirect_uri"), form.get("code_verifier"))
+            if entry is None:
+                return oauth_error("invalid_request", "Value passed for the authorization code was invalid.")
+            account_id, scope = entry.account_id, entry.scope
+        elif grant == "refresh_token":
+            old = self.state.token("x", form.get("refresh_token"), ("refresh",))
+            if old is None:
+                return oauth_error("invalid_request", "Value passed for the token was invalid.")
+            old.revoked = True
+            account_id, scope = old.account_id, old.extra.get("scope", "")
+        else:
+            return oauth_error("invalid_request", "Unsupported grant_type.")
+        access = self.state.issue("x", account_id, "access", 7200)
+        refresh = self.state.issue("x", account_id, "refresh", 180 * 86400, scope=scope)
+        return JSONResponse(
+            {
+                "token_type": "bearer",
+                "expires_in": 7200,
+                "access_token": access.value,
+                "scope": scope,
+                "refresh_token": refresh.value,
+            }
+        )
+
+    async def x_me(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            data: dict[str, Any] = {
+                "id": account.id,
+                "name": account.display_name,
+                "username": account.username,
+            }
+            if "public_metrics" in call.query.get("user.fields", ""):
+                data["public_metrics"] = {
+                    "followers_count": account.followers,
+                    "following_count": 0,
+                    "tweet_count": len(account.posts),
+                    "listed_count": 0,
+                }
+            return JSONResponse({"data": data})
+
+        return await self.api("x", request, handle)
+
+    async def x_tweet(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            body = call.body_json()
+            text = body.get("text")
+            media_ids = (body.get("media") or {}).get("media_ids") or []
+            if (not isinstance(text, str) or not text) and not media_ids:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "One or more parameters to your request was invalid.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            if body.get("reply_settings") is not None and body["reply_settings"] not in REPLY_SETTINGS:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "One or more parameters to your request was invalid.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            if isinstance(text, str) and weighted_length(text) > MAX_WEIGHTED_LENGTH:
+                return x_error(
+                    403,
+                    "Forbidden",
+                    "You are not permitted to create a Tweet with more than 280 characters.",
+                    kind="about:blank",
+                )
+            chunked = [account.uploads[m] for m in media_ids if account.uploads.get(m, {}).get("chunked")]
+            if any(u["state"] != "succeeded" for u in chunked) or (chunked and len(media_ids) > 1):
+                # X: a video is usable once STATUS says it succeeded, and a post takes one video alone.
+                return x_invalid("Your media IDs are invalid.")
+            if any(m not in account.uploads for m in media_ids):
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "Your media IDs are invalid.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            tweet_id = str(1800000000000000000 + self.state.serial())
+            reply_to = (body.get("reply") or {}).get("in_reply_to_tweet_id")
+            if reply_to:
+                self.record(call, "public_reply", str(reply_to), text, tweet_id)
+            else:
+                account.posts[tweet_id] = {"text": text}
+                self.record(call, "post", tweet_id, text, tweet_id)
+            return JSONResponse(
+                {"data": {"id": tweet_id, "text": text, "edit_history_tweet_ids": [tweet_id]}},
+                status_code=201,
+            )
+
+        return await self.api("x", request, handle)
+
+    async def x_delete(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            tweet_id = call.request.path_params["id"]
+            if account.posts.pop(tweet_id, None) is None:
+                return x_error(
+                    404,
+                    "Not Found Error",
+                    f"Could not find tweet with id: [{tweet_id}].",
+                    kind="https://api.twitter.com/2/problems/resource-not-found",
+                )
+            self.record(call, "delete_post", tweet_id, None, tweet_id)
+            return JSONResponse({"data": {"deleted": True}})
+
+        return await self.api("x", request, handle)
+
+    async def x_timeline(self, request: Request) -> Response:
+        """`GET /2/users/{id}/tweets`: the user's own posts, newest first."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.request.path_params["id"] != account.id:
+                return x_error(404, "Not Found Error", "Could not find user.",
+                               kind="https://api.twitter.com/2/problems/resource-not-found")
+            tweets = [{"id": pid, "text": post.get("text")} for pid, post in reversed(list(account.posts.items()))]
+            limit = int(call.query.get("max_results", "10") or 10)
+            return JSONResponse({"data": tweets[:limit], "meta": {"result_count": min(len(tweets), limit)}})
+
+        return await self.api("x", request, handle)
+
+    async def x_dm(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            participant = call.request.path_params["participant"]
+            text = call.body_json().get("text")
+            if not participant.isdigit() or participant == account.id:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "participant_id must be another user's id.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            if not isinstance(text, str) or not text or len(text) > 10000:
+                return x_error(
+                    400,
+                    "Invalid Request",
+                    "text must be 1 to 10000 characters.",
+                    kind="https://api.twitter.com/2/problems/invalid-request",
+                )
+            low, high = sorted((int(account.id), int(participant)))
+            event_id = str(1900000000000000000 + self.state.serial())
+            self.record(call, "dm", participant, text, event_id)
+            return JSONResponse(
+                {"data": {"dm_conversation_id": f"{low}-{high}", "dm_event_id": event_id}}, status_code=201
+            )
+
+        return await self.api("x", request, handle)
+
+    async def x_media(self, request: Request) -> Response:
+        """`POST /2/media/upload`: an image in one call, or a video in chunks (`command` INIT, APPEND,
+        FINALIZE; `GET ...?command=STATUS`), with X's rules: chunks of at most 5 MB in order, the
+        declared size met at FINALIZE, and a video usable in a post only once processed."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            form = await call.request.form() if call.request.method == "POST" else call.request.query_params
+            command = form.get("command")
+            if command is not None:
+                return self._x_chunked(call, account, str(command), form)
+            media = form.get("media")
+            if media is None or isinstance(media, str):
+                return x_invalid("media is required.")
+            content = await media.read()
+            media_id = str(1700000000000000000 + self.state.serial())
+            account.uploads[media_id] = {"size": len(content)}
+            return JSONResponse(
+                {
+                    "data": {
+                        "id": media_id,
+                        "media_key": f"3_{media_id}",
+                        "size": len(content),
+                        "expires_after_secs": 86400,
+                    }
+                }
+            )
+
+        return await self.api("x", request, handle)
+
+    def _x_chunked(self, call: Call, account: Account, command: str, form: Any) -> Response:
+        media_id = str(form.get("media_id") or "")
+        upload = account.uploads.get(media_id) if media_id else None
+        if command == "INIT":
+            media_type = str(form.get("media_type") or "")
+            total = str(form.get("total_bytes") or "")
+            if media_type not in X_VIDEO_TYPES or not total.isdigit() or not 0 < int(total) <= X_VIDEO_MAX_BYTES:
+                return x_invalid("media_type must be a video type X takes and total_bytes at most 512 MB.")
+            media_id = str(1700000000000000000 + self.state.serial())
+            account.uploads[media_id] = {"chunked": True, "type": media_type, "total": int(total), "segments": {},
+                                         "state": "uploading", "category": form.get("media_category")}
+            self.record(call, "media_upload", None, None, media_id, {"command": "INIT", "media_type": media_type,
+                                                                     "total_bytes": int(total)})
+            return JSONResponse({"data": {"id": media_id, "media_key": f"7_{media_id}",
+                                          "expires_after_secs": 86400}}, status_code=202)
+        if upload is None or not upload.get("chunked"):
+            return x_invalid("media_id is not a chunked upload of this user.")
+        if command == "APPEND":
+            if upload["state"] != "uploading":
+                return x_invalid("The upload is finalized already.")
+            segment = str(form.get("segment_index") or "")
+            media = form.get("media")
+            if not segment.isdigit() or int(segment) > len(upload["segments"]) or int(segment) > 999:
+                return x_invalid("segment_index must be the next segment (0 to 999).")
+            if media is None or isinstance(media, str):
+                return x_invalid("media is required.")
+            size = len(media.file.read())
+            if size > X_CHUNK_MAX_BYTES:
+                return x_invalid("A chunk must be at most 5 MB.")
+            upload["segments"][int(segment)] = size
+            self.record(call, "media_upload", None, None, media_id, {"command": "APPEND",
+                                                                     "segment_index": int(segment), "bytes": size})
+            return Response(status_code=204)
+        if command == "FINALIZE":
+            received = sum(upload["segments"].values())
+            if received != upload["total"]:
+                return x_invalid(f"File size mismatch: {received} bytes received of {upload['total']} declared.")
+            if upload["state"] == "uploading":
+                upload["state"] = "processing"
+                upload["ready_at"] = self.now() + self.processing_seconds.get("x", 0.0)
+            self.record(call, "media_upload", None, None, media_id, {"command": "FINALIZE"})
+            return JSONResponse({"data": {"id": media_id, "size": received, "expires_after_secs": 86400,
+                                          "processing_info": self._x_processing(upload)}})
+        if command == "STATUS":
+            if upload["state"] == "uploading":
+                return x_invalid("The upload is not finalized.")
+            self.record(call, "media_upload", None, None, media_id, {"command": "STATUS"})
+            return JSONResponse({"data": {"id": media_id, "processing_info": self._x_processing(upload, status=True)}})
+        return x_invalid("command must be INIT, APPEND, FINALIZE or STATUS.")
+
+    def _x_processing(self, upload: dict[str, Any], status: bool = False) -> dict[str, Any]:
+        if upload["state"] == "processing" and status and self.now() >= upload["ready_at"]:
+            upload["state"] = "succeeded"
+        if upload["state"] == "succeeded":
+            return {"state": "succeeded", "progress_percent": 100}
+        return {"state": "in_progress" if status else "pending", "check_after_secs": 1, "progress_percent": 0}

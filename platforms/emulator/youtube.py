@@ -1,0 +1,280 @@
+"""The YouTube Data API with Google's OAuth: the channel, resumable video uploads (a repeated or
+resumed upload gives the same video), scheduled publishing, thumbnails, deletion, and replies to
+comments."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from platforms.emulator.answer import JSONResponse
+from platforms.emulator.core import Call, PlatformParts
+from platforms.emulator.errors import google_error, oauth_error
+from platforms.emulator.oauth import OAuthServer
+from platforms.emulator.state import Account, random_token
+
+
+class YouTubeEmulator(OAuthServer):
+    def youtube_parts(self) -> PlatformParts:
+        return PlatformParts(self.youtube_routes, self.new_youtube_account, self.youtube_credentials)
+
+    def youtube_routes(self) -> list[Route]:
+        return [
+            Route("/youtube/o/oauth2/v2/auth", self.yt_authorize, methods=["GET"]),
+            Route("/youtube/token", self.yt_token, methods=["POST"]),
+            Route("/youtube/youtube/v3/channels", self.yt_channels, methods=["GET"]),
+            Route("/youtube/upload/youtube/v3/videos", self.yt_upload, methods=["POST", "PUT"]),
+            Route("/youtube/youtube/v3/videos", self.yt_delete, methods=["DELETE"]),
+            Route("/youtube/upload/youtube/v3/thumbnails/set", self.yt_thumbnail, methods=["POST"]),
+            Route("/youtube/youtube/v3/comments", self.yt_comment, methods=["POST"]),
+        ]
+
+    def new_youtube_account(self, username: str | None = None, name: str | None = None) -> Account:
+        n = self.state.next_number()
+        account = Account(
+            "youtube",
+            f"UC{random_token(22)}",
+            username or f"@sandboxchannel{n}",
+            name or f"Sandbox Channel {n}",
+        )
+        return self.state.add_account(account)
+
+    def youtube_credentials(self, account: Account) -> dict[str, Any]:
+        return self.token_pair(account, 3599, access_prefix="ya29.", refresh_prefix="1//")
+
+    # -- YouTube -----------------------------------------------------------------------------
+    async def yt_authorize(self, request: Request) -> Response:
+        return self.authorize(
+            "youtube", request, new_account=lambda hint: self.new_youtube_account(hint)
+        )
+
+    async def yt_token(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        if not self.client_ok("youtube", form.get("client_id"), form.get("client_secret")):
+            return oauth_error("invalid_client", "The OAuth client was not found.", 401)
+        grant = form.get("grant_type")
+        access_ttl = 3599
+        if grant == "authorization_code":
+            entry = self.redeem("youtube", form.get("code"), form.get("redirect_uri"))
+            if entry is None:
+                return oauth_error("invalid_grant", "Bad Request")
+            access = self.state.issue("youtube", entry.account_id, "access", access_ttl, prefix="ya29.")
+            refresh = self.state.issue(
+                "youtube", entry.account_id, "refresh", None, prefix="1//", scope=entry.scope
+            )
+            return JSONResponse(
+                {
+                    "access_token": access.value,
+                    "expires_in": access_ttl,
+                    "refresh_token": refresh.value,
+                    "scope": entry.scope,
+                    "token_type": "Bearer",
+                }
+            )
+        if grant == "refresh_token":
+            old = self.state.token("youtube", form.get("refresh_token"), ("refresh",))
+            if old is None:
+                return oauth_error("invalid_grant", "Token has been expired or revoked.")
+            access = self.state.issue("youtube", old.account_id, "access", access_ttl, prefix="ya29.")
+            return JSONResponse(
+                {
+                    "access_token": access.value,
+                    "expires_in": access_ttl,
+                    "scope": old.extra.get("scope", ""),
+                    "token_type": "Bearer",
+                }
+            )
+        return oauth_error("unsupported_grant_type", "Invalid grant_type.")
+
+    async def yt_channels(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.query.get("mine") != "true" or not call.query.get("part"):
+                return google_error(
+                    400, "missingRequiredParameter", "No filter selected. Expected one of: mine, id."
+                )
+            item = {
+                "kind": "youtube#channel",
+                "etag": random_token(12),
+                "id": account.id,
+                "snippet": {"title": account.display_name, "description": "", "customUrl": account.username},
+                "statistics": {
+                    "viewCount": "0",
+                    "subscriberCount": str(account.followers),
+                    "hiddenSubscriberCount": False,
+                    "videoCount": str(len(account.posts)),
+                },
+            }
+            return JSONResponse(
+                {
+                    "kind": "youtube#channelListResponse",
+                    "pageInfo": {"totalResults": 1, "resultsPerPage": 5},
+                    "items": [item],
+                }
+            )
+
+        return await self.api("youtube", request, handle)
+
+    async def yt_upload(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.request.method == "POST":
+                if call.query.get("uploadType") != "resumable":
+                    return google_error(400, "invalidValue", "Only resumable uploads are supported here.")
+                metadata = call.body_json()
+                title = (metadata.get("snippet") or {}).get("title")
+                if not isinstance(title, str) or not 1 <= len(title) <= 100:
+                    return google_error(
+                        400,
+                        "invalidTitle",
+                        "The request metadata specifies an invalid video title.",
+                        domain="youtube.video",
+                    )
+                refused = self._yt_publish_at(metadata.get("status") or {})
+                if refused is not None:
+                    return refused
+                if len(str((metadata.get("snippet") or {}).get("description", ""))) > 5000:
+                    return google_error(
+                        400,
+                        "invalidDescription",
+                        "The request metadata specifies an invalid video description.",
+                        domain="youtube.video",
+                    )
+                upload_id = random_token(30)
+                account.uploads[upload_id] = {
+                    "metadata": metadata,
+                    "length": call.request.headers.get("x-upload-content-length"),
+                }
+                location = str(
+                    call.request.url.replace_query_params(
+                        uploadType="resumable", upload_id=upload_id, part=call.query.get("part", "snippet")
+                    )
+                )
+                return Response(
+                    status_code=200, headers={"Location": location, "X-GUploader-UploadID": upload_id}
+                )
+            upload = account.uploads.get(call.query.get("upload_id", ""))
+            if upload is None:
+                return google_error(404, "notFound", "The upload session does not exist.")
+            content_range = call.request.headers.get("content-range", "")
+            if content_range.startswith("bytes */"):
+                # A status query of the session (how an interrupted upload resumes): done → the video.
+                if upload.get("video_id"):
+                    return self._yt_video(upload)
+                return Response(status_code=308)
+            if upload.get("video_id"):
+                return self._yt_video(upload)  # sent again after it completed: the same video, not another
+            if upload["length"] is not None and str(len(call.raw)) != upload["length"]:
+                return google_error(
+                    400, "badContent", "The uploaded size does not match X-Upload-Content-Length."
+                )
+            video_id = random_token(11)
+            upload["video_id"] = video_id
+            metadata = upload["metadata"]
+            account.posts[video_id] = {"text": (metadata.get("snippet") or {}).get("description")}
+            self.record(
+                call,
+                "post",
+                video_id,
+                (metadata.get("snippet") or {}).get("description"),
+                video_id,
+                {**metadata, "uploadedBytes": len(call.raw)},
+            )
+            return self._yt_video(upload)
+
+        return await self.api("youtube", request, handle)
+
+    def _yt_publish_at(self, status: dict[str, Any]) -> Response | None:
+        """`status.publishAt`: only on a private video, an ISO 8601 time in the future."""
+        if "publishAt" not in status:
+            return None
+        try:
+            moment = dt.datetime.fromisoformat(str(status["publishAt"]).replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if (status.get("privacyStatus") != "private" or moment is None or moment.tzinfo is None
+                or moment.timestamp() <= self.now()):
+            return google_error(400, "invalidPublishAt",
+                                "The request metadata specifies an invalid scheduled publishing time.",
+                                domain="youtube.video")
+        return None
+
+    async def yt_thumbnail(self, request: Request) -> Response:
+        """`POST /upload/youtube/v3/thumbnails/set?videoId=`: a JPEG or PNG of at most 2 MB for a video
+        of the channel; setting it again replaces it."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            video_id = call.query.get("videoId", "")
+            if video_id not in account.posts:
+                return google_error(404, "videoNotFound", "The video that you are trying to update cannot be found.",
+                                    domain="youtube.thumbnail")
+            kind = call.request.headers.get("content-type", "").split(";")[0].strip()
+            if kind not in ("image/jpeg", "image/png") or not call.raw:
+                return google_error(400, "invalidImage", "The provided image content is invalid.",
+                                    domain="youtube.thumbnail")
+            if len(call.raw) > 2 * 1024 * 1024:
+                return google_error(400, "mediaBodyTooBig", "The thumbnail image file is too large (2 MB at most).")
+            account.posts[video_id]["thumbnail"] = len(call.raw)
+            self.record(call, "thumbnail", video_id, None, video_id, {"videoId": video_id, "contentType": kind,
+                                                                      "bytes": len(call.raw)})
+            return JSONResponse({"kind": "youtube#thumbnailSetResponse", "items": [
+                {"default": {"url": f"https://i.ytimg.example/vi/{video_id}/default.jpg", "width": 120,
+                             "height": 90}}]})
+
+        return await self.api("youtube", request, handle)
+
+    @staticmethod
+    def _yt_video(upload: dict[str, Any]) -> JSONResponse:
+        metadata = upload["metadata"]
+        return JSONResponse(
+            {
+                "kind": "youtube#video",
+                "id": upload["video_id"],
+                "snippet": metadata.get("snippet"),
+                "status": {**(metadata.get("status") or {}), "uploadStatus": "uploaded"},
+            }
+        )
+
+    async def yt_delete(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            video_id = call.query.get("id", "")
+            if account.posts.pop(video_id, None) is None:
+                return google_error(
+                    404,
+                    "videoNotFound",
+                    "The video that you are trying to delete cannot be found.",
+                    domain="youtube.video",
+                )
+            self.record(call, "delete_post", video_id, None, video_id)
+            return Response(status_code=204)
+
+        return await self.api("youtube", request, handle)
+
+    async def yt_comment(self, request: Request) -> Response:
+        async def handle(call: Call) -> Response:
+            snippet = call.body_json().get("snippet") or {}
+            parent, text = snippet.get("parentId"), snippet.get("textOriginal")
+            if not parent or not isinstance(text, str) or not text:
+                return google_error(
+                    400,
+                    "invalidCommentMetadata",
+                    "The request metadata is invalid.",
+                    domain="youtube.comment",
+                )
+            comment_id = f"{parent}.{random_token(22)}"
+            self.record(call, "public_reply", parent, text, comment_id)
+            return JSONResponse(
+                {"kind": "youtube#comment", "id": comment_id, "snippet": {**snippet, "textDisplay": text}}
+            )
+
+        return await self.api("youtube", request, handle)
