@@ -158,13 +158,16 @@ def _carries_body(request: Request) -> bool:
 
 
 def _authorization(request: Request) -> str | None:
-    # The first `Authorization` line, as Starlette's `Headers` would give it, read off the raw list
-    # (ASGI names are lower case): building `Headers` costs more than the rest of a quick read's
-    # header handling.
+    # The `Authorization` line, read off the raw list (ASGI names are lower case): building
+    # `Headers` costs more than the rest of a quick read's header handling. Two lines are refused
+    # rather than one picked: a proxy and the client may disagree on which one counts.
+    found = None
     for name, value in request.scope["headers"]:
         if name == b"authorization":
-            return value.decode("latin-1")
-    return None
+            if found is not None:
+                raise BadRequest("Send one Authorization header, not several.")
+            found = value.decode("latin-1")
+    return found
 
 
 def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:

@@ -7,11 +7,14 @@ a redirect URI that does not match exactly) are a 400 page, never a redirect.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -70,6 +73,25 @@ def _form_request(server: Server, request: Request, form: list[tuple[str, str]])
     return FormRequest(request.method, uri, request.headers, list(request.query_params.multi_items()), form)
 
 
+def _client_ids(request: Request, form: list[tuple[str, str]]) -> list[str]:
+    """The client ids a request presents: `client_id` in the query or the form, and HTTP Basic's user."""
+    found = [value for key, value in [*request.query_params.multi_items(), *form] if key == "client_id"]
+    authorization = request.headers.get("authorization", "")
+    if authorization[:6].lower() == "basic ":
+        try:
+            user = base64.b64decode(authorization[6:].strip(), validate=True).decode().partition(":")[0]
+        except (binascii.Error, ValueError):
+            user = ""
+        found.append(unquote(user))
+    return found[:4]  # Authlib reads the first of each; a request with more is refused anyway
+
+
+async def _resolve_clients(request: Request, form: list[tuple[str, str]]) -> dict[str, Any]:
+    """Fetch the Client ID Metadata Documents the request names before any transaction is opened
+    (DESIGN rule 15): inside `in_db`, Authlib's `query_client` then reads them from here."""
+    return await run_in_threadpool(oauth_clients.resolve_all, _client_ids(request, form))
+
+
 def routes(settings: Settings) -> list[Route]:
     server = server_for(settings.base_url)
     middleware = dashboard.session_middleware(settings)
@@ -116,13 +138,15 @@ def routes(settings: Settings) -> list[Route]:
 
     async def token(request: Request) -> Response:
         form = await _pairs(request)
-        answer = await dashboard.in_db(server.create_token_response, _form_request(server, request, form))
+        with oauth_clients.resolve_first(await _resolve_clients(request, form)):
+            answer = await dashboard.in_db(server.create_token_response, _form_request(server, request, form))
         return _to_response(answer)
 
     async def revoke(request: Request) -> Response:
         form = await _pairs(request)
-        answer = await dashboard.in_db(server.create_endpoint_response, "revocation",
-                                       _form_request(server, request, form))
+        with oauth_clients.resolve_first(await _resolve_clients(request, form)):
+            answer = await dashboard.in_db(server.create_endpoint_response, "revocation",
+                                           _form_request(server, request, form))
         return _to_response(answer)
 
     async def authorize(request: Request) -> Response:
@@ -132,10 +156,16 @@ def routes(settings: Settings) -> list[Route]:
         def validate() -> Any:
             return server.get_consent_grant(oauth_request, end_user=None)
 
+        resolved = await _resolve_clients(request, form)
         try:
-            grant = await dashboard.in_db(validate)
+            with oauth_clients.resolve_first(resolved):
+                grant = await dashboard.in_db(validate)
         except OAuth2Error as error:
-            if error.redirect_uri:  # the client and its redirect URI are known good: tell the client
+            # Back to the client only when its redirect URI is known good *and* the person signed in
+            # here approved this client before: anyone can register a client (or publish a metadata
+            # document) naming any https page, and a redirect there would make this server an open
+            # redirector for phishing. Every other error is a page of ours.
+            if error.redirect_uri and await _approved_before(request, oauth_request.payload.client_id):
                 return _to_response(server.error_redirect(error))
             return dashboard.error_page(
                 request, 400, "This link cannot be used",
@@ -186,11 +216,18 @@ def routes(settings: Settings) -> list[Route]:
             consent = None
         else:
             return consent_page(400, "Choose Allow or Deny.")
-        answer = await dashboard.in_db(server.create_authorization_response, oauth_request, consent, grant)
+        with oauth_clients.resolve_first(resolved):
+            answer = await dashboard.in_db(server.create_authorization_response, oauth_request, consent, grant)
         return _to_response(answer)
 
     async def _signed_in(request: Request) -> tuple[str, str] | None:
         return await dashboard.current_user(request)
+
+    async def _approved_before(request: Request, client_id: str | None) -> bool:
+        user = await _signed_in(request)
+        if user is None or not client_id:
+            return False
+        return await dashboard.in_db(oauth_tokens.has_approved, user_id=user[0], client_id=client_id)
 
     return [
         Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"]),

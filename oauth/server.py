@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import ClientMixin, OAuth2Error, OAuth2Request
-from authlib.oauth2.rfc6749.errors import InvalidRequestError
+from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestError
 from authlib.oauth2.rfc6749.grants import AuthorizationCodeGrant, RefreshTokenGrant
 from authlib.oauth2.rfc6749.requests import JsonPayload, JsonRequest, OAuth2Payload
 from authlib.oauth2.rfc6750 import BearerTokenGenerator
@@ -46,8 +46,12 @@ def mcp_resource(base_url: str) -> str:
 
 
 def same_resource(presented: str, expected: str) -> bool:
-    """Resources compare as URLs: scheme and host case-insensitively, a trailing slash aside."""
-    a, b = urlsplit(presented), urlsplit(expected)
+    """Resources compare as URLs: scheme and host case-insensitively, a trailing slash aside. A value
+    that is no URL (`https://[::1/mcp`) is no resource of ours."""
+    try:
+        a, b = urlsplit(presented), urlsplit(expected)
+    except ValueError:
+        return False
     return (
         a.scheme.lower() == b.scheme.lower()
         and a.netloc.lower() == b.netloc.lower()
@@ -409,7 +413,10 @@ class Server(AuthorizationServer):
         self.register_extension(Issuer(self.issuer))
 
     def query_client(self, client_id: str) -> Client | None:
-        info = oauth_clients.get_client(client_id)
+        try:
+            info = oauth_clients.get_client(client_id)
+        except oauth_clients.MetadataFetchError as problem:  # the page (or the JSON error) says why
+            raise InvalidClientError(description=str(problem)) from None
         return Client(info) if info is not None else None
 
     def save_token(self, token: dict[str, Any], request: OAuth2Request) -> None:

@@ -60,7 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.identity import bootstrap
-    from storage.db import connection, db
+    from storage.db import connection
     from switchboard.app import create_app, prepare
     from switchboard.running import announced
 
@@ -77,7 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
         return _port_in_use(args.host, args.port)
 
     prepare(settings)
-    with connection(), db.atomic():
+    with connection():
         created = bootstrap.first_run()
     if created:
         print(
@@ -125,12 +125,12 @@ def _worker(args: argparse.Namespace) -> int:
 def _bootstrap(args: argparse.Namespace) -> int:
     from service.identity import bootstrap
     from service.kit.errors import ServiceError
-    from storage.db import connection, db
+    from storage.db import connection
     from switchboard.app import prepare
 
     prepare(_settings(args))
     try:
-        with connection(), db.atomic():
+        with connection():
             out = bootstrap.bootstrap(email=args.email, password=args.password)
     except ServiceError as error:
         print(f"error: {error.message}", file=sys.stderr)
@@ -146,7 +146,7 @@ def _bootstrap(args: argparse.Namespace) -> int:
 def _set_password(args: argparse.Namespace) -> int:
     from service.identity import users
     from service.kit.errors import ServiceError
-    from storage.db import connection, db
+    from storage.db import connection
     from switchboard.app import prepare
 
     settings = _settings(args)
@@ -158,7 +158,7 @@ def _set_password(args: argparse.Namespace) -> int:
             return 1
     prepare(settings)
     try:
-        with connection(), db.atomic():
+        with connection():
             users.set_password(email=args.email, password=password)
     except ServiceError as error:
         details = "; ".join(f"the {d.field} {d.message}" for d in getattr(error, "details", None) or [])

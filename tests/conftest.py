@@ -27,6 +27,7 @@ from storage.db import connection, db
 from storage.models import ALL_MODELS
 from switchboard.app import create_app, prepare
 from tasks.queue import huey
+from tests.support import waits
 from tests.support.live_server import free_port, live_server
 
 pytestmark = pytest.mark.shared_service
@@ -118,6 +119,15 @@ def _cheap_password_hashes() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_waits_in_transactions() -> Iterator[None]:
+    """Every test also checks DESIGN rule 15 (`tests/support/waits.py`): whatever it made the service
+    do, nothing waited on the network or a password hash while holding a transaction."""
+    waits.install()
+    with waits.forbidden_waits():
+        yield
+
+
+@pytest.fixture(autouse=True)
 def _real_clock() -> Iterator[None]:
     """A test that moved the clock (`clock.advance`) leaves it as it found it."""
     yield
@@ -188,7 +198,7 @@ def _workspace(request: pytest.FixtureRequest, email: str, password: str) -> dic
     if shares_one_service(request):
         return request.getfixturevalue("live").tenant()
     request.getfixturevalue("service")
-    with connection(), db.atomic():
+    with connection():
         return bootstrap_module.bootstrap(email=f"{email}-{uuid.uuid4().hex[:8]}@example.com", password=password)
 
 
@@ -228,7 +238,7 @@ class Live:
 
     def tenant(self) -> dict[str, str]:
         """A new workspace with a profile, its owner and a full read-write key."""
-        with connection(), db.atomic():
+        with connection():
             return bootstrap_module.bootstrap(email=f"owner-{uuid.uuid4().hex[:8]}@example.com",
                                               password="correct horse")
 

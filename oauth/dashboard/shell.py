@@ -98,8 +98,15 @@ _templates = Environment(
 
 
 async def in_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run `fn` on a storage thread with a connection and one transaction."""
+    """Run `fn` on a storage thread with a connection and one transaction. Nothing in `fn` may wait
+    on the network or a password hash (DESIGN rule 15): that work goes through `off_db` first."""
     return await requests.run(lambda _on_loop: fn(*args, **kwargs), transaction="write")
+
+
+async def off_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run `fn` with a connection and no transaction, on the larger pool: for work that waits (a
+    password hash, a fetch) and opens its own short transactions for what it writes."""
+    return await requests.run(lambda _on_loop: fn(*args, **kwargs), transaction="none", waits=True)
 
 
 def session_middleware(settings: Settings) -> list[Middleware]:

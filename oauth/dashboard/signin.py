@@ -7,8 +7,20 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from oauth.dashboard.shell import csrf_ok, current_user, forbidden_csrf, in_db, render, safe_next, sign_in, sign_out
+from oauth.dashboard.shell import (
+    csrf_ok,
+    current_user,
+    forbidden_csrf,
+    in_db,
+    off_db,
+    render,
+    safe_next,
+    sign_in,
+    sign_out,
+)
 from service.identity import users
+from service.kit import ratelimit
+from service.kit.errors import RateLimited
 from service.kit.settings import Settings
 
 
@@ -26,8 +38,17 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         if not csrf_ok(request, form):
             return render(request, "login.html", status=400, title="Sign in", next=next_url, email=email,
                           error="The form expired; please try again.", oidc=oidc_on)
-        user = await in_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
+        address = request.client.host if request.client else None
+        try:
+            await off_db(ratelimit.check_sign_in, email=email, address=address)
+        except RateLimited as limited:
+            page = render(request, "login.html", status=429, title="Sign in", next=next_url, email=email,
+                          error="Too many failed sign-ins; try again in a few minutes.", oidc=oidc_on)
+            page.headers.update(limited.headers)
+            return page
+        user = await off_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
         if user is None:
+            await in_db(ratelimit.sign_in_failed, email=email, address=address)
             return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
                           error="The e-mail or the password is not right.", oidc=oidc_on)
         await sign_in(request, user.id, user.email)

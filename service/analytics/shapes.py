@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Field, WithJsonSchema
 from typing_extensions import TypedDict
 
 from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import LEFT_OUT, Id, Query, Record, rule
+from service.kit.shapes import LEFT_OUT, OUT_OF_BOUNDS, Id, Query, Record, day_in_bounds, rule
 
 GRANULARITIES = ("day", "week", "month")
 SOURCES = ("all", "service", "external")
@@ -24,15 +24,18 @@ def _date(value: Any) -> Any:
         if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
             raise rule("must be a date (YYYY-MM-DD)")
         try:
-            return dt.date.fromisoformat(value)
+            value = dt.date.fromisoformat(value)
         except ValueError:
             raise rule("must be a date that exists (YYYY-MM-DD)") from None
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        if not day_in_bounds(value):
+            raise rule(OUT_OF_BOUNDS)
         return value
     raise rule("must be a date (YYYY-MM-DD)")
 
 
-Date = Annotated[dt.date, BeforeValidator(_date), WithJsonSchema({"type": "string", "format": "date"})]
+Date = Annotated[dt.date, BeforeValidator(_date), WithJsonSchema({
+    "type": "string", "format": "date", "description": "YYYY-MM-DD, from 1970-01-01 to 9999-12-30 (else 422)."})]
 
 
 class FollowersQuery(Query):

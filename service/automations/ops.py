@@ -44,7 +44,7 @@ from service.identity.auth import Actor
 from service.inbox import conversations, outbound
 from service.kit import clock, events, ids, matching
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import DEFAULT_LIMIT, Page, paginate
+from service.kit.pagination import Page, paginate, window
 from service.kit.shapes import button_problems
 from service.sequences import ops as sequences
 from storage import hot
@@ -130,9 +130,9 @@ def list_automations(*, actor: Actor, account_id: str | None = None, status: str
     if status is not None:
         query = query.where(CommentAutomation.status == status)
     query = query.order_by(CommentAutomation.created_at, CommentAutomation.id)
-    page, limit = page or 1, limit or DEFAULT_LIMIT
+    page, limit, offset = window(page, limit)
     total = query.count()
-    rows = list(query.paginate(page, limit)) if (page - 1) * limit < total else []
+    rows = list(query.paginate(page, limit)) if offset < total else []
     return Page(AutomationRecord, list(_records(rows)), page, limit, total)
 
 

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from service.kit import matching
 from service.kit.matching import MATCH_TYPES
 from service.kit.shapes import LEFT_OUT, Body, Id, Instant, PageQuery, Record, is_https_url, rule
 
@@ -16,7 +17,13 @@ MAX_TEXT = 4096
 
 Name = Annotated[str, Field(min_length=1, max_length=255)]
 MediaId = Annotated[str, Field(min_length=1, max_length=255, examples=["17895695668004550"])]
-Keyword = Annotated[str, Field(min_length=1, max_length=100, examples=["price"])]
+def _matchable(value: str) -> str:
+    if not matching.can_match(value):
+        raise rule("must hold a letter or a digit (blanks, punctuation and symbols alone match nothing)")
+    return value
+
+
+Keyword = Annotated[str, Field(min_length=1, max_length=100, examples=["price"]), AfterValidator(_matchable)]
 MatchType = Literal[MATCH_TYPES]  # type: ignore[valid-type]
 
 

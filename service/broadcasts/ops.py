@@ -51,7 +51,7 @@ from service.identity.auth import Actor
 from service.inbox import outbound
 from service.kit import clock, events, ids, settings
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import DEFAULT_LIMIT, Page, paginate, records
+from service.kit.pagination import Page, paginate, records, window
 from service.kit.scheduling import due_at
 from service.kit.shapes import button_problems
 from service.kit.signals import MessageFinished
@@ -153,8 +153,16 @@ def _foreign_conversations(account_id: str, conversation_ids: list[str]) -> list
         query = Conversation.select(Conversation.id).where(Conversation.account == account_id,
                                                            Conversation.id.in_(part))
         known |= {found.id for found in query}
-    return [FieldProblem(f"audience.conversationIds[{n}]", "is not a conversation of this broadcast's account")
-            for n, value in enumerate(conversation_ids) if value not in known]
+    foreign = [n for n, value in enumerate(conversation_ids) if value not in known]
+    problems = [FieldProblem(f"audience.conversationIds[{n}]", "is not a conversation of this broadcast's account")
+                for n in foreign[:MAX_LISTED_PROBLEMS]]
+    if len(foreign) > MAX_LISTED_PROBLEMS:  # the answer stays small: 10,000 unknown ids are not 10,000 details
+        problems.append(FieldProblem("audience.conversationIds", f"{len(foreign) - MAX_LISTED_PROBLEMS} more ids "
+                                     "are not conversations of this broadcast's account"))
+    return problems
+
+
+MAX_LISTED_PROBLEMS = 20
 
 
 def _apply(row: Broadcast, values: dict[str, Any]) -> None:
@@ -238,10 +246,10 @@ def list_broadcasts(
         query = query.where(Broadcast.account == account_id)
     if status is not None:
         query = query.where(Broadcast.status == status)
-    page, limit = page or 1, limit or DEFAULT_LIMIT
+    page, limit, offset = window(page, limit)
     total = query.order_by().count()
     rows = list(query.order_by(Broadcast.created_at.desc(), Broadcast.id.desc()).paginate(page, limit)) \
-        if (page - 1) * limit < total else []
+        if offset < total else []
     counts = _counts([row.id for row in rows])
     found = records(BroadcastRecord, [_as_dict(row, counts.get(row.id, _NO_COUNTS)) for row in rows])
     return Page(BroadcastRecord, found, page, limit, total)

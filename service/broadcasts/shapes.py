@@ -24,7 +24,8 @@ Url = Annotated[HttpsUrl, Field(max_length=2048, description="An absolute https 
 ScheduledFor = Annotated[str, Field(max_length=64, description=(
     "ISO 8601. With an offset or `Z`: that instant. Without: a wall time in `timezone` (a time skipped by a "
     "DST change moves forward by the gap; a repeated one takes the first occurrence). More than 60 s in the "
-    "past → 422. Answered as the UTC instant it names."), examples=["2026-12-01T09:00:00"])]
+    "past, or outside 1970-01-01 .. 9999-12-30 in UTC → 422. Answered as the UTC instant it names."),
+    examples=["2026-12-01T09:00:00"])]
 Timezone = Annotated[str, Field(max_length=64, description="IANA name, e.g. `America/New_York`; needed for a "
                                                            "`scheduledFor` without an offset.",
                                 examples=["America/New_York"])]

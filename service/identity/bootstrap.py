@@ -7,17 +7,23 @@ from typing import Any
 
 from service.identity import api_keys, users, workspaces
 from service.kit.errors import Conflict
+from storage.db import db
 from storage.models import Workspace
 
 
 def bootstrap(*, email: str, password: str, workspace_name: str = "My workspace") -> dict[str, Any]:
-    """A new workspace each call, owned by the user with that e-mail (created if new)."""
+    """A new workspace each call, owned by the user with that e-mail (created if new).
+
+    Passwords are checked and hashed first, then everything is written in one short transaction:
+    call it with none open (DESIGN rule 15)."""
     user = users.verify_password(email=email, password=password)
-    if user is None:
-        user = users.create_user(email=email, password=password, email_verified=True)
-    workspace = workspaces.create_workspace(name=workspace_name, owner_user_id=user.id)
-    profile = workspaces.create_profile_row(workspace_id=workspace.id, name="Main")
-    key = api_keys.create_key(workspace_id=workspace.id, name="Bootstrap key")
+    password_hash = users.hash_password(password) if user is None else None
+    with db.atomic():
+        if user is None:
+            user = users.create_user(email=email, password_hash=password_hash, email_verified=True)
+        workspace = workspaces.create_workspace(name=workspace_name, owner_user_id=user.id)
+        profile = workspaces.create_profile_row(workspace_id=workspace.id, name="Main")
+        key = api_keys.create_key(workspace_id=workspace.id, name="Bootstrap key")
     return {"userId": user.id, "workspaceId": workspace.id, "profileId": profile.id, "apiKey": key.key}
 
 

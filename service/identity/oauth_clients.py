@@ -7,10 +7,15 @@ itself with that very URL. Such clients are public: they authenticate with PKCE 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+import logging
+import re
 import secrets
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,7 +23,10 @@ from urllib.parse import urlsplit
 import httpx2
 
 from service.kit import clock, net, settings, tokens
+from storage.db import db
 from storage.models import OAuthClient
+
+log = logging.getLogger("switchboard.oauth")
 
 CIMD_MAX_BYTES = 5 * 1024
 CIMD_CACHE_SECONDS = 300
@@ -43,14 +51,38 @@ class ClientInfo:
         return self.secret_hash is not None and tokens.same_hash(self.secret_hash, presented)
 
 
+# A host name as DNS spells it (or an IPv4 address): no percent escapes, no NUL, nothing an HTTP
+# client would refuse only once it tries to connect (`https://%ED%A0%80/x`, `https://a%00b/x`).
+_HOST = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?")
+
+
+def looks_like_url(client_id: str) -> bool:
+    """Whether the client id claims to be a URL (then it is a metadata document's, or nothing)."""
+    return "://" in client_id
+
+
 def is_metadata_document_id(client_id: str) -> bool:
-    parts = urlsplit(client_id)
-    return parts.scheme == "https" and bool(parts.hostname) and parts.path not in ("", "/")
+    """An https URL with a path on a host that can be resolved, of printable ASCII. Anything that
+    fails to parse (`https://[::1/x`) is no metadata document id: never an exception."""
+    if not client_id or len(client_id) > MAX_URI_LENGTH or not client_id.isascii() or not client_id.isprintable():
+        return False
+    try:
+        parts = urlsplit(client_id)
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    host = parts.hostname or ""
+    return (parts.scheme == "https" and bool(host) and parts.path not in ("", "/") and " " not in client_id
+            and "#" not in client_id and (_HOST.fullmatch(host) is not None or host.count(":") >= 2))
 
 
 def get_client(client_id: str) -> ClientInfo | None:
+    """The client, or None when there is none of that id. A metadata document that cannot be used
+    raises `MetadataFetchError`, whose message says why (the consent page shows it)."""
     if is_metadata_document_id(client_id):
         return _client_from_document(client_id)
+    if looks_like_url(client_id):
+        return None
     row = OAuthClient.get_or_none(OAuthClient.client_id == client_id)
     if row is None:
         return None
@@ -165,34 +197,79 @@ class MetadataFetchError(Exception):
     """The document could not be used; the message is safe to show."""
 
 
-_cache: dict[str, tuple[float, ClientInfo | None]] = {}
+# What a fetch found: the client, or why there is none (the reason, shown on the consent page).
+_Found = ClientInfo | MetadataFetchError
+_cache: dict[str, tuple[float, _Found]] = {}
 _cache_lock = threading.Lock()
+# The documents this request fetched before its transaction began (`resolve_first`): a request
+# never waits on the network while it holds a transaction (DESIGN rule 15), so inside one a
+# document is read from here or from the cache, and never fetched.
+_resolved: contextvars.ContextVar[dict[str, _Found] | None] = contextvars.ContextVar("resolved_clients",
+                                                                                      default=None)
 
 
-def _client_from_document(url: str) -> ClientInfo | None:
-    now = time.monotonic()
+def _client_from_document(url: str) -> ClientInfo:
+    pinned = (_resolved.get() or {}).get(url)
+    found = pinned if pinned is not None else _cached(url)
+    if found is None:
+        if db.obj is not None and db.in_transaction():
+            # A front door forgot `resolve_first`: refuse rather than hold every writer for seconds.
+            log.warning("a client metadata document was needed inside a transaction; not fetched")
+            raise MetadataFetchError("The client's metadata document is not available; try again.")
+        found = fetch_client(url)
+    if isinstance(found, MetadataFetchError):
+        raise found
+    return found
+
+
+def _cached(url: str) -> _Found | None:
     with _cache_lock:
         hit = _cache.get(url)
-        if hit is not None and hit[0] > now:
-            return hit[1]
+        return hit[1] if hit is not None and hit[0] > time.monotonic() else None
+
+
+def fetch_client(url: str) -> _Found:
+    """Fetch and check the document at `url` (or take it from the short cache). Network: call it
+    with no transaction open."""
+    found = _cached(url)
+    if found is not None:
+        return found
     try:
-        document = fetch_client_metadata(url)
-        info = _client_from_metadata(url, document)
-    except MetadataFetchError:
-        info = None
+        found = _client_from_metadata(url, fetch_client_metadata(url))
+    except MetadataFetchError as problem:
+        found = problem
     with _cache_lock:
         if len(_cache) > 1000:
             _cache.clear()
-        _cache[url] = (now + CIMD_CACHE_SECONDS, info)
-    return info
+        _cache[url] = (time.monotonic() + CIMD_CACHE_SECONDS, found)
+    return found
+
+
+@contextlib.contextmanager
+def resolve_first(found: dict[str, _Found]) -> Iterator[None]:
+    """Make the documents `resolve_all` fetched (outside any transaction) the ones this context uses."""
+    token = _resolved.set(found)
+    try:
+        yield
+    finally:
+        _resolved.reset(token)
+
+
+def resolve_all(client_ids: Iterable[str]) -> dict[str, _Found]:
+    """Fetch every metadata document among `client_ids` now, before a transaction is opened."""
+    return {client_id: fetch_client(client_id) for client_id in dict.fromkeys(client_ids)
+            if is_metadata_document_id(client_id)}
 
 
 def _client_from_metadata(url: str, document: dict[str, Any]) -> ClientInfo:
     if document.get("client_id") != url:
         raise MetadataFetchError("The metadata document must name its own URL as client_id.")
-    redirect_uris = document.get("redirect_uris")
-    if not isinstance(redirect_uris, list) or not redirect_uris or not all(isinstance(u, str) for u in redirect_uris):
-        raise MetadataFetchError("The metadata document must list redirect_uris.")
+    try:
+        # The rules of registration: field types, bounds, redirect URIs https or loopback http only.
+        check_registration(document)
+    except InvalidClientMetadata as problem:
+        raise MetadataFetchError(f"The metadata document is not valid: {problem}") from None
+    redirect_uris = document["redirect_uris"]
     method = document.get("token_endpoint_auth_method") or "none"
     if method != "none":
         # A document is public: there is no secret that it could share with us.
@@ -232,7 +309,7 @@ def fetch_client_metadata(url: str) -> dict[str, Any]:
                     raise MetadataFetchError("The metadata document is too large.")
     except net.AddressRefused:
         raise MetadataFetchError("The client's host may not be contacted.") from None
-    except httpx2.HTTPError:
+    except (httpx2.HTTPError, httpx2.InvalidURL, ValueError, UnicodeError):
         raise MetadataFetchError("The metadata document could not be fetched.") from None
     try:
         document = json.loads(body)

@@ -315,6 +315,17 @@ def _remember(digest: str, epoch: tuple[int, int], info: TokenInfo, last_used: d
 # --- connected apps (dashboard) -------------------------------------------------------------------
 
 
+def has_approved(*, user_id: str, client_id: str) -> bool:
+    """Whether the person approved this client on the consent page and has not revoked it since (a
+    live grant, or a code not yet exchanged for one): only then may an /authorize error go back to
+    the client's redirect URI."""
+    return bool(
+        OAuthGrant.select().where(OAuthGrant.user == user_id, OAuthGrant.client_id == client_id,
+                                  OAuthGrant.revoked_at.is_null()).exists()
+        or OAuthCode.select().where(OAuthCode.user == user_id, OAuthCode.client_id == client_id,
+                                    OAuthCode.grant_id.is_null()).exists())
+
+
 def list_connected_apps(*, user_id: str) -> list[dict[str, Any]]:
     """The person's live grants, one entry per client and workspace."""
     rows = (

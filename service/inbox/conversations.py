@@ -40,7 +40,7 @@ from service.inbox.shapes import Conversation as ConversationRecord
 from service.inbox.shapes import Message as MessageRecord
 from service.kit import clock, events, ids, signals
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import DEFAULT_LIMIT, Page, paginate, records
+from service.kit.pagination import Page, paginate, records, window
 from storage import hot, hot_inbox
 from storage.db import db
 from storage.models import Account, Conversation, ConversationCount, Message
@@ -91,9 +91,8 @@ def list_conversations(
         account_id=account_id,
         platform=platform.lower() if platform is not None else None,
     )
-    page, limit = page or 1, limit or DEFAULT_LIMIT
+    page, limit, offset = window(page, limit)
     total = hot_inbox.total(filters)
-    offset = (page - 1) * limit
     rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
     columns = hot_inbox.COLUMNS  # the record's fields, in the order of the row
     found = records(ConversationRecord, [dict(zip(columns, row, strict=True)) for row in rows])

@@ -42,6 +42,12 @@ def _core(text: str) -> str:
     return " ".join(text[start:end].split())
 
 
+def can_match(keyword: str) -> bool:
+    """Whether a keyword has something a comment can match: one made only of blanks, punctuation
+    and symbols (`"!!!"`, `" "`) folds to nothing and would silently never match."""
+    return bool(_core(fold(keyword)))
+
+
 def matches(text: str | None, keywords: Iterable[str], match_type: str) -> bool:
     """Whether `text` matches one of `keywords` under `match_type`. No keywords match nothing
     (except with `any`): a caller for whom "no keywords" means "everything" says so itself."""

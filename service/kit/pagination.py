@@ -7,9 +7,29 @@ from typing import Any
 
 from peewee import ModelSelect
 
-from service.kit.shapes import Record, list_adapter
+from service.kit.errors import ValidationFailed
+from service.kit.shapes import MAX_PAGE, Record, list_adapter
 
+DEFAULT_PAGE = 1
 DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_PAGE", "Page", "paginate", "records", "window"]
+
+
+def window(page: int | None, limit: int | None) -> tuple[int, int, int]:
+    """The one rule of every list's `page` and `limit`: `(page, limit, offset of the first row)`.
+
+    A page past the last is an empty page; a page number past `MAX_PAGE` (or under 1) is refused
+    naming the field, before any query: an offset past 64 bits is an error in either database.
+    Every list goes through here, so /v1, MCP and the dashboard cannot differ."""
+    page = DEFAULT_PAGE if page is None else page
+    limit = DEFAULT_LIMIT if limit is None else limit
+    if not 1 <= page <= MAX_PAGE:
+        raise ValidationFailed.field("page", f"must be between 1 and {MAX_PAGE}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_LIMIT}")
+    return page, limit, (page - 1) * limit
+
 
 
 @dataclass(frozen=True)
@@ -51,8 +71,7 @@ def records(record: type[Record], rows: list[Any]) -> list[Record]:
 
 def paginate(query: ModelSelect[Any], *, page: int | None, limit: int | None, record: type[Record]) -> Page:
     """One page of `query`, each row as `record`."""
-    page = page or 1
-    limit = limit or DEFAULT_LIMIT
+    page, limit, offset = window(page, limit)
     total = query.order_by().count()
-    rows = list(query.paginate(page, limit)) if (page - 1) * limit < total else []
+    rows = list(query.paginate(page, limit)) if offset < total else []
     return Page(record, records(record, rows), page, limit, total)

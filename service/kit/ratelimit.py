@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from service.kit import clock
+from service.kit import clock, tokens
 from service.kit.errors import RateLimited
 from storage import hot
 from storage.db import WriteNeeded, db
@@ -101,3 +101,44 @@ def hit(credential_id: str, *, limit: int, at: float | None = None, leased_only:
 def forget_old_windows(*, before: float | None = None) -> int:
     moment = int(before if before is not None else clock.epoch())
     return RateLimitCounter.delete().where(RateLimitCounter.window_start < moment - 2 * WINDOW_SECONDS).execute()
+
+
+# -- dashboard sign-in -------------------------------------------------------------------------
+# Failed sign-ins are counted per e-mail and per client address in fixed 15-minute windows, in the
+# same shared table (so every process sees them). A row is keyed by its window's *end*, which keeps
+# it clear of `forget_old_windows` until two minutes after the window is over. At the limit, every
+# attempt (the right password too: else guessing would go on) is refused until the window ends and
+# never longer, so the real person is locked out at most 15 minutes.
+SIGN_IN_WINDOW_SECONDS = 15 * 60
+SIGN_IN_FAILURES = 10
+
+
+def _sign_in_keys(email: str, address: str | None) -> list[str]:
+    keys = ["si:e:" + tokens.sha256_hex(email.strip().lower())[:32]]
+    if address:
+        keys.append("si:a:" + tokens.sha256_hex(address)[:32])
+    return keys
+
+
+def _sign_in_window() -> tuple[int, int]:
+    moment = int(clock.epoch())
+    return moment, moment - moment % SIGN_IN_WINDOW_SECONDS + SIGN_IN_WINDOW_SECONDS
+
+
+def check_sign_in(*, email: str, address: str | None) -> None:
+    """Raise `RateLimited` (with `Retry-After`) when the e-mail or the address has failed too often."""
+    moment, end = _sign_in_window()
+    failures = (RateLimitCounter.select(RateLimitCounter.count)
+                .where(RateLimitCounter.key_id.in_(_sign_in_keys(email, address)),
+                       RateLimitCounter.window_start == end)
+                .scalars())
+    if any(count >= SIGN_IN_FAILURES for count in failures):
+        raise RateLimited("Too many failed sign-ins; try again later.",
+                          headers={"Retry-After": str(max(end - moment, 1))})
+
+
+def sign_in_failed(*, email: str, address: str | None) -> None:
+    """Count one failed sign-in (in the caller's short transaction)."""
+    _, end = _sign_in_window()
+    for key in _sign_in_keys(email, address):
+        hot.count_request(key, end, 1)

@@ -6,7 +6,8 @@ contract's DST rules the same way.
 - naive: read in `timezone` (required then). A wall time that a spring-forward gap skips (02:30 on
   the night clocks jump from 02:00 to 03:00) moves forward by the gap (03:30); one that a fall-back
   overlap repeats (01:30 twice) takes the first occurrence (the earlier instant, still on summer time);
-- more than `PAST_TOLERANCE` in the past: refused.
+- more than `PAST_TOLERANCE` in the past, or outside the contract's bounds (1970-01-01 .. 9999-12-30
+  in UTC, `service.kit.shapes.bounded_utc`): refused.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from service.kit import clock
 from service.kit.errors import FieldProblem
+from service.kit.shapes import OUT_OF_BOUNDS, bounded_utc
 
 PAST_TOLERANCE = dt.timedelta(seconds=60)
 
@@ -65,14 +67,14 @@ def due_at(scheduled_for: str | None, timezone: str | None, *, field: str = "sch
         parsed = dt.datetime.fromisoformat(scheduled_for.replace("Z", "+00:00"))
     except ValueError:
         return None, [*problems, FieldProblem(field, "must be an ISO 8601 date and time")]
-    if parsed.tzinfo is not None:
-        instant = parsed.astimezone(dt.UTC).replace(tzinfo=None)
-    elif tz is not None:
-        instant = wall_time_to_utc(parsed, tz)
-    else:
+    if parsed.tzinfo is None and tz is None:
         if timezone is None:
             problems.append(FieldProblem(field, "needs an offset (e.g. Z) or a timezone"))
         return None, problems
+    found = bounded_utc(parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=tz, fold=0))
+    if found is None:
+        return None, [*problems, FieldProblem(field, OUT_OF_BOUNDS)]
+    instant = found
     if instant < clock.now() - PAST_TOLERANCE:
         problems.append(FieldProblem(field, "must not be in the past"))
     return (instant if not problems else None), problems

@@ -100,6 +100,32 @@ def _instant(value: Any) -> str | None:
     raise rule("must be a moment")
 
 
+# The bounds of every instant and date a caller sends (CONTRACT §1): dates, and instants read in UTC,
+# from 1970-01-01 to 9999-12-30. A day of margin below year 10000 leaves room for an offset, a
+# bucket's end or "the next day" without Python's datetime overflowing (a 500 otherwise).
+EARLIEST_DAY = dt.date(1970, 1, 1)
+LATEST_DAY = dt.date(9999, 12, 30)
+OUT_OF_BOUNDS = f"must be between {EARLIEST_DAY.isoformat()} and {LATEST_DAY.isoformat()} (UTC)"
+
+
+def day_in_bounds(day: dt.date) -> bool:
+    if isinstance(day, dt.datetime):
+        day = day.date()
+    return EARLIEST_DAY <= day <= LATEST_DAY
+
+
+def bounded_utc(moment: dt.datetime) -> dt.datetime | None:
+    """An aware moment (or a naive one, read as UTC) as naive UTC, or None when it lies outside the
+    bounds: also where the conversion itself would leave the years datetime knows
+    (`9999-12-31T23:00:00-05:00`, `0001-01-01T00:00:00+05:00`)."""
+    try:
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+    except (OverflowError, ValueError):
+        return None
+    return moment if day_in_bounds(moment) else None
+
+
 def _https_url(value: str) -> str:
     if not is_https_url(value):
         raise rule("must be an absolute https URL")
@@ -147,10 +173,16 @@ class Error(Record):
     error: ErrorInfo
 
 
+# The highest page number any list takes (`service.kit.pagination.window` holds every list to it): far
+# past the last page of any real list, and small enough that the first row's offset stays an exact
+# 64-bit integer whatever the limit (SQLite and PostgreSQL refuse a larger OFFSET with an error).
+MAX_PAGE = 1_000_000_000
+
+
 class PageQuery(Query):
     # The constraints come before the text conversion, so that they land on the integer's JSON Schema.
-    page: Annotated[int, Field(ge=1), BeforeValidator(_query_int)] | None = Field(
-        None, description="Page number, from 1.")
+    page: Annotated[int, Field(ge=1, le=MAX_PAGE), BeforeValidator(_query_int)] | None = Field(
+        None, description=f"Page number, from 1 (at most {MAX_PAGE}); past the last page, an empty page.")
     limit: Annotated[int, Field(ge=1, le=100), BeforeValidator(_query_int)] | None = Field(
         None, description="Items a page, 1..100 (default 20).")
 

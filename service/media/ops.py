@@ -8,7 +8,14 @@
    subject to the 1 MiB JSON limit.
 3. `complete` checks the received size against the declared one and the type read from the bytes
    (magic numbers, never the file's name) against the declared type, then emits `media.uploaded`.
-   Completing twice answers the same media.
+   Completing twice answers the same media; concurrent completions take turns on the row (a lock
+   on PostgreSQL, the write lock on SQLite), so the file is moved once and the others read the
+   first one's answer.
+
+One PUT at a time per token, across processes: a PUT claims the row (`status` uploading →
+receiving, with `updated_at` as its lease, renewed while the bytes come) and writes to a file of its
+own, moved into place only if its claim still holds when it ends. A second PUT, or a completion,
+meanwhile → 409 `upload_in_progress`. A claim whose process died lapses after `PUT_LEASE`.
 
 A completed media is served at `<base URL>/media/<id>/<signature>`: platforms fetch it from there
 (Instagram, TikTok's pull-from-URL, Facebook, Telegram), so the URL needs no key but cannot be
@@ -28,10 +35,10 @@ from pathlib import Path
 
 from service.identity.auth import Actor
 from service.kit import clock, crypto, events, ids, settings, tokens
-from service.kit.errors import FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
-from service.posts.shapes import MediaRecord, Upload, UploadProgress
+from service.kit.errors import Conflict, FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
+from service.posts.shapes import MediaRecord, Upload
 from storage import files
-from storage.db import db
+from storage.db import db, is_postgres
 from storage.models import Media
 
 log = logging.getLogger("switchboard.media")
@@ -125,18 +132,63 @@ def part_path(media_id: str) -> Path:
     return media_dir() / f"{media_id}.part"
 
 
-def received(media_id: str, *, size: int, sha256: str) -> UploadProgress | None:
-    """Record what a PUT wrote (in the caller's transaction)."""
-    Media.update(received_bytes=size, sha256=sha256, updated_at=clock.now()).where(
-        Media.id == media_id, Media.status == "uploading").execute()
-    return None
+PUT_LEASE = dt.timedelta(seconds=120)
+RENEW_EVERY_SECONDS = 30.0
+
+
+def _in_progress() -> Conflict:
+    return Conflict("Another upload of bytes to this token is in progress; wait for it to end.",
+                    code="upload_in_progress")
+
+
+def claim_put(token: str) -> tuple[str, dt.datetime, Path]:
+    """Claim the upload for one PUT (in the caller's short transaction): its media id, the claim's
+    mark (to renew and finish it with) and the file this PUT writes. 409 while another PUT holds it."""
+    media = open_upload(token)
+    moment = clock.now()
+    claimed = Media.update(status="receiving", updated_at=moment).where(
+        Media.id == media.id,
+        (Media.status == "uploading") | ((Media.status == "receiving") & (Media.updated_at < moment - PUT_LEASE)),
+    ).execute()
+    if not claimed:
+        raise _in_progress()
+    return media.id, moment, media_dir() / f"{media.id}.{secrets.token_hex(8)}.part"
+
+
+def renew_put(media_id: str, mark: dt.datetime) -> dt.datetime:
+    """Extend a PUT's claim while its bytes still come; raises `upload_in_progress` if it lapsed and
+    another PUT took the upload meanwhile."""
+    moment = clock.now()
+    if not Media.update(updated_at=moment).where(Media.id == media_id, Media.status == "receiving",
+                                                 Media.updated_at == mark).execute():
+        raise _in_progress()
+    return moment
+
+
+def finish_put(media_id: str, mark: dt.datetime, written: Path, *, size: int, sha256: str) -> None:
+    """The PUT's bytes become the upload's (in the caller's transaction), if its claim still holds."""
+    if not Media.update(status="uploading", received_bytes=size, sha256=sha256, updated_at=clock.now()).where(
+            Media.id == media_id, Media.status == "receiving", Media.updated_at == mark).execute():
+        raise _in_progress()
+    written.replace(part_path(media_id))
+
+
+def release_put(media_id: str, mark: dt.datetime) -> None:
+    """A PUT that failed gives its claim back; the bytes received before it stay as they were."""
+    Media.update(status="uploading").where(Media.id == media_id, Media.status == "receiving",
+                                           Media.updated_at == mark).execute()
 
 
 def complete(*, actor: Actor, token: str) -> MediaRecord:
     actor.require_write()
     media = _by_token(token, workspace_id=actor.workspace_id)
+    if is_postgres():
+        # Concurrent completions take turns here; the next one finds the first one's answer.
+        media = Media.select().where(Media.id == media.id).for_update().get()
     if media.status == "complete":
         return record(media)
+    if media.status == "receiving" and media.updated_at >= clock.now() - PUT_LEASE:
+        raise _in_progress()
     path = part_path(media.id)
     problems = []
     if not path.exists() or media.received_bytes != media.size or path.stat().st_size != media.size:
@@ -182,13 +234,17 @@ def servable(media_id: str, given: str) -> Media | None:
 def forget_expired() -> int:
     """Remove uploads that expired before completion, rows and bytes (a periodic job)."""
     with db.atomic():
-        stale = list(Media.select(Media.id).where(Media.status == "uploading", Media.expires_at <= clock.now())
-                     .limit(500))
+        moment = clock.now()
+        # A PUT still receiving is left its lease's time to finish.
+        stale = list(Media.select(Media.id).where(
+            ((Media.status == "uploading") & (Media.expires_at <= moment))
+            | ((Media.status == "receiving") & (Media.expires_at <= moment - PUT_LEASE))).limit(500))
         if stale:
             Media.delete().where(Media.id.in_([m.id for m in stale])).execute()
     for media in stale:
-        with contextlib.suppress(FileNotFoundError):
-            part_path(media.id).unlink()
+        for path in [part_path(media.id), *media_dir().glob(f"{media.id}.*.part")]:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
     return len(stale)
 
 

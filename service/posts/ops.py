@@ -26,7 +26,8 @@ from service.accounts import adapters
 from service.identity.auth import Actor
 from service.kit import clock, events, idempotency, ids, scheduling
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import Page, records
+from service.kit.pagination import Page, records, window
+from service.kit.shapes import OUT_OF_BOUNDS, bounded_utc
 from service.media import ops as media
 from service.posts.shapes import Post as PostRecord
 from service.posts.shapes import PostDeleted, Target
@@ -191,7 +192,9 @@ def _youtube_options(field: str, options: dict[str, Any], option_media: dict[str
         if moment is None or moment.tzinfo is None:
             problems.append(FieldProblem(f"{field}.publishAt", "must be an ISO 8601 time with its offset "
                                          "(2026-12-01T09:30:00Z)"))
-        elif moment.astimezone(dt.UTC).replace(tzinfo=None) <= clock.now():
+        elif (instant := bounded_utc(moment)) is None:
+            problems.append(FieldProblem(f"{field}.publishAt", OUT_OF_BOUNDS))
+        elif instant <= clock.now():
             problems.append(FieldProblem(f"{field}.publishAt", "must be in the future"))
         if options.get("privacyStatus", "private") != "private":
             problems.append(FieldProblem(f"{field}.privacyStatus", "a video with publishAt is private until then: "
@@ -443,10 +446,9 @@ def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | Non
         target_filter.append(PostTarget.platform == platform)
     if target_filter:
         query = query.where(Post.id.in_(PostTarget.select(PostTarget.post).where(*target_filter)))
-    page = page or 1
-    limit = limit or 20
+    page, limit, offset = window(page, limit)
     total = query.count()
-    rows = list(query.order_by(Post.created_at.desc(), Post.id.desc()).paginate(page, limit))
+    rows = list(query.order_by(Post.created_at.desc(), Post.id.desc()).paginate(page, limit)) if offset < total else []
     by_post: dict[str, list[PostTarget]] = {row.id: [] for row in rows}
     if rows:
         for target in PostTarget.select().where(PostTarget.post.in_(list(by_post))).order_by(PostTarget.position):

@@ -45,7 +45,8 @@ class PostIn(Body):
                                 description="Completed uploads (`med_...`), in order.")
     targets: list[TargetIn] = Field(min_length=1, max_length=MAX_TARGETS)
     scheduled_for: Annotated[str, Field(max_length=64, examples=["2026-12-01T09:30:00Z"])] = Field(
-        LEFT_OUT, description="With an offset (or Z), or a wall time read in `timezone`.")
+        LEFT_OUT, description="With an offset (or Z), or a wall time read in `timezone`; outside 1970-01-01 .. "
+                              "9999-12-30 in UTC → 422.")
     timezone: Annotated[str, Field(max_length=64, examples=["Europe/Paris"])] = LEFT_OUT
     publish_now: bool = Field(LEFT_OUT, description="Publish at once on every target (in parallel).")
 

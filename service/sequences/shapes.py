@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
+from service.kit import matching
 from service.kit.matching import MATCH_TYPES
-from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record
+from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 
 TRIGGERS = ("conversation_started", "comment_automation", "story_reply", "manual")
 STATUSES = ("active", "paused")
@@ -18,7 +19,13 @@ MAX_DELAY_MINUTES = 525_600  # a year
 MAX_TEXT = 4096
 
 Name = Annotated[str, Field(min_length=1, max_length=255)]
-Keyword = Annotated[str, Field(min_length=1, max_length=100, examples=["promo"])]
+def _matchable(value: str) -> str:
+    if not matching.can_match(value):
+        raise rule("must hold a letter or a digit (blanks, punctuation and symbols alone match nothing)")
+    return value
+
+
+Keyword = Annotated[str, Field(min_length=1, max_length=100, examples=["promo"]), AfterValidator(_matchable)]
 Keywords = Annotated[list[Keyword], Field(max_length=100, description=(
     "Matched against the text ignoring case and accents (`Café` matches `cafe`)."))]
 MatchType = Literal[MATCH_TYPES]  # type: ignore[valid-type]

@@ -228,3 +228,10 @@ def test_any_needs_no_keywords_and_platforms_without_private_replies_are_refused
     answer = _create(client, tenant, bot)
     assert answer.status_code == 422
     assert [d["field"] for d in answer.json()["error"]["details"]] == ["accountId"]
+
+
+@pytest.mark.parametrize("keyword", ["!!!", " ", "🔥🔥", "...?"])
+def test_a_keyword_that_folds_to_nothing_is_422_as_it_would_never_match(client, tenant, instagram, keyword):
+    answer = _create(client, tenant, instagram, keywords=["info", keyword])
+    assert answer.status_code == 422, answer.text
+    assert [d["field"] for d in answer.json()["error"]["details"]] == ["keywords[1]"]

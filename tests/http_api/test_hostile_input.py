@@ -176,3 +176,25 @@ def test_a_nul_in_a_form_or_a_client_registration_is_a_4xx(client):
                          content=b'{"redirect_uris": ["https://app.example/cb"], "client_name": "a\\u0000"}')
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"] == "invalid_client_metadata"
+
+
+def test_two_authorization_headers_are_400_not_the_first_one_taken(client, tenant):
+    for first, second in ((tenant["apiKey"], "sk_" + "0" * 64), ("sk_" + "0" * 64, tenant["apiKey"])):
+        headers = [("Authorization", f"Bearer {first}"), ("Authorization", f"Bearer {second}")]
+        for method, path in (("GET", "/v1/profiles"), ("POST", "/v1/profiles")):
+            answer = client.request(method, path, headers=headers, json={"name": "x"} if method == "POST" else None)
+            assert answer.status_code == 400, (method, answer.text)
+            assert answer.json()["error"]["code"] == "bad_request"
+
+
+def test_thousands_of_unknown_conversations_in_an_audience_answer_a_small_error(client, tenant):
+    bot = connect_account(client, tenant, "telegram")
+    ids = [f"conv_{n:08d}" for n in range(10_000)]
+    answer = client.post("/v1/broadcasts", headers=bearer(tenant["apiKey"]), json={
+        "accountId": bot["id"], "name": "N", "text": "T", "audience": {"conversationIds": ids}})
+    assert answer.status_code == 422
+    assert len(answer.content) < 8_000
+    details = answer.json()["error"]["details"]
+    assert [d["field"] for d in details[:2]] == ["audience.conversationIds[0]", "audience.conversationIds[1]"]
+    assert details[-1] == {"field": "audience.conversationIds",
+                           "message": "9980 more ids are not conversations of this broadcast's account"}

@@ -11,7 +11,7 @@ import pytest
 from mcp_server import tools as mcp_tools
 from service.identity import bootstrap as bootstrap_module
 from service.identity import workspace_shapes, workspaces
-from storage.db import connection, db
+from storage.db import connection
 from storage.models import Profile
 from switchboard.app import create_app
 from tests.support.live_server import live_server
@@ -39,7 +39,7 @@ def server_with_write_tool(service, monkeypatch):
 
 
 def test_a_read_token_cannot_call_a_write_tool(server_with_write_tool, service):
-    with connection(), db.atomic():
+    with connection():
         email = f"scopes-{uuid.uuid4().hex[:8]}@example.com"
         tenant = bootstrap_module.bootstrap(email=email, password="correct horse")
     with httpx2.Client(base_url=server_with_write_tool, timeout=30) as http:
@@ -65,7 +65,7 @@ def test_a_read_token_cannot_call_a_write_tool(server_with_write_tool, service):
 
 
 def test_tools_are_annotated(server_with_write_tool, service):
-    with connection(), db.atomic():
+    with connection():
         email = f"ann-{uuid.uuid4().hex[:8]}@example.com"
         tenant = bootstrap_module.bootstrap(email=email, password="correct horse")
     with httpx2.Client(base_url=server_with_write_tool, timeout=30) as http:

@@ -12,7 +12,7 @@ import pytest
 from service.identity import bootstrap as bootstrap_module
 from service.identity.oauth_tokens import ACCESS_LIFETIME, LAST_USED_RESOLUTION_SECONDS
 from service.kit import clock
-from storage.db import connection, db
+from storage.db import connection
 from storage.models import Membership, OAuthGrant
 from tests.support.factories import add_account
 from tests.support.oauth_flow import call_tool_raw, email_of, hand_made_tokens, hidden
@@ -38,7 +38,7 @@ def test_a_token_sees_only_the_workspace_chosen_at_consent(browser, tenant, othe
 
 
 def test_a_person_with_two_workspaces_chooses_one_and_the_token_stays_there(browser, tenant):
-    with connection(), db.atomic():
+    with connection():
         second = bootstrap_module.bootstrap(email=email_of(tenant["userId"]), password="correct horse",
                                             workspace_name="Second")
     there = add_account(second["workspaceId"], second["profileId"])

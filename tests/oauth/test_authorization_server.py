@@ -58,9 +58,10 @@ def test_a_redirect_uri_that_does_not_match_exactly_gets_a_400_page(browser):
 
 
 @pytest.mark.parametrize("change", [{"code_challenge": ""}, {"code_challenge_method": "plain"}])
-def test_pkce_other_than_s256_is_sent_back_as_invalid_request_with_iss(browser, server_url, change):
+def test_pkce_other_than_s256_is_sent_back_as_invalid_request_with_iss(browser, tenant, server_url, change):
     client = register_client(browser)
     _, challenge = pkce_pair()
+    consent_code(browser, authorize_params(client["client_id"], challenge), workspace_id=tenant["workspaceId"])
     params = {k: v for k, v in {**authorize_params(client["client_id"], challenge), **change}.items() if v}
     answer = browser.get("/oauth/authorize", params=params)
     assert answer.status_code == 302
@@ -71,12 +72,28 @@ def test_pkce_other_than_s256_is_sent_back_as_invalid_request_with_iss(browser, 
     assert sent["iss"] == server_url
 
 
-def test_a_resource_other_than_our_mcp_endpoint_is_invalid_target(browser):
+def test_a_resource_other_than_our_mcp_endpoint_is_invalid_target(browser, tenant):
     client = register_client(browser)
     _, challenge = pkce_pair()
+    consent_code(browser, authorize_params(client["client_id"], challenge), workspace_id=tenant["workspaceId"])
     answer = browser.get("/oauth/authorize", params=authorize_params(client["client_id"], challenge,
                                                                       resource="https://elsewhere.example/mcp"))
     assert query_of(answer.headers["location"])["error"] == "invalid_target"
+
+
+@pytest.mark.parametrize("change", [{"scope": "bogus"}, {"code_challenge_method": "plain"},
+                                    {"resource": "https://elsewhere.example/mcp"}])
+@pytest.mark.parametrize("signed_in", [True, False])
+def test_errors_for_a_client_never_approved_are_a_page_not_a_redirect(browser, client, change, signed_in):
+    # Anyone may register a client naming any https page as its redirect URI: a redirect there on an
+    # error would make this server an open redirector for phishing links.
+    phish = register_client(browser, redirect_uri="https://phish.example/login")
+    _, challenge = pkce_pair()
+    params = {**authorize_params(phish["client_id"], challenge, redirect_uri="https://phish.example/login"), **change}
+    answer = (browser if signed_in else client).get("/oauth/authorize", params=params)
+    assert answer.status_code == 400
+    assert "location" not in answer.headers
+    assert "cannot be used" in answer.text
 
 
 def test_deny_sends_access_denied_back_with_state_and_iss(browser, tenant, server_url):

@@ -69,7 +69,7 @@ def test_a_password_change_ends_every_session_of_the_person(server_url, tenant):
          httpx2.Client(base_url=server_url, timeout=30) as phone:
         browser_sign_in(laptop, email, PASSWORD)
         browser_sign_in(phone, email, PASSWORD)
-        with connection(), db.atomic():
+        with connection():
             users.set_password(email=email, password="a brand new passphrase")
         assert not _signed_in(laptop)
         assert not _signed_in(phone)
@@ -78,8 +78,9 @@ def test_a_password_change_ends_every_session_of_the_person(server_url, tenant):
 
 
 def test_removing_a_member_ends_their_sessions(server_url, tenant):
+    password_hash = users.hash_password(PASSWORD)
     with connection(), db.atomic():
-        member = users.create_user(email="member@example.com", password=PASSWORD)
+        member = users.create_user(email="member@example.com", password_hash=password_hash)
         Membership.create(user=member.id, workspace=tenant["workspaceId"], role="member")
     with httpx2.Client(base_url=server_url, timeout=30) as browser:
         browser_sign_in(browser, "member@example.com", PASSWORD)

@@ -39,7 +39,7 @@ def _run_embedded_service(data: Path) -> None:
                                   "SWITCHBOARD_SANDBOX": "1"})
     try:
         with live_server(create_app(settings, worker=True), port=port) as url:
-            with connection(), db.atomic():
+            with connection():
                 made = bootstrap.bootstrap(email="files@example.com", password="correct horse")
             answer = httpx2.post(url + "/v1/profiles", headers=bearer(made["apiKey"]), json={"name": "Second"})
             assert answer.status_code == 201
