@@ -6,6 +6,7 @@ import pytest
 
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
+from service.kit import signals
 from service.kit.errors import ValidationFailed
 from storage.db import connection, db
 from storage.models import Account, Conversation, Event
@@ -42,7 +43,7 @@ def test_a_start_that_loses_the_race_returns_the_winners_conversation(tenant, mo
         assert Event.select().where(Event.type == "conversation.started").count() == 1
 
 
-def test_hooks_run_in_the_same_transaction_and_a_failing_hook_undoes_nothing(tenant, monkeypatch):
+def test_receivers_run_in_the_same_transaction_and_a_failing_one_undoes_nothing(tenant, monkeypatch):
     account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="telegram")
     seen = []
 
@@ -52,7 +53,7 @@ def test_hooks_run_in_the_same_transaction_and_a_failing_hook_undoes_nothing(ten
     def broken(conversation, how):
         raise RuntimeError("a feature's bug")
 
-    monkeypatch.setattr(conversations, "_started_hooks", [broken, enrol])
+    monkeypatch.setattr(signals.conversation_started, "receivers", [broken, enrol])
     with connection(), db.atomic():
         started = conversations.start_conversation(actor=_actor(tenant), account_id=account_id,
                                                    external_conversation_id="901")
