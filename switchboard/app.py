@@ -26,7 +26,9 @@ from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
 from service.accounts import adapters
 from service.accounts import ops as accounts
+from service.accounts import work as account_work
 from service.analytics import ops as analytics
+from service.analytics import work as analytics_work
 from service.automations import ops as automations
 from service.broadcasts import ops as broadcasts
 from service.engine import core as engine
@@ -37,18 +39,15 @@ from service.kit.settings import Settings
 from service.posts import ops as posts
 from service.posts import publishing
 from service.sequences import ops as sequences
-from service.webhooks import ops as webhooks
+from service.webhooks import work as webhook_work
 from storage import db as storage_db
 from storage import files
 from storage.migrations import migrate
 from storage.models import Account
 from switchboard import running
-from tasks import analytics as analytics_tasks
 from tasks import engine as engine_tasks
 from tasks import posts as post_tasks
 from tasks import queue, scheduler
-from tasks import renewals as renewal_tasks
-from tasks import webhooks as webhook_tasks
 
 log = logging.getLogger("switchboard")
 
@@ -78,19 +77,21 @@ def wire() -> None:
     accounts.set_dependent("broadcasts", broadcasts.delete_for_account)
     accounts.set_dependent("postTargets", posts.delete_for_account)
     engine.reset()
-    engine.register(webhooks.DELIVERY_WORK)
+    engine.register(webhook_work.DISPATCH_WORK)
+    engine.register(webhook_work.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
     engine.register(automations.REPLY_WORK)
     engine.register(sequences.ENROLLMENT_WORK)
     engine.register(broadcasts.START_WORK)
     engine.register(publishing.TARGET_WORK)
+    engine.register(account_work.RENEWAL_WORK)
+    engine.register(analytics_work.SNAPSHOT_WORK)
     outbound.set_finish_listeners(broadcasts.message_finished)
     conversations.set_failed_later_hooks(broadcasts.message_failed_later)
     engine.set_nudger(engine_tasks.enqueue)
-    events.set_committed_listeners(webhook_tasks.events_committed)
-    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
-                        renewal_tasks.renew_due, analytics_tasks.snapshot_due,
-                        broadcasts.complete_finished, post_tasks.forget_expired_uploads])
+    events.set_committed_listeners(engine_tasks.batch_nudger(webhook_work.DISPATCH_WORK.name))
+    scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
+                        post_tasks.forget_expired_uploads])
 
 
 def prepare(settings: Settings) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 
 from peewee import JOIN, fn
 
-from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequired, RetryLater
+from platforms.base import Button, PlatformFailure
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
@@ -40,6 +40,7 @@ from service.automations.shapes import AutomationDeleted, AutomationStats
 from service.automations.shapes import AutomationLog as LogRecord
 from service.automations.shapes import CommentAutomation as AutomationRecord
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
 from service.kit import clock, events, ids, matching
@@ -438,23 +439,7 @@ def _finish_reply(found: engine.Claim, outcome: str | PlatformFailure | Conflict
     if isinstance(outcome, str):
         engine.finish(found, status="posted", platform_reply_id=outcome, error=None)
         return
-    if isinstance(outcome, RetryLater):
-        if found.attempts < MAX_REPLY_ATTEMPTS:
-            later = clock.now() + dt.timedelta(seconds=max(outcome.delay_seconds, 0.05))
-            engine.finish(found, status="pending", next_attempt_at=later, error="The platform asked to slow down.")
-            return
-        reason = f"The platform kept asking to slow down; gave up after {found.attempts} attempts."
-    elif isinstance(outcome, Indeterminate):
-        engine.finish(found, status="unknown", error=f"No answer from the platform: {outcome.message}. "
-                                                     "It may or may not have been posted, so it is not posted again.")
-        return
-    elif isinstance(outcome, ReauthRequired):
-        reason = "The platform refused the stored credentials; reconnect the account."
-    elif isinstance(outcome, Conflict):
-        reason = "The account was disconnected."
-    else:
-        reason = outcome.message
-    engine.finish(found, status="failed", error=reason)
+    engine.fail(found, outcome)
 
 
 def _lost(reply_ids: list[str]) -> None:
@@ -464,7 +449,14 @@ def _lost(reply_ids: list[str]) -> None:
     ).where(PublicReply.id.in_(reply_ids)).execute()
 
 
+# At most once: a public reply is seen by everyone, so one that had no answer is never posted again.
+REPLY_POLICY = Policy(
+    retry_status="pending", failed_status="failed", lost_status="unknown", max_attempts=MAX_REPLY_ATTEMPTS,
+    retry_text="The platform asked to slow down.",
+    lost_text="No answer from the platform: {message}. It may or may not have been posted, so it is not posted again.",
+)
+
 REPLY_WORK = engine.Kind(
     name="public_reply", table="public_reply", ready=("pending",), in_flight="posting", lost="unknown",
-    on_lost=_lost, run=post_reply, lease_seconds=lambda: REPLY_LEASE_SECONDS,
+    on_lost=_lost, run=post_reply, lease_seconds=lambda: REPLY_LEASE_SECONDS, policy=REPLY_POLICY,
 )

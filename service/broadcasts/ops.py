@@ -172,17 +172,11 @@ def _apply(row: Broadcast, values: dict[str, Any]) -> None:
 
 
 def _schedule(row: Broadcast, due: dt.datetime | None) -> None:
-    """Draft without a due time; else a ready engine row, nudged at once when already due."""
+    """Draft without a due time; else a ready engine row (the caller writes it through the engine)."""
     row.status = "scheduled" if due is not None else "draft"
     row.next_attempt_at = due
-    row.claimed_until = row.claim_token = None
-    row.attempts = 0
-    row.nudged_at = None
     if due is not None and not row.send_now:
         row.scheduled_for = due
-    if due is not None and due <= clock.now():
-        row.nudged_at = clock.now()
-        engine.nudge_after_commit(START_WORK, [row.id])
 
 
 # -- the operations ------------------------------------------------------------------------------
@@ -219,6 +213,8 @@ def create(
         raise Conflict("The account is disconnected.")
     _schedule(row, due)
     row.save(force_insert=True)
+    # Through the engine: a new row is one more ready row, nudged at once when already due.
+    engine.restart(START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True)
     return record(row)
 
 
@@ -276,13 +272,16 @@ def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord
     _schedule(row, due)
     row.updated_at = clock.now()
     # Conditional on the status read above: a worker that claimed it meanwhile made it `sending`.
-    changed = Broadcast.update(
+    editable = ", ".join(f"'{status}'" for status in EDITABLE)
+    changed = engine.restart(
+        START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True,
+        where=f"status IN ({editable}) AND claim_token IS NULL",
         name=row.name, text=row.text, button_label=row.button_label, button_url=row.button_url,
-        active_within_days=row.active_within_days, conversation_ids=row.conversation_ids,
+        active_within_days=row.active_within_days,
+        conversation_ids=Broadcast.conversation_ids.db_value(row.conversation_ids),
         scheduled_for=row.scheduled_for if row.status == "scheduled" and not row.send_now else None,
-        timezone=row.timezone, send_now=row.send_now, status=row.status, next_attempt_at=row.next_attempt_at,
-        claimed_until=None, claim_token=None, attempts=0, nudged_at=row.nudged_at, updated_at=row.updated_at,
-    ).where(Broadcast.id == row.id, Broadcast.status.in_(EDITABLE), Broadcast.claim_token.is_null()).execute()
+        timezone=row.timezone, send_now=row.send_now,
+    )
     if not changed:
         raise Conflict("The broadcast started sending meanwhile; it cannot be changed.")
     return record(Broadcast.get_by_id(row.id))
@@ -304,10 +303,8 @@ def cancel(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
         raise Conflict(f"A {row.status} broadcast cannot be cancelled.")
     moment = clock.now()
     # The broadcast's row first (the fan-out and the finish listener lock it before recipients).
-    changed = hot.run(
-        "UPDATE broadcast SET status = 'cancelled', completed_at = ?, updated_at = ?, next_attempt_at = NULL, "
-        "claimed_until = NULL, claim_token = NULL, nudged_at = NULL "
-        "WHERE id = ? AND status IN ('scheduled', 'sending')", (moment, moment, row.id)).rowcount
+    changed = engine.restart(START_WORK, [row.id], status="cancelled", next_attempt_at=None,
+                             where="status IN ('scheduled', 'sending')", completed_at=moment)
     if not changed:
         return cancel(actor=actor, broadcast_id=broadcast_id)  # it moved meanwhile: answer for where it is
     # A message a worker holds is `sending`, not `pending`: it stays, finishes and is counted.
@@ -366,10 +363,7 @@ def start(broadcast_id: str) -> None:
             if found is None:
                 return
             moment = clock.now()
-            started = hot.run(
-                "UPDATE broadcast SET status = 'sending', started_at = ?, updated_at = ? "
-                "WHERE id = ? AND claim_token = ? AND status = 'scheduled'",
-                (moment, moment, broadcast_id, found.token)).rowcount
+            started = engine.renew_lease(found, still=("scheduled",), status="sending", started_at=moment)
             if started:
                 _announce(broadcast_id, "broadcast.started")
         while True:
@@ -383,10 +377,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     """One bounded transaction of the fan-out: True while conversations remain."""
     moment = clock.now()
     # Lock the broadcast (and renew the lease) first; a cancel or a lost claim ends the fan-out.
-    held = hot.run(
-        "UPDATE broadcast SET claimed_until = ?, updated_at = ? WHERE id = ? AND claim_token = ? "
-        "AND status = 'sending'",
-        (moment + dt.timedelta(seconds=_lease()), moment, found.id, found.token)).rowcount
+    held = engine.renew_lease(found, still=("sending",))
     if not held:
         return False
     row = hot.by_id(Broadcast, found.id)

@@ -6,7 +6,7 @@ Times are naive UTC. JSON columns are text so SQLite and PostgreSQL store them a
 
 from __future__ import annotations
 
-from storage.models.accounts import Account, ConnectState, InboundRecord
+from storage.models.accounts import Account, AccountChore, ConnectState, InboundRecord
 from storage.models.analytics import FollowerSnapshot
 from storage.models.automations import AutomationContact, AutomationLog, CommentAutomation, PublicReply
 from storage.models.base import BaseModel, JSONField
@@ -66,11 +66,13 @@ ALL_MODELS: list[type[BaseModel]] = [
     Media,
     Post,
     PostTarget,
+    AccountChore,
 ]
 
 __all__ = [
     "ALL_MODELS",
     "Account",
+    "AccountChore",
     "ApiKey",
     "AutomationContact",
     "AutomationLog",
