@@ -38,6 +38,7 @@ from service.kit import settings as settings_module
 from service.kit.settings import Settings
 from service.posts import ops as posts
 from service.posts import publishing
+from service.posts import work as post_work
 from service.sequences import ops as sequences
 from service.webhooks import work as webhook_work
 from storage import db as storage_db
@@ -84,6 +85,7 @@ def wire() -> None:
     engine.register(sequences.ENROLLMENT_WORK)
     engine.register(broadcasts.START_WORK)
     engine.register(publishing.TARGET_WORK)
+    engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)
     engine.register(analytics_work.SNAPSHOT_WORK)
     outbound.set_finish_listeners(broadcasts.message_finished)

@@ -23,7 +23,7 @@ from typing import Literal
 from platforms.base import PLATFORMS, PlatformFailure, ReauthRequired, Rejected
 from service.accounts import adapters
 from service.engine import core as engine
-from service.kit import clock
+from service.kit import clock, settings
 from storage.db import connection, db
 from storage.hot import by_id
 from storage.models import Account, AccountChore
@@ -104,8 +104,14 @@ def renew(account_id: str) -> Outcome:
         return "renewed"
 
 
+
+def lease_seconds() -> float:
+    # One platform call, as a message's send.
+    return settings.current().send_lease_seconds
+
+
 RENEWAL_WORK = engine.Kind(
     name="credential_renewal", table="account_chore", scope="chore = 'renewal'", ready=("due",), idle="idle",
-    arm=_due, run=run, lease_seconds=lambda: 120.0, returning=("account_id",), sweep_batch=BATCH,
+    arm=_due, run=run, lease_seconds=lease_seconds, returning=("account_id",), sweep_batch=BATCH,
     sweep_batches_per_tick=1,
 )

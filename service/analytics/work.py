@@ -14,7 +14,7 @@ import datetime as dt
 
 from service.analytics.ops import Snapshot, ask, today
 from service.engine import core as engine
-from service.kit import clock
+from service.kit import clock, settings
 from storage.db import connection, db
 from storage.models import Account, AccountChore, FollowerSnapshot
 
@@ -74,8 +74,14 @@ def run(chore_id: str) -> Snapshot | None:
     return snapshot
 
 
+
+def lease_seconds() -> float:
+    # One platform call, as a message's send.
+    return settings.current().send_lease_seconds
+
+
 SNAPSHOT_WORK = engine.Kind(
     name="follower_snapshot", table="account_chore", scope="chore = 'snapshot'", ready=("due",), idle="idle",
-    arm=_due, run=run, lease_seconds=lambda: 120.0, returning=("account_id",), sweep_batch=BATCH,
+    arm=_due, run=run, lease_seconds=lease_seconds, returning=("account_id",), sweep_batch=BATCH,
     sweep_batches_per_tick=1,
 )

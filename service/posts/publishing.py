@@ -59,7 +59,6 @@ from service.kit import clock, ids, settings
 from service.kit.errors import Conflict
 from service.media import ops as media
 from service.posts import ops as posts
-from service.posts.shapes import PlatformDeletion
 from service.posts.shapes import Post as PostRecord
 from storage.db import connection, db, reading
 from storage.hot import sql
@@ -432,34 +431,6 @@ def retry(*, actor: Actor, post_id: str) -> PostRecord:
     post.save()
     nudge([t.id for t in again])
     return posts.record(post)
-
-
-def delete_from_platforms(post_id: str) -> list[PlatformDeletion]:
-    """Delete each published target on its platform, where the platform lets an app delete (outside
-    any transaction: one platform call per target)."""
-    with connection(), db.atomic():
-        targets = list(PostTarget.select().where(PostTarget.post == post_id, PostTarget.platform_post_id.is_null(False))
-                       .order_by(PostTarget.position))
-        accounts = {a.id: a for a in Account.select().where(Account.id.in_([t.account_id for t in targets]))}
-    outcomes = []
-    for target in targets:
-        account = accounts.get(target.account_id)
-        error = None
-        try:
-            if account is None:
-                raise Conflict("The account was deleted.")
-            platform_post_id = str(target.platform_post_id)
-            adapters.call(account, lambda adapter, ctx, pid=platform_post_id: adapter.delete_post(  # type: ignore[misc]
-                ctx, platform_post_id=pid))
-        except Unsupported as failure:
-            error = f"{target.platform} does not let apps delete posts: {failure.message}; delete it on the platform."
-        except PlatformFailure as failure:
-            error = f"The platform refused: {failure.message}"
-        except Conflict as conflict:
-            error = conflict.message
-        outcomes.append(PlatformDeletion(account_id=target.account_id, platform=target.platform, deleted=error is None,
-                                         error=error))
-    return outcomes
 
 
 # -- posts made natively on the platform ------------------------------------------------------------

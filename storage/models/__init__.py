@@ -25,7 +25,7 @@ from storage.models.identity import (
 )
 from storage.models.inbox import Conversation, ConversationCount, Message, PaceSlot
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
-from storage.models.posts import Media, Post, PostTarget
+from storage.models.posts import Media, Post, PostDeletion, PostTarget
 from storage.models.sequences import Enrollment, Sequence
 from storage.models.webhooks import Event, WebhookDelivery, WebhookEndpoint
 
@@ -67,6 +67,7 @@ ALL_MODELS: list[type[BaseModel]] = [
     Post,
     PostTarget,
     AccountChore,
+    PostDeletion,
 ]
 
 __all__ = [
@@ -99,6 +100,7 @@ __all__ = [
     "OAuthToken",
     "PaceSlot",
     "Post",
+    "PostDeletion",
     "PostTarget",
     "Profile",
     "PublicReply",

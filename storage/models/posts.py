@@ -86,3 +86,22 @@ class PostTarget(WorkModel):
     # A draft's targets have no `next_attempt_at` (the engine's columns come from WorkModel).
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
+
+
+class PostDeletion(WorkModel):
+    """One live target of a post to delete on its platform: a row of the work engine
+    (service/posts/work.py), kept until every deletion of its post has settled and the post is gone.
+    No foreign keys: it outlives the post by a moment, and says so if the account went first."""
+
+    id = CharField(primary_key=True, max_length=40)
+    post_id = CharField(max_length=40, index=True)
+    account_id = CharField(max_length=40)
+    platform = CharField(max_length=16)
+    platform_post_id = CharField(max_length=255)
+    position = IntegerField(default=0)
+    status = CharField(max_length=16, default="pending")  # pending | deleted | failed
+    error = TextField(null=True)
+    created_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("status", "next_attempt_at"), False),)  # the sweeper's due rows

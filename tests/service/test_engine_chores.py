@@ -133,3 +133,44 @@ def test_a_dispatch_that_dies_mid_batch_leaves_every_event_to_the_next_and_none_
         assert engine.run_batches(webhook_work.DISPATCH_WORK.name, limit=10) == 0
         pairs = sorted((row.event_id, row.endpoint_id) for row in WebhookDelivery.select())
     assert pairs == sorted((event_id, endpoint.id) for event_id in emitted)
+
+
+def _published_post(tenant, account_id: str, targets: int) -> str:
+    from service.kit import ids
+    from storage.models import Post, PostTarget
+
+    moment = clock.now()
+    with connection(), db.atomic():
+        post = Post.create(id=ids.new_id("post"), workspace=tenant["workspaceId"], content="Live", media_ids=[],
+                           status="published", published_at=moment, source="service", created_at=moment,
+                           updated_at=moment)
+        for n in range(targets):
+            PostTarget.create(id=ids.new_id("pt"), post=post.id, workspace=tenant["workspaceId"], account=account_id,
+                              profile_id=tenant["profileId"], platform="telegram", status="published",
+                              platform_post_id=f"live-{n}", position=n, published_at=moment, created_at=moment,
+                              updated_at=moment)
+    return post.id
+
+
+def test_post_deletions_left_by_a_request_that_died_are_finished_by_the_engine(quiet, tenant, monkeypatch):
+    from service.posts import work as post_work
+    from storage.models import Post, PostDeletion
+
+    account_id = add_account(tenant["workspaceId"], tenant["profileId"])
+    post_id = _published_post(tenant, account_id, 3)
+    calls: list[str] = []
+    monkeypatch.setattr(post_work, "_call", lambda row: calls.append(row.platform_post_id))
+    with connection(), db.atomic():
+        made = post_work.queue_deletions(post_id)
+    # The request died before running them: in its hands for a lease, then the engine's.
+    assert _sweep(post_work.DELETION_WORK) == []
+    with connection(), db.atomic():
+        assert engine.claim(post_work.DELETION_WORK, made[0]) is not None  # a worker that dies mid-call
+    clock.advance(post_work.lease_seconds() + 1)
+    assert sorted(_sweep(post_work.DELETION_WORK)) == sorted(made)
+    for deletion_id in made:
+        post_work.run(deletion_id)
+    assert sorted(calls) == ["live-0", "live-1", "live-2"]  # each once: the dead worker never called
+    with connection():
+        assert Post.get_or_none(Post.id == post_id) is None
+        assert PostDeletion.select().count() == 0
