@@ -275,7 +275,7 @@ def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord
     editable = ", ".join(f"'{status}'" for status in EDITABLE)
     changed = engine.restart(
         START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True,
-        where=f"status IN ({editable}) AND claim_token IS NULL",
+        where=f"status IN ({editable})", unclaimed=True,
         name=row.name, text=row.text, button_label=row.button_label, button_url=row.button_url,
         active_within_days=row.active_within_days,
         conversation_ids=Broadcast.conversation_ids.db_value(row.conversation_ids),

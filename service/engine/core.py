@@ -280,10 +280,11 @@ def renew_lease(found: Claim, *, seconds: float | None = None, still: tuple[str,
 
 
 def restart(kind: Kind, ids: list[str], *, status: str, next_attempt_at: datetime | None, nudge: bool = False,
-          where: str = "", **columns: Any) -> list[str]:
+            where: str = "", unclaimed: bool = False, **columns: Any) -> list[str]:
     """Put rows in `status` afresh, whoever held them: no claim, no attempts used, due at
     `next_attempt_at` (None: not due), `columns` written besides. `where` narrows it (SQL over the
-    table's columns, from code). Returns the ids changed; with `nudge`, enqueued after commit.
+    table's columns, from code); `unclaimed` leaves alone a row some worker holds now. Returns the
+    ids changed; with `nudge`, enqueued after commit.
     A worker that held one finds its claim gone: its outcome is ignored."""
     if not ids:
         return []
@@ -292,6 +293,8 @@ def restart(kind: Kind, ids: list[str], *, status: str, next_attempt_at: datetim
                    "claim_token = NULL", "nudged_at = ?", "updated_at = ?", *(f"{name} = ?" for name in columns)]
     marks = ", ".join("?" * len(ids))
     condition = f"id IN ({marks})" + (f" AND {where}" if where else "")
+    if unclaimed:
+        condition += " AND claim_token IS NULL"
     due_now = nudge and next_attempt_at is not None and next_attempt_at <= moment and has_nudger()
     rows = db.execute_sql(
         _sql(f"UPDATE {kind.table} SET {', '.join(assignments)} WHERE {condition} RETURNING id"),  # noqa: S608
