@@ -30,6 +30,7 @@ from service.accounts import work as account_work
 from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
 from service.automations import ops as automations
+from service.automations import work as automation_work
 from service.broadcasts import ops as broadcasts
 from service.engine import core as engine
 from service.inbox import conversations, inbound, outbound, pacer
@@ -40,6 +41,7 @@ from service.posts import ops as posts
 from service.posts import publishing
 from service.posts import work as post_work
 from service.sequences import ops as sequences
+from service.sequences import work as sequence_work
 from service.webhooks import work as webhook_work
 from storage import db as storage_db
 from storage import files
@@ -81,8 +83,8 @@ def wire() -> None:
     engine.register(webhook_work.DISPATCH_WORK)
     engine.register(webhook_work.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
-    engine.register(automations.REPLY_WORK)
-    engine.register(sequences.ENROLLMENT_WORK)
+    engine.register(automation_work.REPLY_WORK)
+    engine.register(sequence_work.ENROLLMENT_WORK)
     engine.register(broadcasts.START_WORK)
     engine.register(publishing.TARGET_WORK)
     engine.register(post_work.DELETION_WORK)
