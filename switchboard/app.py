@@ -32,6 +32,7 @@ from service.analytics import work as analytics_work
 from service.automations import ops as automations
 from service.automations import work as automation_work
 from service.broadcasts import ops as broadcasts
+from service.broadcasts import work as broadcast_work
 from service.engine import core as engine
 from service.inbox import conversations, inbound, outbound, pacer
 from service.kit import events, health
@@ -85,7 +86,7 @@ def wire() -> None:
     engine.register(outbound.MESSAGE_WORK)
     engine.register(automation_work.REPLY_WORK)
     engine.register(sequence_work.ENROLLMENT_WORK)
-    engine.register(broadcasts.START_WORK)
+    engine.register(broadcast_work.START_WORK)
     engine.register(publishing.TARGET_WORK)
     engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)

@@ -40,22 +40,22 @@ import datetime as dt
 import logging
 from typing import Any
 
-from platforms.base import Button
 from service.accounts import adapters
 from service.accounts import ops as accounts
+from service.broadcasts import work
 from service.broadcasts.shapes import Audience, BroadcastDeleted
 from service.broadcasts.shapes import Broadcast as BroadcastRecord
 from service.broadcasts.shapes import Recipient as RecipientRecord
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import outbound
-from service.kit import clock, events, ids, settings
+from service.kit import clock, events, ids
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.kit.pagination import DEFAULT_LIMIT, Page, paginate, records
 from service.kit.scheduling import due_at
 from service.kit.shapes import button_problems
 from storage import hot
-from storage.db import connection, db
+from storage.db import db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation, Message
 
 log = logging.getLogger("switchboard.broadcasts")
@@ -214,7 +214,7 @@ def create(
     _schedule(row, due)
     row.save(force_insert=True)
     # Through the engine: a new row is one more ready row, nudged at once when already due.
-    engine.restart(START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True)
+    engine.restart(work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True)
     return record(row)
 
 
@@ -274,7 +274,7 @@ def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord
     # Conditional on the status read above: a worker that claimed it meanwhile made it `sending`.
     editable = ", ".join(f"'{status}'" for status in EDITABLE)
     changed = engine.restart(
-        START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True,
+        work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True,
         where=f"status IN ({editable})", unclaimed=True,
         name=row.name, text=row.text, button_label=row.button_label, button_url=row.button_url,
         active_within_days=row.active_within_days,
@@ -303,7 +303,7 @@ def cancel(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
         raise Conflict(f"A {row.status} broadcast cannot be cancelled.")
     moment = clock.now()
     # The broadcast's row first (the fan-out and the finish listener lock it before recipients).
-    changed = engine.restart(START_WORK, [row.id], status="cancelled", next_attempt_at=None,
+    changed = engine.restart(work.START_WORK, [row.id], status="cancelled", next_attempt_at=None,
                              where="status IN ('scheduled', 'sending')", completed_at=moment)
     if not changed:
         return cancel(actor=actor, broadcast_id=broadcast_id)  # it moved meanwhile: answer for where it is
@@ -347,98 +347,11 @@ def delete_for_account(account_id: str) -> int:
     return int(Broadcast.delete().where(Broadcast.account == account_id).execute())
 
 
-# -- starting and fanning out (the engine's work) -------------------------------------------------
+# -- announcing and completing (the fan-out itself is the engine's work: work.py) -----------------
 def _announce(broadcast_id: str, event_type: str) -> None:
     row = hot.by_id(Broadcast, broadcast_id)
     assert row is not None
     events.emit(workspace_id=row.workspace_id, type=event_type, data=record(row).dump())
-
-
-def start(broadcast_id: str) -> None:
-    """The engine's run for a due broadcast: claim it, move it to `sending` (`broadcast.started`) and
-    fan its audience out chunk by chunk. A second worker's claim finds it held or started."""
-    with connection():
-        with db.atomic():
-            found = engine.claim(START_WORK, broadcast_id)
-            if found is None:
-                return
-            moment = clock.now()
-            started = engine.renew_lease(found, still=("scheduled",), status="sending", started_at=moment)
-            if started:
-                _announce(broadcast_id, "broadcast.started")
-        while True:
-            with db.atomic():
-                more = _fan_out_chunk(found)
-            if not more:
-                return
-
-
-def _fan_out_chunk(found: engine.Claim) -> bool:
-    """One bounded transaction of the fan-out: True while conversations remain."""
-    moment = clock.now()
-    # Lock the broadcast (and renew the lease) first; a cancel or a lost claim ends the fan-out.
-    held = engine.renew_lease(found, still=("sending",))
-    if not held:
-        return False
-    row = hot.by_id(Broadcast, found.id)
-    account = hot.by_id(Account, row.account_id) if row is not None else None
-    if row is None or account is None:
-        return False
-    if account.status != "connected":
-        _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
-        return False
-    query = Conversation.select().where(Conversation.account == account.id)
-    if row.conversation_ids:
-        query = query.where(Conversation.id.in_(row.conversation_ids))
-    elif row.active_within_days:
-        since = (row.started_at or moment) - dt.timedelta(days=row.active_within_days)
-        query = query.where(Conversation.last_inbound_at >= since)
-    if row.fanout_cursor:
-        query = query.where(Conversation.id > row.fanout_cursor)
-    chunk = list(query.order_by(Conversation.id).limit(CHUNK))
-    button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
-    recipients: list[dict[str, Any]] = []
-    reachable: list[Conversation] = []
-    for conversation in chunk:
-        entry = {"id": ids.new_id("bcr"), "broadcast": row.id, "conversation_id": conversation.id,
-                 "message_id": None, "status": "pending", "reason": None, "sent_at": None,
-                 "created_at": moment, "updated_at": moment}
-        # The pre-flight check: a contact outside the window is skipped, not refused.
-        if outbound.within_window(conversation, at=moment):
-            reachable.append(conversation)
-        else:
-            entry.update(status="skipped", reason=OUTSIDE_WINDOW)
-        recipients.append(entry)
-    try:
-        messages = outbound.queue_outbound_many(reachable, account, text=row.text, button=button,
-                                                source="broadcast", at=moment)
-    except (ValidationFailed, Conflict) as refused:
-        messages = []
-        for entry in recipients:
-            if entry["status"] == "pending":
-                entry.update(status="failed", reason=refused.message)
-    else:
-        pending = iter(messages)
-        for entry in recipients:
-            if entry["status"] == "pending":
-                entry["message_id"] = next(pending)
-    if recipients:
-        BroadcastRecipient.insert_many(recipients).execute()
-    # One task per group of messages (tasks/engine.py), never one per message.
-    engine.nudge_after_commit(outbound.MESSAGE_WORK, messages)
-    last = len(chunk) < CHUNK
-    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?",
-            (chunk[-1].id if chunk else row.fanout_cursor, last, row.id))
-    if last:
-        engine.finish(found, status="sending", next_attempt_at=None)
-        _complete_if_done(row.id)
-    return not last
-
-
-def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
-    moment = clock.now()
-    engine.finish(found, status="failed", next_attempt_at=None, completed_at=moment, error=reason, fanned_out=True)
-    _announce(row.id, "broadcast.completed")
 
 
 _NONE_PENDING = ("status = 'sending' AND fanned_out = ? AND NOT EXISTS (SELECT 1 FROM broadcast_recipient "
@@ -490,14 +403,3 @@ def message_failed_later(message: Message, reason: str) -> None:
     """The inbox's hook for a receipt that turns a sent message `failed` (WhatsApp reports messages
     outside the window this way): its recipient follows."""
     message_finished(outbound.Finished(message.id, message.source, "failed", clock.now(), reason))
-
-
-def _lease() -> float:
-    # The send lease: a fan-out renews it with every chunk, so a dead worker's share is taken over soon.
-    return settings.current().send_lease_seconds
-
-
-START_WORK = engine.Kind(
-    name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
-    lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
-)
