@@ -131,6 +131,7 @@ def main() -> int:
     from service.identity.auth import Actor
     from service.kit import events
     from service.kit.settings import Settings
+    from service.webhooks import delivery
     from service.webhooks import ops as webhooks
     from storage.db import connection, db
     from storage.models import WebhookDelivery
@@ -173,7 +174,7 @@ def main() -> int:
         with connection(), db.atomic():
             made = [events.emit(workspace_id=tenant["workspaceId"], type="message.received",
                                 data={"n": n, "text": "hello " * 20}) for n in range(count)]
-        return [webhooks.render_body(event) for event in made], time.time()
+        return [delivery.render_body(event) for event in made], time.time()
 
     started_workers: list[subprocess.Popen] = []
 

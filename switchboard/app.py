@@ -25,9 +25,13 @@ from mcp_server import server as mcp_server
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
 from service.accounts import adapters
+from service.accounts import work as account_work
 from service.analytics import ops as analytics
+from service.analytics import work as analytics_work
 from service.automations import ops as automations
+from service.automations import work as automation_work
 from service.broadcasts import ops as broadcasts
+from service.broadcasts import work as broadcast_work
 from service.engine import core as engine
 from service.inbox import conversations, outbound, pacer
 from service.kit import health, signals
@@ -35,19 +39,18 @@ from service.kit import settings as settings_module
 from service.kit.settings import Settings
 from service.posts import ops as posts
 from service.posts import publishing
+from service.posts import work as post_work
 from service.sequences import ops as sequences
-from service.webhooks import ops as webhooks
+from service.sequences import work as sequence_work
+from service.webhooks import work as webhook_work
 from storage import db as storage_db
 from storage import files
 from storage.migrations import migrate
 from storage.models import Account
 from switchboard import running
-from tasks import analytics as analytics_tasks
 from tasks import engine as engine_tasks
 from tasks import posts as post_tasks
 from tasks import queue, scheduler
-from tasks import renewals as renewal_tasks
-from tasks import webhooks as webhook_tasks
 
 log = logging.getLogger("switchboard")
 
@@ -82,18 +85,21 @@ def wire() -> None:
     signals.account_deleting.connect(lambda account_id: ("broadcasts", broadcasts.delete_for_account(account_id)))
     signals.account_deleting.connect(lambda account_id: ("postTargets", posts.delete_for_account(account_id)))
     # The outbox's dispatcher starts as soon as events commit.
-    signals.events_committed.connect(webhook_tasks.events_committed)
+    signals.events_committed.connect(engine_tasks.batch_nudger(webhook_work.DISPATCH_WORK.name))
     engine.reset()
-    engine.register(webhooks.DELIVERY_WORK)
+    engine.register(webhook_work.DISPATCH_WORK)
+    engine.register(webhook_work.DELIVERY_WORK)
     engine.register(outbound.MESSAGE_WORK)
-    engine.register(automations.REPLY_WORK)
-    engine.register(sequences.ENROLLMENT_WORK)
-    engine.register(broadcasts.START_WORK)
+    engine.register(automation_work.REPLY_WORK)
+    engine.register(sequence_work.ENROLLMENT_WORK)
+    engine.register(broadcast_work.START_WORK)
     engine.register(publishing.TARGET_WORK)
+    engine.register(post_work.DELETION_WORK)
+    engine.register(account_work.RENEWAL_WORK)
+    engine.register(analytics_work.SNAPSHOT_WORK)
     engine.set_nudger(engine_tasks.enqueue)
-    scheduler.set_jobs([scheduler.housekeeping, webhook_tasks.dispatch_events, engine_tasks.sweep,
-                        renewal_tasks.renew_due, analytics_tasks.snapshot_due,
-                        broadcasts.complete_finished, post_tasks.forget_expired_uploads])
+    scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
+                        post_tasks.forget_expired_uploads])
 
 
 def prepare(settings: Settings) -> None:

@@ -1,13 +1,17 @@
-"""The work engine's side of the queue: one task that runs rows, and the sweeper's tick job.
+"""The work engine's side of the queue: one task that runs rows, one that runs a batch kind, and
+the sweeper's tick job.
 
 A task carries a kind and a few row ids; it only says "look at these rows now". A task lost with
 its consumer, enqueued twice, or run after its rows were done does no harm: each row is claimed
-with a conditional UPDATE (service/engine.py) and the sweeper re-enqueues what is due.
+with a conditional UPDATE (service/engine/core.py) and the sweeper re-enqueues what is due. A batch
+kind's task takes whatever is pending when it runs; a lost one leaves it to the next tick.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 
 from service.engine import core as engine
 from storage.db import connection
@@ -42,6 +46,30 @@ def enqueue(kind_name: str, item_ids: list[str]) -> None:
         run_work(kind_name, item_ids[start : start + size])
 
 
+@huey.task()
+def run_batches(batch_name: str) -> None:
+    with connection():
+        engine.run_batches(batch_name)
+
+
+NUDGE_INTERVAL = 0.05  # seconds; at most one immediate batch task per kind and process in this interval
+_last_nudge: dict[str, float] = {}
+
+
+def batch_nudger(batch_name: str) -> Callable[[], None]:
+    """Enqueue the batch kind's task now, unless this process did within NUDGE_INTERVAL: for a
+    transaction that made work for it (events committed), so it need not wait for the tick."""
+
+    def nudge() -> None:
+        moment = time.monotonic()
+        if moment - _last_nudge.get(batch_name, 0.0) >= NUDGE_INTERVAL:
+            _last_nudge[batch_name] = moment
+            run_batches(batch_name)
+
+    return nudge
+
+
 def sweep() -> None:
-    """Re-enqueue due rows of every kind and settle expired leases (a few batches per kind per tick)."""
+    """Run a few batches of every batch kind, re-enqueue due rows of every kind and settle expired
+    leases (a few batches per kind per tick)."""
     engine.sweep_all()

@@ -1,13 +1,10 @@
 """Follower analytics: a daily follower snapshot per connected account, and the series read from them.
 
-Taking snapshots. Once a UTC day per connected account, the scheduler's tick job (`claim_due`, in
-tasks/analytics.py) claims the accounts without a snapshot for today by inserting the day's row in
-state `claimed`, and a worker asks the platform for the count (`take_claimed`). The row is the claim:
-an insert that meets an existing row claims nothing, so several workers never ask twice, and a worker
-that died leaves a `claimed` row that is claimed again an hour later, as is a `failed` one (the
-platform did not answer). A platform that does not share the count for the account (WhatsApp, Meta
-Ads, LinkedIn without the member-analytics permission, a Telegram bot without a channel) gives a
-`refused` row, not tried again that day; the other accounts go on. `take_now` (the
+Taking snapshots. Once a UTC day per connected account, the engine takes its count: the work is the
+account's `snapshot` chore (service/analytics/work.py). A `failed` count (the platform did not
+answer) is tried again an hour later. A platform that does not share the count for the account
+(WhatsApp, Meta Ads, LinkedIn without the member-analytics permission, a Telegram bot without a
+channel) gives a `refused` row, not tried again that day; the other accounts go on. `take_now` (the
 `switchboard analytics snapshot` command) takes every connected account at once and overwrites
 today's count: a re-take the same day updates the day's row.
 
@@ -44,13 +41,6 @@ from storage.models import Account, FollowerSnapshot
 
 log = logging.getLogger("switchboard.analytics")
 
-RETRY_AFTER = dt.timedelta(hours=1)
-# A newly connected account is first asked a minute after connecting: connecting already makes its
-# own platform calls, and a caller trying the account at once (the sandbox's `faults` arm "the next
-# call") should meet only the calls it made.
-FIRST_AFTER = dt.timedelta(minutes=1)
-BATCH = 20
-
 Outcome = Literal["taken", "refused", "failed", "gone"]
 
 
@@ -70,35 +60,7 @@ def today() -> dt.date:
 # -- taking snapshots --------------------------------------------------------------------------
 
 
-def claim_due(limit: int = BATCH) -> list[str]:
-    """Take up to `limit` connected accounts (connected a minute ago at least) whose count for today
-    is still to be taken, in the caller's transaction: each gets today's row in state `claimed` (or
-    its stale `claimed`/`failed` row is claimed again). Only the accounts whose claim went in are
-    returned."""
-    moment, day = clock.now(), today()
-    stale = FollowerSnapshot.state.in_(("claimed", "failed")) & (FollowerSnapshot.taken_at <= moment - RETRY_AFTER)
-    settled = FollowerSnapshot.select(FollowerSnapshot.account_id).where(FollowerSnapshot.date == day, ~stale)
-    # No lock on the accounts: the insert is the claim (a row already there claims nothing), and
-    # `FOR UPDATE` on them would deadlock with a snapshot inserted meanwhile (its foreign key takes
-    # a share lock on the account). Accounts in id order, so two claimers wait rather than deadlock.
-    candidates = (Account.select(Account.id)
-                  .where(Account.status == "connected", Account.connected_at <= moment - FIRST_AFTER,
-                         Account.id.not_in(settled))
-                  .order_by(Account.id).limit(limit))
-    claimed: list[str] = []
-    for account_id in [row.id for row in candidates]:
-        inserted = (FollowerSnapshot
-                    .insert(account=account_id, date=day, followers=None, state="claimed", taken_at=moment)
-                    .on_conflict(conflict_target=[FollowerSnapshot.account, FollowerSnapshot.date],
-                                 update={FollowerSnapshot.state: "claimed", FollowerSnapshot.taken_at: moment},
-                                 where=stale)
-                    .returning(FollowerSnapshot.account)
-                    .execute())
-        claimed += [row.account_id for row in inserted]
-    return claimed
-
-
-def _ask(account: Account) -> Snapshot:
+def ask(account: Account) -> Snapshot:
     """The platform's count for one account, outside any transaction (it calls the platform)."""
     try:
         count = adapters.call(account, lambda adapter, ctx: adapter.follower_count(ctx))
@@ -108,25 +70,6 @@ def _ask(account: Account) -> Snapshot:
         log.info("follower count of account %s: the platform did not answer (%s)", account.id, failure.message)
         return Snapshot(account.id, account.platform, "failed", reason=failure.message)
     return Snapshot(account.id, account.platform, "taken", followers=max(0, int(count)))
-
-
-def take_claimed(account_id: str) -> Snapshot:
-    """Take today's count of an account the tick job claimed. Written only while the claim stands:
-    a count that `take_now` wrote meanwhile is newer and stays."""
-    day = today()
-    with connection():
-        account = Account.get_or_none(Account.id == account_id)
-        if account is None or account.status != "connected":
-            with db.atomic():
-                FollowerSnapshot.delete().where(FollowerSnapshot.account == account_id, FollowerSnapshot.date == day,
-                                                FollowerSnapshot.state == "claimed").execute()
-            return Snapshot(account_id, account.platform if account else "", "gone")
-        snapshot = _ask(account)
-        with db.atomic():
-            FollowerSnapshot.update(followers=snapshot.followers, state=snapshot.outcome, taken_at=clock.now()).where(
-                FollowerSnapshot.account == account_id, FollowerSnapshot.date == day,
-                FollowerSnapshot.state == "claimed").execute()
-    return snapshot
 
 
 def _record_now(snapshot: Snapshot, day: dt.date) -> None:
@@ -153,7 +96,7 @@ def take_now(*, account_ids: list[str] | None = None) -> list[Snapshot]:
         accounts = list(query.order_by(Account.created_at, Account.id))
         snapshots = []
         for account in accounts:
-            snapshot = _ask(account)
+            snapshot = ask(account)
             _record_now(snapshot, day)
             snapshots.append(snapshot)
     return snapshots

@@ -32,10 +32,11 @@ from typing import Any
 
 from peewee import JOIN, fn
 
-from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequired, RetryLater
+from platforms.base import Button
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
+from service.automations import work
 from service.automations.shapes import AutomationDeleted, AutomationStats
 from service.automations.shapes import AutomationLog as LogRecord
 from service.automations.shapes import CommentAutomation as AutomationRecord
@@ -48,7 +49,6 @@ from service.kit.pagination import Page, paginate, window
 from service.kit.shapes import button_problems
 from service.sequences import ops as sequences
 from storage import hot
-from storage.db import connection, db
 from storage.hot import Prepared
 from storage.models import (
     Account,
@@ -65,8 +65,6 @@ log = logging.getLogger("switchboard.automations")
 
 SENT = ("sent", "delivered", "read")
 # A platform that keeps asking to slow down gets this many attempts at a public reply.
-MAX_REPLY_ATTEMPTS = 8
-REPLY_LEASE_SECONDS = 60.0
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -407,64 +405,5 @@ def _queue_public_reply(account: Account, comment_id: str, text: str) -> str | N
     ).on_conflict_ignore().returning(PublicReply.id).execute())
     if not inserted:
         return None
-    engine.nudge_after_commit(REPLY_WORK, [new_id])
+    engine.nudge_after_commit(work.REPLY_WORK, [new_id])
     return new_id
-
-
-# -- the public reply: engine work ---------------------------------------------------------------
-def post_reply(reply_id: str) -> None:
-    """One attempt at one public reply, if it is due and free; outside any transaction."""
-    with connection():
-        with db.atomic():
-            found = engine.claim(REPLY_WORK, reply_id)
-            if found is None:
-                return
-            reply = PublicReply.get_by_id(reply_id)
-            account = Account.get_by_id(reply.account_id)
-        comment_id, text = reply.comment_id, reply.text
-        outcome: str | PlatformFailure | Conflict
-        try:
-            outcome = adapters.call(account, lambda adapter, ctx: adapter.public_reply(
-                ctx, comment_id=comment_id, text=text))
-        except PlatformFailure as failure:
-            outcome = failure
-        except Conflict as conflict:
-            outcome = conflict
-        with db.atomic():
-            _finish_reply(found, outcome)
-
-
-def _finish_reply(found: engine.Claim, outcome: str | PlatformFailure | Conflict) -> None:
-    if isinstance(outcome, str):
-        engine.finish(found, status="posted", platform_reply_id=outcome, error=None)
-        return
-    if isinstance(outcome, RetryLater):
-        if found.attempts < MAX_REPLY_ATTEMPTS:
-            later = clock.now() + dt.timedelta(seconds=max(outcome.delay_seconds, 0.05))
-            engine.finish(found, status="pending", next_attempt_at=later, error="The platform asked to slow down.")
-            return
-        reason = f"The platform kept asking to slow down; gave up after {found.attempts} attempts."
-    elif isinstance(outcome, Indeterminate):
-        engine.finish(found, status="unknown", error=f"No answer from the platform: {outcome.message}. "
-                                                     "It may or may not have been posted, so it is not posted again.")
-        return
-    elif isinstance(outcome, ReauthRequired):
-        reason = "The platform refused the stored credentials; reconnect the account."
-    elif isinstance(outcome, Conflict):
-        reason = "The account was disconnected."
-    else:
-        reason = outcome.message
-    engine.finish(found, status="failed", error=reason)
-
-
-def _lost(reply_ids: list[str]) -> None:
-    PublicReply.update(
-        error="The process posting this reply stopped during the platform call; it may or may not have been posted, "
-              "so it is not posted again."
-    ).where(PublicReply.id.in_(reply_ids)).execute()
-
-
-REPLY_WORK = engine.Kind(
-    name="public_reply", table="public_reply", ready=("pending",), in_flight="posting", lost="unknown",
-    on_lost=_lost, run=post_reply, lease_seconds=lambda: REPLY_LEASE_SECONDS,
-)

@@ -40,23 +40,22 @@ import datetime as dt
 import logging
 from typing import Any
 
-from platforms.base import Button
 from service.accounts import adapters
 from service.accounts import ops as accounts
+from service.broadcasts import work
 from service.broadcasts.shapes import Audience, BroadcastDeleted
 from service.broadcasts.shapes import Broadcast as BroadcastRecord
 from service.broadcasts.shapes import Recipient as RecipientRecord
 from service.engine import core as engine
 from service.identity.auth import Actor
-from service.inbox import outbound
-from service.kit import clock, events, ids, settings
+from service.kit import clock, events, ids
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.kit.pagination import Page, paginate, records, window
 from service.kit.scheduling import due_at
 from service.kit.shapes import button_problems
 from service.kit.signals import MessageFinished
 from storage import hot
-from storage.db import connection, db
+from storage.db import db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation, Message
 
 log = logging.getLogger("switchboard.broadcasts")
@@ -181,17 +180,11 @@ def _apply(row: Broadcast, values: dict[str, Any]) -> None:
 
 
 def _schedule(row: Broadcast, due: dt.datetime | None) -> None:
-    """Draft without a due time; else a ready engine row, nudged at once when already due."""
+    """Draft without a due time; else a ready engine row (the caller writes it through the engine)."""
     row.status = "scheduled" if due is not None else "draft"
     row.next_attempt_at = due
-    row.claimed_until = row.claim_token = None
-    row.attempts = 0
-    row.nudged_at = None
     if due is not None and not row.send_now:
         row.scheduled_for = due
-    if due is not None and due <= clock.now():
-        row.nudged_at = clock.now()
-        engine.nudge_after_commit(START_WORK, [row.id])
 
 
 # -- the operations ------------------------------------------------------------------------------
@@ -228,6 +221,8 @@ def create(
         raise Conflict("The account is disconnected.")
     _schedule(row, due)
     row.save(force_insert=True)
+    # Through the engine: a new row is one more ready row, nudged at once when already due.
+    engine.restart(work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True)
     return record(row)
 
 
@@ -285,13 +280,16 @@ def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord
     _schedule(row, due)
     row.updated_at = clock.now()
     # Conditional on the status read above: a worker that claimed it meanwhile made it `sending`.
-    changed = Broadcast.update(
+    editable = ", ".join(f"'{status}'" for status in EDITABLE)
+    changed = engine.restart(
+        work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True,
+        where=f"status IN ({editable})", unclaimed=True,
         name=row.name, text=row.text, button_label=row.button_label, button_url=row.button_url,
-        active_within_days=row.active_within_days, conversation_ids=row.conversation_ids,
+        active_within_days=row.active_within_days,
+        conversation_ids=Broadcast.conversation_ids.db_value(row.conversation_ids),
         scheduled_for=row.scheduled_for if row.status == "scheduled" and not row.send_now else None,
-        timezone=row.timezone, send_now=row.send_now, status=row.status, next_attempt_at=row.next_attempt_at,
-        claimed_until=None, claim_token=None, attempts=0, nudged_at=row.nudged_at, updated_at=row.updated_at,
-    ).where(Broadcast.id == row.id, Broadcast.status.in_(EDITABLE), Broadcast.claim_token.is_null()).execute()
+        timezone=row.timezone, send_now=row.send_now,
+    )
     if not changed:
         raise Conflict("The broadcast started sending meanwhile; it cannot be changed.")
     return record(Broadcast.get_by_id(row.id))
@@ -313,10 +311,8 @@ def cancel(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
         raise Conflict(f"A {row.status} broadcast cannot be cancelled.")
     moment = clock.now()
     # The broadcast's row first (the fan-out and the finish listener lock it before recipients).
-    changed = hot.run(
-        "UPDATE broadcast SET status = 'cancelled', completed_at = ?, updated_at = ?, next_attempt_at = NULL, "
-        "claimed_until = NULL, claim_token = NULL, nudged_at = NULL "
-        "WHERE id = ? AND status IN ('scheduled', 'sending')", (moment, moment, row.id)).rowcount
+    changed = engine.restart(work.START_WORK, [row.id], status="cancelled", next_attempt_at=None,
+                             where="status IN ('scheduled', 'sending')", completed_at=moment)
     if not changed:
         return cancel(actor=actor, broadcast_id=broadcast_id)  # it moved meanwhile: answer for where it is
     # A message a worker holds is `sending`, not `pending`: it stays, finishes and is counted.
@@ -359,104 +355,11 @@ def delete_for_account(account_id: str) -> int:
     return int(Broadcast.delete().where(Broadcast.account == account_id).execute())
 
 
-# -- starting and fanning out (the engine's work) -------------------------------------------------
+# -- announcing and completing (the fan-out itself is the engine's work: work.py) -----------------
 def _announce(broadcast_id: str, event_type: str) -> None:
     row = hot.by_id(Broadcast, broadcast_id)
     assert row is not None
     events.emit(workspace_id=row.workspace_id, type=event_type, data=record(row).dump())
-
-
-def start(broadcast_id: str) -> None:
-    """The engine's run for a due broadcast: claim it, move it to `sending` (`broadcast.started`) and
-    fan its audience out chunk by chunk. A second worker's claim finds it held or started."""
-    with connection():
-        with db.atomic():
-            found = engine.claim(START_WORK, broadcast_id)
-            if found is None:
-                return
-            moment = clock.now()
-            started = hot.run(
-                "UPDATE broadcast SET status = 'sending', started_at = ?, updated_at = ? "
-                "WHERE id = ? AND claim_token = ? AND status = 'scheduled'",
-                (moment, moment, broadcast_id, found.token)).rowcount
-            if started:
-                _announce(broadcast_id, "broadcast.started")
-        while True:
-            with db.atomic():
-                more = _fan_out_chunk(found)
-            if not more:
-                return
-
-
-def _fan_out_chunk(found: engine.Claim) -> bool:
-    """One bounded transaction of the fan-out: True while conversations remain."""
-    moment = clock.now()
-    # Lock the broadcast (and renew the lease) first; a cancel or a lost claim ends the fan-out.
-    held = hot.run(
-        "UPDATE broadcast SET claimed_until = ?, updated_at = ? WHERE id = ? AND claim_token = ? "
-        "AND status = 'sending'",
-        (moment + dt.timedelta(seconds=_lease()), moment, found.id, found.token)).rowcount
-    if not held:
-        return False
-    row = hot.by_id(Broadcast, found.id)
-    account = hot.by_id(Account, row.account_id) if row is not None else None
-    if row is None or account is None:
-        return False
-    if account.status != "connected":
-        _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
-        return False
-    query = Conversation.select().where(Conversation.account == account.id)
-    if row.conversation_ids:
-        query = query.where(Conversation.id.in_(row.conversation_ids))
-    elif row.active_within_days:
-        since = (row.started_at or moment) - dt.timedelta(days=row.active_within_days)
-        query = query.where(Conversation.last_inbound_at >= since)
-    if row.fanout_cursor:
-        query = query.where(Conversation.id > row.fanout_cursor)
-    chunk = list(query.order_by(Conversation.id).limit(CHUNK))
-    button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
-    recipients: list[dict[str, Any]] = []
-    reachable: list[Conversation] = []
-    for conversation in chunk:
-        entry = {"id": ids.new_id("bcr"), "broadcast": row.id, "conversation_id": conversation.id,
-                 "message_id": None, "status": "pending", "reason": None, "sent_at": None,
-                 "created_at": moment, "updated_at": moment}
-        # The pre-flight check: a contact outside the window is skipped, not refused.
-        if outbound.within_window(conversation, at=moment):
-            reachable.append(conversation)
-        else:
-            entry.update(status="skipped", reason=OUTSIDE_WINDOW)
-        recipients.append(entry)
-    try:
-        messages = outbound.queue_outbound_many(reachable, account, text=row.text, button=button,
-                                                source="broadcast", at=moment)
-    except (ValidationFailed, Conflict) as refused:
-        messages = []
-        for entry in recipients:
-            if entry["status"] == "pending":
-                entry.update(status="failed", reason=refused.message)
-    else:
-        pending = iter(messages)
-        for entry in recipients:
-            if entry["status"] == "pending":
-                entry["message_id"] = next(pending)
-    if recipients:
-        BroadcastRecipient.insert_many(recipients).execute()
-    # One task per group of messages (tasks/engine.py), never one per message.
-    engine.nudge_after_commit(outbound.MESSAGE_WORK, messages)
-    last = len(chunk) < CHUNK
-    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?",
-            (chunk[-1].id if chunk else row.fanout_cursor, last, row.id))
-    if last:
-        engine.finish(found, status="sending", next_attempt_at=None)
-        _complete_if_done(row.id)
-    return not last
-
-
-def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
-    moment = clock.now()
-    engine.finish(found, status="failed", next_attempt_at=None, completed_at=moment, error=reason, fanned_out=True)
-    _announce(row.id, "broadcast.completed")
 
 
 _NONE_PENDING = ("status = 'sending' AND fanned_out = ? AND NOT EXISTS (SELECT 1 FROM broadcast_recipient "
@@ -508,14 +411,3 @@ def message_failed_later(message: Message, reason: str) -> None:
     """The inbox's hook for a receipt that turns a sent message `failed` (WhatsApp reports messages
     outside the window this way): its recipient follows."""
     message_finished(MessageFinished(message.id, message.source, "failed", clock.now(), reason))
-
-
-def _lease() -> float:
-    # The send lease: a fan-out renews it with every chunk, so a dead worker's share is taken over soon.
-    return settings.current().send_lease_seconds
-
-
-START_WORK = engine.Kind(
-    name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
-    lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
-)

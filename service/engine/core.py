@@ -16,6 +16,12 @@ truth. Each kind of work lives in its own table with the same few columns: `stat
    a kind whose work is irreversible (a message to a person) marks the row `lost` (`unknown`),
    never to be redone automatically (at most once).
 
+What a kind does after a failed attempt is its `policy` (service/engine/outcomes.py: the attempt
+cap, the backoff, at most or at least once), applied by `fail`. A kind whose work falls due by other
+rows' columns (an account's credentials about to lapse) has `arm`: the sweep first asks it for the
+rows to make due. Work done a batch at a time inside one transaction (the event outbox's dispatch)
+is a `Batch`: its claim and its outcome commit together, so it needs no lease.
+
 Kinds register explicitly (`register`, from the composition root). The engine never imports
 `tasks/`: the queue side installs how to enqueue with `set_nudger`.
 """
@@ -29,7 +35,10 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from platforms.base import PlatformFailure
+from service.engine.outcomes import Next, Policy, next_state
 from service.kit import clock
+from service.kit.errors import Conflict
 from storage.db import db, is_postgres
 from storage.hot import run_fixed
 from storage.hot import sql as _sql
@@ -59,10 +68,21 @@ class Kind:
     run_group: Callable[[list[str]], Any] | None = None
     sweep_batch: int = 500
     sweep_batches_per_tick: int = 4  # bounded: one busy kind must not starve the tick's other jobs
+    policy: Policy | None = None  # what `fail` does with a failed attempt
+    # Kinds that share a table tell their rows apart with this condition (SQL over the table's columns).
+    scope: str = ""
+    # For rows that fall due by other tables' columns: the status of a row between runs, and a function
+    # giving the rows (column dicts with their `id`) that are due now; `arm` makes them ready.
+    idle: str | None = None
+    arm: Callable[[], list[dict[str, Any]]] | None = None
 
     @cached_property
     def _ready_sql(self) -> str:
         return ", ".join(f"'{status}'" for status in self.ready)
+
+    @cached_property
+    def _scoped(self) -> str:
+        return f" AND {self.scope}" if self.scope else ""
 
     @cached_property
     def claim_sql(self) -> str:
@@ -72,7 +92,7 @@ class Kind:
             f"UPDATE {self.table} SET claimed_until = ?, claim_token = ?, nudged_at = NULL, "  # noqa: S608 - names from code
             f"attempts = attempts + 1, updated_at = ?{moves} "
             f"WHERE id = ? AND status IN ({self._ready_sql}) AND next_attempt_at <= ? "
-            f"AND (claimed_until IS NULL OR claimed_until < ?) RETURNING attempts{extra}"
+            f"AND (claimed_until IS NULL OR claimed_until < ?){self._scoped} RETURNING attempts{extra}"
         )
 
 
@@ -87,12 +107,29 @@ class Claim:
     columns: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Batch:
+    """Work taken a batch at a time: `run(limit)` claims up to `limit` items and does them in the
+    caller's transaction (claim and outcome commit together: a crash rolls both back, so there is no
+    lease), returning how many it took. The sweep runs a few batches every tick; `run_batches` runs
+    them at once when a nudge says there is new work."""
+
+    name: str
+    run: Callable[[int], int]
+    batch: int = 500
+    batches_per_tick: int = 8  # bounded: a burst must not starve the tick's other jobs
+
+
 _kinds: dict[str, Kind] = {}
+_batches: dict[str, Batch] = {}
 _nudger: Nudger | None = None
 
 
-def register(kind: Kind) -> Kind:
-    _kinds[kind.name] = kind
+def register(kind: Kind | Batch) -> Kind | Batch:
+    if isinstance(kind, Batch):
+        _batches[kind.name] = kind
+    else:
+        _kinds[kind.name] = kind
     return kind
 
 
@@ -100,7 +137,27 @@ def reset() -> None:
     """Forget every kind and the nudger (the composition root wires them again)."""
     global _nudger
     _kinds.clear()
+    _batches.clear()
     _nudger = None
+
+
+def batch(name: str) -> Batch:
+    return _batches[name]
+
+
+def run_batches(name: str, *, limit: int | None = None) -> int:
+    """Up to the batch kind's per-tick number of batches, each in a short transaction of its own;
+    returns how many items were taken."""
+    work = _batches[name]
+    size = limit or work.batch
+    taken = 0
+    for _ in range(work.batches_per_tick):
+        with db.atomic():
+            done = work.run(size)
+        taken += done
+        if done < size:
+            break
+    return taken
 
 
 def kind(name: str) -> Kind:
@@ -183,6 +240,99 @@ def finish(
     return bool(cursor.rowcount)
 
 
+def decide(found: Claim, failure: PlatformFailure | Conflict, *, at: datetime | None = None) -> Next:
+    """The row's next state after this attempt failed, by its kind's policy (nothing is written)."""
+    assert found.kind.policy is not None, f"{found.kind.name} has no outcome policy"
+    return next_state(found.kind.policy, found.attempts, failure, at=at)
+
+
+def fail(found: Claim, failure: PlatformFailure | Conflict, *, at: datetime | None = None,
+         **columns: Any) -> Next | None:
+    """Record a failed attempt as its kind's policy says (`decide`), with `columns` besides, if this
+    worker still holds the row: the next state, or None when the row was no longer ours."""
+    return finish_next(found, decide(found, failure, at=at), at=at, **columns)
+
+
+def finish_next(found: Claim, step: Next, *, at: datetime | None = None, **columns: Any) -> Next | None:
+    """`finish` with a decided next state (`decide`): None when the row was no longer ours."""
+    assert found.kind.policy is not None
+    if step.error is not None:
+        columns[found.kind.policy.error_column] = step.error
+    held = finish(found, status=step.status, next_attempt_at=step.next_attempt_at, at=at, **columns)
+    return step if held else None
+
+
+def renew_lease(found: Claim, *, seconds: float | None = None, still: tuple[str, ...] = (), **columns: Any) -> bool:
+    """Extend the lease of a claim that is still ours (a long piece of work between its steps), with
+    `columns` written in the same statement; with `still`, only while the row's status is one of them.
+    False: the row is no longer ours (its lease ran out and another worker has it, or it moved on)."""
+    moment = clock.now()
+    lease = moment + timedelta(seconds=seconds if seconds is not None else found.kind.lease_seconds())
+    assignments = ["claimed_until = ?", "updated_at = ?", *(f"{name} = ?" for name in columns)]
+    condition = "id = ? AND claim_token = ?"
+    if still:
+        condition += " AND status IN (" + ", ".join(f"'{status}'" for status in still) + ")"
+    cursor = run_fixed(
+        f"UPDATE {found.kind.table} SET {', '.join(assignments)} WHERE {condition}",  # noqa: S608 - names from code
+        (lease, moment, *columns.values(), found.id, found.token),
+    )
+    return bool(cursor.rowcount)
+
+
+def restart(kind: Kind, ids: list[str], *, status: str, next_attempt_at: datetime | None, nudge: bool = False,
+            where: str = "", unclaimed: bool = False, **columns: Any) -> list[str]:
+    """Put rows in `status` afresh, whoever held them: no claim, no attempts used, due at
+    `next_attempt_at` (None: not due), `columns` written besides. `where` narrows it (SQL over the
+    table's columns, from code); `unclaimed` leaves alone a row some worker holds now. Returns the
+    ids changed; with `nudge`, enqueued after commit.
+    A worker that held one finds its claim gone: its outcome is ignored."""
+    if not ids:
+        return []
+    moment = clock.now()
+    assignments = ["status = ?", "next_attempt_at = ?", "attempts = 0", "claimed_until = NULL",
+                   "claim_token = NULL", "nudged_at = ?", "updated_at = ?", *(f"{name} = ?" for name in columns)]
+    marks = ", ".join("?" * len(ids))
+    condition = f"id IN ({marks})" + (f" AND {where}" if where else "")
+    if unclaimed:
+        condition += " AND claim_token IS NULL"
+    due_now = nudge and next_attempt_at is not None and next_attempt_at <= moment and has_nudger()
+    rows = db.execute_sql(
+        _sql(f"UPDATE {kind.table} SET {', '.join(assignments)} WHERE {condition} RETURNING id"),  # noqa: S608
+        (status, next_attempt_at, moment if due_now else None, moment, *columns.values(), *ids),
+    ).fetchall()
+    changed = [row[0] for row in rows]
+    if due_now:
+        nudge_after_commit(kind, changed)
+    return changed
+
+
+def arm(kind: Kind, rows: list[dict[str, Any]]) -> list[str]:
+    """Make these rows of an armed kind ready now (inserted when missing), unless one is ready or in
+    someone's hands already; runs in the caller's transaction. Returns the ids armed."""
+    assert kind.idle is not None
+    moment = clock.now()
+    armed: list[str] = []
+    for row in sorted(rows, key=lambda item: item["id"]):  # in id order: two armers wait, never deadlock
+        values = {**row, "status": kind.ready[0], "attempts": 0, "next_attempt_at": moment, "created_at": moment,
+                  "updated_at": moment}
+        names = ", ".join(values)
+        marks = ", ".join("?" * len(values))
+        found = db.execute_sql(
+            _sql(f"INSERT INTO {kind.table} ({names}) VALUES ({marks}) ON CONFLICT (id) DO UPDATE SET "  # noqa: S608
+                 "status = ?, attempts = 0, next_attempt_at = ?, nudged_at = NULL, updated_at = ? "
+                 f"WHERE {kind.table}.status = ? AND {kind.table}.claim_token IS NULL RETURNING id"),
+            (*values.values(), kind.ready[0], moment, moment, kind.idle),
+        ).fetchall()
+        armed += [item[0] for item in found]
+    return armed
+
+
+def settle_idle(found: Claim, **columns: Any) -> bool:
+    """Finish an armed kind's run: back to idle until armed again."""
+    assert found.kind.idle is not None
+    return finish(found, status=found.kind.idle, **columns)
+
+
 def postpone(kind: Kind, item_id: str, *, until: datetime) -> bool:
     """Move a ready, unclaimed row's next attempt later without using an attempt (the pace said wait)."""
     cursor = db.execute_sql(
@@ -200,6 +350,22 @@ def _limited(kind: Kind, condition: str, order: str, limit: int) -> str:
     return f"SELECT id FROM {kind.table} WHERE {condition} ORDER BY {order} LIMIT {int(limit)}{lock}"  # noqa: S608
 
 
+def take_batch(table: str, *, pending: str, order: str, mark: dict[str, Any], returning: tuple[str, ...],
+               limit: int) -> list[tuple[Any, ...]]:
+    """Claim up to `limit` rows of a batch kind in the caller's transaction: the rows matching
+    `pending` (SQL from code) get `mark`, so that no other worker takes them; their `returning`
+    columns come back. Workers taking batches at once skip each other's rows on PostgreSQL."""
+    lock = " FOR UPDATE SKIP LOCKED" if is_postgres() else ""
+    chosen = f"SELECT id FROM {table} WHERE {pending} ORDER BY {order} LIMIT {int(limit)}{lock}"  # noqa: S608
+    assignments = ", ".join(f"{name} = ?" for name in mark)
+    rows = db.execute_sql(
+        _sql(f"UPDATE {table} SET {assignments} WHERE id IN ({chosen}) AND {pending} "  # noqa: S608
+             f"RETURNING {', '.join(returning)}"),
+        tuple(mark.values()),
+    ).fetchall()
+    return [tuple(row) for row in rows]
+
+
 @dataclass(frozen=True)
 class Swept:
     nudged: list[str]
@@ -212,11 +378,13 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     Runs in the caller's transaction; the nudged rows are enqueued after it commits.
     """
     limit = limit or kind.sweep_batch
+    if kind.arm is not None:
+        arm(kind, kind.arm())
     moment = clock.now()
     lost: list[str] = []
     if kind.in_flight and kind.lost:
         # The claim token stays: the call may still answer after its lease, and that answer counts.
-        expired = f"status = '{kind.in_flight}' AND claimed_until < ?"
+        expired = f"status = '{kind.in_flight}' AND claimed_until < ?{kind._scoped}"
         rows = db.execute_sql(
             _sql(f"UPDATE {kind.table} SET status = '{kind.lost}', claimed_until = NULL, "  # noqa: S608
                  f"updated_at = ? WHERE id IN ({_limited(kind, expired, 'claimed_until', limit)}) AND {expired} "
@@ -231,7 +399,7 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     # done and does nothing.
     stale = moment - timedelta(seconds=kind.lease_seconds())
     due = (f"status IN ({kind._ready_sql}) AND next_attempt_at <= ? "
-           "AND (claimed_until IS NULL OR claimed_until < ?) AND (nudged_at IS NULL OR nudged_at < ?)")
+           f"AND (claimed_until IS NULL OR claimed_until < ?) AND (nudged_at IS NULL OR nudged_at < ?){kind._scoped}")
     rows = db.execute_sql(
         _sql(f"UPDATE {kind.table} SET nudged_at = ? "  # noqa: S608
              f"WHERE id IN ({_limited(kind, due, 'next_attempt_at', limit)}) AND {due} RETURNING id"),
@@ -249,6 +417,8 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
 def sweep_all() -> dict[str, Swept]:
     """One tick's sweep of every kind, each in short transactions and at most a few batches."""
     done: dict[str, Swept] = {}
+    for work in list(_batches.values()):
+        run_batches(work.name)
     for registered in kinds():
         nudged: list[str] = []
         lost: list[str] = []

@@ -32,9 +32,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from platforms.base import Button, Indeterminate, PlatformFailure, ReauthRequired, RetryLater, SentMessage
+from platforms.base import Button, PlatformFailure, RetryLater, SentMessage
 from service.accounts import adapters
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from service.identity.auth import Actor
 from service.inbox import pacer
 from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound
@@ -277,27 +278,14 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         return
     if isinstance(outcome, RetryLater):
         pacer.pause(loaded.account.id, outcome.delay_seconds)
-        if found.attempts < MAX_ATTEMPTS:
-            later = moment + dt.timedelta(seconds=max(outcome.delay_seconds, 0.05))
-            engine.finish(found, status="pending", next_attempt_at=later,
-                          error=f"The platform asked to slow down; next attempt at {clock.iso(later)}.")
-            return
-        reason = f"The platform kept asking to slow down; gave up after {found.attempts} attempts."
-    elif isinstance(outcome, Indeterminate):
-        error = (f"No answer from the platform: {outcome.message}. "
-                 "It may or may not have arrived, so it is not sent again.")
-        if engine.finish(found, status="unknown", error=error):
-            signals.message_finished.send(MessageFinished(message.id, message.source, "unknown", moment, error))
+    step = engine.fail(found, outcome, at=moment)
+    if step is None or step.again:
         return
-    elif isinstance(outcome, ReauthRequired):
-        reason = "The platform refused the stored credentials; reconnect the account."
-    elif isinstance(outcome, Conflict):
-        reason = "The account was disconnected."
-    else:
-        reason = outcome.message
-    if engine.finish(found, status="failed", at=moment, error=reason):
-        _announce(message, conversation, "message.failed", status="failed", at=moment, error=reason)
-        signals.message_finished.send(MessageFinished(message.id, message.source, "failed", moment, reason))
+    if step.status == "unknown":
+        signals.message_finished.send(MessageFinished(message.id, message.source, "unknown", moment, step.error))
+        return
+    _announce(message, conversation, "message.failed", status="failed", at=moment, error=step.error)
+    signals.message_finished.send(MessageFinished(message.id, message.source, "failed", moment, step.error))
 
 
 def _announce(message: Message, conversation: Conversation, event_type: str, *, at: dt.datetime,
@@ -310,9 +298,15 @@ def _announce(message: Message, conversation: Conversation, event_type: str, *, 
                 data=MessageRecord.model_validate(message).dump())
 
 
+# At most once: a message reaches a person, so one whose send had no answer is never sent again.
+MESSAGE_POLICY = Policy(
+    retry_status="pending", failed_status="failed", lost_status="unknown", max_attempts=MAX_ATTEMPTS,
+    lost_text="No answer from the platform: {message}. It may or may not have arrived, so it is not sent again.",
+)
+
 MESSAGE_WORK = engine.Kind(
     name="outbound_message", table="message", ready=("pending",), in_flight="sending", lost="unknown",
-    on_lost=_lost, run=send, lease_seconds=lease_seconds,
+    on_lost=_lost, run=send, lease_seconds=lease_seconds, policy=MESSAGE_POLICY,
 )
 
 

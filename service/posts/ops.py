@@ -461,7 +461,7 @@ def delete(*, actor: Actor, post_id: str, from_platforms: bool | None = None) ->
     """Draft or scheduled: deleted (a scheduled one with `post.cancelled`). Published or partial: 409,
     unless `from_platforms`, which deletes it on each platform that allows it first. Failed:
     deleted (nothing of it is live)."""
-    from service.posts import publishing
+    from service.posts import work
 
     actor.require_write()
     with db.atomic():
@@ -480,10 +480,9 @@ def delete(*, actor: Actor, post_id: str, from_platforms: bool | None = None) ->
             raise Conflict(f"A {status} post is live on its platforms: delete it with ?fromPlatforms=true, "
                            "which also deletes it there." if status != "publishing" else
                            "The post is publishing; wait until it settles.")
-    outcomes = publishing.delete_from_platforms(post_id)
-    with db.atomic():
-        Post.delete().where(Post.id == post_id).execute()
-    return PostDeleted(id=post_id, deleted=True, platforms=outcomes)
+        # Engine work, run by this request once written; a worker finishes it if the request dies.
+        deletions = work.queue_deletions(post_id)
+    return PostDeleted(id=post_id, deleted=True, platforms=work.delete_now(post_id, deletions))
 
 
 def delete_for_account(account_id: str) -> int:

@@ -53,12 +53,12 @@ from platforms.base import (
 )
 from service.accounts import adapters
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from service.identity.auth import Actor
 from service.kit import clock, ids, settings
 from service.kit.errors import Conflict
 from service.media import ops as media
 from service.posts import ops as posts
-from service.posts.shapes import PlatformDeletion
 from service.posts.shapes import Post as PostRecord
 from storage.db import connection, db, reading
 from storage.hot import sql
@@ -243,13 +243,8 @@ def _first_comment(loaded: _Loaded, found: engine.Claim, progress: dict[str, Any
 
 def _store_progress(found: engine.Claim, progress: dict[str, Any]) -> bool:
     """Keep a step's result before the next one (and renew the lease), if still in our hands."""
-    moment = clock.now()
     with db.atomic():
-        cursor = db.execute_sql(
-            sql("UPDATE post_target SET progress = ?, claimed_until = ?, updated_at = ? "
-                "WHERE id = ? AND claim_token = ?"),
-            (_json(progress), moment + dt.timedelta(seconds=lease_seconds()), moment, found.id, found.token))
-    return bool(cursor.rowcount)
+        return engine.renew_lease(found, progress=_json(progress))
 
 
 def _step(loaded: _Loaded, progress: dict[str, Any] | None) -> Outcome:
@@ -294,25 +289,17 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: Outcome) -> None:
         engine.finish(found, status="queued", at=moment, progress=_json(progress),
                       next_attempt_at=moment + dt.timedelta(seconds=max(outcome.poll_after, 0.05)))
         return
-    if isinstance(outcome, RetryLater) and found.attempts < MAX_RETRY_LATER:
-        later = moment + dt.timedelta(seconds=max(outcome.delay_seconds, 0.05))
-        engine.finish(found, status="queued", next_attempt_at=later,
-                      error=f"The platform asked to wait; next attempt at {clock.iso(later)}.")
-        return
-    if isinstance(outcome, Indeterminate):
+    assert outcome is not None
+    step = engine.decide(found, outcome, at=moment)
+    if step.status == "unknown":
+        assert isinstance(outcome, PlatformFailure)
         engine.finish(found, status="unknown", at=moment)
         _plan_reconcile(loaded.target.id, f"No answer from the platform: {outcome.message}.")
         return
-    if isinstance(outcome, ReauthRequired):
-        reason = "The platform refused the stored credentials; reconnect the account."
-    elif isinstance(outcome, Conflict):
-        reason = outcome.message
-    elif isinstance(outcome, RetryLater):
-        reason = f"The platform kept asking to wait; gave up after {found.attempts} attempts."
-    else:
-        assert outcome is not None
-        reason = outcome.message
-    if engine.finish(found, status="failed", at=moment, error=reason, progress=None):
+    if step.again:
+        engine.finish_next(found, step)
+        return
+    if engine.finish_next(found, step, at=moment, progress=None):
         settle(post_id)
 
 
@@ -437,42 +424,13 @@ def retry(*, actor: Actor, post_id: str) -> PostRecord:
     if not again:
         raise Conflict("The post has no failed target to retry.")
     moment = clock.now()
-    PostTarget.update(status="queued", next_attempt_at=moment, error=None, progress=None, attempts=0,
-                      claimed_until=None, claim_token=None, nudged_at=None, updated_at=moment).where(
-        PostTarget.id.in_([t.id for t in again])).execute()
+    engine.restart(TARGET_WORK, [t.id for t in again], status="queued", next_attempt_at=moment, error=None,
+                   progress=None)
     post.status = "publishing"
     post.updated_at = moment
     post.save()
     nudge([t.id for t in again])
     return posts.record(post)
-
-
-def delete_from_platforms(post_id: str) -> list[PlatformDeletion]:
-    """Delete each published target on its platform, where the platform lets an app delete (outside
-    any transaction: one platform call per target)."""
-    with connection(), db.atomic():
-        targets = list(PostTarget.select().where(PostTarget.post == post_id, PostTarget.platform_post_id.is_null(False))
-                       .order_by(PostTarget.position))
-        accounts = {a.id: a for a in Account.select().where(Account.id.in_([t.account_id for t in targets]))}
-    outcomes = []
-    for target in targets:
-        account = accounts.get(target.account_id)
-        error = None
-        try:
-            if account is None:
-                raise Conflict("The account was deleted.")
-            platform_post_id = str(target.platform_post_id)
-            adapters.call(account, lambda adapter, ctx, pid=platform_post_id: adapter.delete_post(  # type: ignore[misc]
-                ctx, platform_post_id=pid))
-        except Unsupported as failure:
-            error = f"{target.platform} does not let apps delete posts: {failure.message}; delete it on the platform."
-        except PlatformFailure as failure:
-            error = f"The platform refused: {failure.message}"
-        except Conflict as conflict:
-            error = conflict.message
-        outcomes.append(PlatformDeletion(account_id=target.account_id, platform=target.platform, deleted=error is None,
-                                         error=error))
-    return outcomes
 
 
 # -- posts made natively on the platform ------------------------------------------------------------
@@ -509,7 +467,17 @@ def on_native_post(account: Account, event: Any) -> None:
         record_external(account, platform_post_id=event.platform_message_id, text=event.text)
 
 
+# At most once: a post is public, so one whose publish had no answer is `unknown`, reconciled against
+# the platform's recent posts where it lists them (`_plan_reconcile`), never published again blindly.
+TARGET_POLICY = Policy(
+    retry_status="queued", failed_status="failed", lost_status="unknown", max_attempts=MAX_RETRY_LATER,
+    retry_text="The platform asked to wait; next attempt at {at}.",
+    gave_up_text="The platform kept asking to wait; gave up after {attempts} attempts.", lost_text=None,
+    conflict_text=None,
+)
+
 TARGET_WORK = engine.Kind(
     name="post_target", table="post_target", ready=("queued", "unknown"), in_flight="publishing", lost="unknown",
     on_lost=_lost, run=run, lease_seconds=lease_seconds, returning=("post_id",), dispatch=run_here,
+    policy=TARGET_POLICY,
 )

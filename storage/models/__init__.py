@@ -6,7 +6,7 @@ Times are naive UTC. JSON columns are text so SQLite and PostgreSQL store them a
 
 from __future__ import annotations
 
-from storage.models.accounts import Account, ConnectState, InboundRecord
+from storage.models.accounts import Account, AccountChore, ConnectState, InboundRecord
 from storage.models.analytics import FollowerSnapshot
 from storage.models.automations import AutomationContact, AutomationLog, CommentAutomation, PublicReply
 from storage.models.base import BaseModel, JSONField
@@ -25,7 +25,7 @@ from storage.models.identity import (
 )
 from storage.models.inbox import Conversation, ConversationCount, Message, PaceSlot
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
-from storage.models.posts import Media, Post, PostTarget
+from storage.models.posts import Media, Post, PostDeletion, PostTarget
 from storage.models.sequences import Enrollment, Sequence
 from storage.models.webhooks import Event, WebhookDelivery, WebhookEndpoint
 
@@ -66,11 +66,14 @@ ALL_MODELS: list[type[BaseModel]] = [
     Media,
     Post,
     PostTarget,
+    AccountChore,
+    PostDeletion,
 ]
 
 __all__ = [
     "ALL_MODELS",
     "Account",
+    "AccountChore",
     "ApiKey",
     "AutomationContact",
     "AutomationLog",
@@ -97,6 +100,7 @@ __all__ = [
     "OAuthToken",
     "PaceSlot",
     "Post",
+    "PostDeletion",
     "PostTarget",
     "Profile",
     "PublicReply",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from peewee import BlobField, BooleanField, CharField, DateTimeField, ForeignKeyField
 
 from service.kit.clock import now
-from storage.models.base import BaseModel, JSONField
+from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Profile, Workspace
 
 
@@ -58,3 +58,21 @@ class InboundRecord(BaseModel):
 
     class Meta:
         indexes = ((("account", "dedupe_key"), True),)
+
+
+class AccountChore(WorkModel):
+    """A recurring chore of one account as a row of the work engine: `renewal` (refresh credentials
+    that lapse for good) or `snapshot` (today's follower count). One row per account and chore, its
+    id `<chore>_<account id>`: `idle` between runs, armed `due` when the account's own columns say
+    the chore is due (service/accounts/work.py, service/analytics/work.py), back to `idle` once done.
+    """
+
+    id = CharField(primary_key=True, max_length=60)
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=True)
+    account_id: str  # the foreign key column, for type checkers
+    chore = CharField(max_length=16)  # renewal | snapshot
+    status = CharField(max_length=16, default="idle")  # idle | due
+    created_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("chore", "status", "next_attempt_at"), False),)  # the sweeper's due rows

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from peewee import BooleanField, CharField, CompositeKey, DateTimeField, ForeignKeyField, IntegerField, TextField
+from peewee import BooleanField, CharField, CompositeKey, DateTimeField, ForeignKeyField, TextField
 
 from service.kit.clock import now
 from storage.models.accounts import Account
-from storage.models.base import BaseModel, JSONField
+from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Profile, Workspace
 
 
@@ -76,7 +76,7 @@ class AutomationContact(BaseModel):
         primary_key = CompositeKey("automation", "commenter_id")
 
 
-class PublicReply(BaseModel):
+class PublicReply(WorkModel):
     """A public answer under a comment: a work row of the engine, posted at most once."""
 
     id = CharField(primary_key=True, max_length=40)
@@ -88,11 +88,6 @@ class PublicReply(BaseModel):
     status = CharField(max_length=16)
     platform_reply_id = CharField(max_length=255, null=True)
     error = TextField(null=True)
-    attempts = IntegerField(default=0)
-    next_attempt_at = DateTimeField(null=True)
-    claimed_until = DateTimeField(null=True)
-    claim_token = CharField(max_length=32, null=True)
-    nudged_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 

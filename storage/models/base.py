@@ -1,12 +1,13 @@
-"""The bases of every model: JSON kept as text, one database handle."""
+"""The bases of every model: JSON kept as text, one database handle, and the work engine's columns."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from peewee import Model, TextField
+from peewee import CharField, DateTimeField, IntegerField, Model, TextField
 
+from service.kit.clock import now
 from storage.db import db
 
 
@@ -22,3 +23,22 @@ class BaseModel(Model):
     class Meta:
         database = db
         legacy_table_names = False
+
+
+class WorkModel(BaseModel):
+    """A table whose rows are durable work of the engine (service/engine/core.py), with its columns.
+
+    `status` is the row's own (each table names its states; a subclass may give it a default);
+    `next_attempt_at` says when it is due (null: not due at all); `claimed_until` is the lease of the
+    worker doing it now and `claim_token` that worker's mark, so an outcome from a worker that lost
+    its lease changes nothing; `nudged_at` keeps the sweeper from enqueueing a row again every tick
+    while its task waits in the queue. Only the engine writes the claim's columns.
+    """
+
+    status = CharField(max_length=16)
+    attempts = IntegerField(default=0)
+    next_attempt_at = DateTimeField(null=True)
+    claimed_until = DateTimeField(null=True)
+    claim_token = CharField(max_length=32, null=True)
+    nudged_at = DateTimeField(null=True)
+    updated_at = DateTimeField(default=now)

@@ -6,11 +6,11 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Inte
 
 from service.kit.clock import now
 from storage.models.accounts import Account
-from storage.models.base import BaseModel, JSONField
+from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Profile, Workspace
 
 
-class Broadcast(BaseModel):
+class Broadcast(WorkModel):
     """One message to many conversations of one account, and the engine row that starts it.
 
     `scheduled` with a due `next_attempt_at` is the scheduler's work: the engine claims it, moves it
@@ -43,12 +43,6 @@ class Broadcast(BaseModel):
     error = TextField(null=True)  # why a broadcast `failed`
     started_at = DateTimeField(null=True)
     completed_at = DateTimeField(null=True)
-    # The work engine's columns (service/engine.py).
-    attempts = IntegerField(default=0)
-    next_attempt_at = DateTimeField(null=True)
-    claimed_until = DateTimeField(null=True)
-    claim_token = CharField(max_length=32, null=True)
-    nudged_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 

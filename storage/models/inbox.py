@@ -6,7 +6,7 @@ from peewee import CharField, DateTimeField, FloatField, ForeignKeyField, Intege
 
 from service.kit.clock import now
 from storage.models.accounts import Account
-from storage.models.base import BaseModel, JSONField
+from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Profile, Workspace
 
 
@@ -45,7 +45,7 @@ class Conversation(BaseModel):
         )
 
 
-class Message(BaseModel):
+class Message(WorkModel):
     id = CharField(primary_key=True, max_length=40)
     conversation = ForeignKeyField(Conversation, on_delete="CASCADE", index=False)
     conversation_id: str  # the foreign key column, for type checkers
@@ -62,12 +62,6 @@ class Message(BaseModel):
     # A private reply (a comment automation's DM) is addressed by the comment, not the contact; one
     # per comment (the platforms allow one), held by the unique index of migration 11.
     comment_id = CharField(max_length=255, null=True)
-    # The work engine's columns (service/engine.py); outbound messages only.
-    attempts = IntegerField(default=0)
-    next_attempt_at = DateTimeField(null=True)
-    claimed_until = DateTimeField(null=True)
-    claim_token = CharField(max_length=32, null=True)
-    nudged_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 

@@ -6,7 +6,7 @@ from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, Text
 
 from service.kit.clock import now
 from storage.models.accounts import Account
-from storage.models.base import BaseModel, JSONField
+from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Workspace
 
 
@@ -51,7 +51,7 @@ class Post(BaseModel):
         indexes = ((("workspace", "created_at", "id"), False),)
 
 
-class PostTarget(BaseModel):
+class PostTarget(WorkModel):
     """One post on one account: a row of the work engine, published at most once.
 
     queued → publishing (claimed, in the platform's hands) → published (with its platform id) |
@@ -83,11 +83,25 @@ class PostTarget(BaseModel):
     likes = IntegerField(default=0)
     comments = IntegerField(default=0)
     shares = IntegerField(default=0)
-    # The work engine's columns (service/engine.py). A draft's targets have no next_attempt_at.
-    attempts = IntegerField(default=0)
-    next_attempt_at = DateTimeField(null=True)
-    claimed_until = DateTimeField(null=True)
-    claim_token = CharField(max_length=32, null=True)
-    nudged_at = DateTimeField(null=True)
+    # A draft's targets have no `next_attempt_at` (the engine's columns come from WorkModel).
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
+
+
+class PostDeletion(WorkModel):
+    """One live target of a post to delete on its platform: a row of the work engine
+    (service/posts/work.py), kept until every deletion of its post has settled and the post is gone.
+    No foreign keys: it outlives the post by a moment, and says so if the account went first."""
+
+    id = CharField(primary_key=True, max_length=40)
+    post_id = CharField(max_length=40, index=True)
+    account_id = CharField(max_length=40)
+    platform = CharField(max_length=16)
+    platform_post_id = CharField(max_length=255)
+    position = IntegerField(default=0)
+    status = CharField(max_length=16, default="pending")  # pending | deleted | failed
+    error = TextField(null=True)
+    created_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("status", "next_attempt_at"), False),)  # the sweeper's due rows

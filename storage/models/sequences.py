@@ -6,7 +6,7 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Inte
 
 from service.kit.clock import now
 from storage.models.accounts import Account
-from storage.models.base import BaseModel, JSONField
+from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Profile, Workspace
 from storage.models.inbox import Conversation
 
@@ -37,7 +37,7 @@ class Sequence(BaseModel):
         indexes = ((("workspace", "created_at", "id"), False),)
 
 
-class Enrollment(BaseModel):
+class Enrollment(WorkModel):
     """One conversation's way through one sequence: a work row of the engine whose `next_attempt_at`
     is its next step's due time (the sweeper is the scheduler)."""
 
@@ -54,11 +54,7 @@ class Enrollment(BaseModel):
     reason = CharField(max_length=64, null=True)
     enrolled_at = DateTimeField(default=now)
     ended_at = DateTimeField(null=True)
-    attempts = IntegerField(default=0)
-    next_attempt_at = DateTimeField(null=True)  # null while the sequence is paused
-    claimed_until = DateTimeField(null=True)
-    claim_token = CharField(max_length=32, null=True)
-    nudged_at = DateTimeField(null=True)
+    # `next_attempt_at` is null while the sequence is paused.
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 

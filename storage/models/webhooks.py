@@ -5,7 +5,7 @@ from __future__ import annotations
 from peewee import BlobField, BooleanField, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
 from service.kit.clock import now
-from storage.models.base import BaseModel, JSONField
+from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Workspace
 
 
@@ -38,7 +38,7 @@ class WebhookEndpoint(BaseModel):
     updated_at = DateTimeField(default=now)
 
 
-class WebhookDelivery(BaseModel):
+class WebhookDelivery(WorkModel):
     """One event to one endpoint: the durable unit of webhook work (Huey only nudges it).
 
     `claimed_until` is the lease of the worker sending it now; a worker that dies leaves the lease
@@ -55,13 +55,8 @@ class WebhookDelivery(BaseModel):
     event_id: str  # the foreign key column, for type checkers
     event_type = CharField(max_length=64)  # copied from the event for the log's filter
     status = CharField(max_length=16, default="QUEUED")  # QUEUED | RETRYING | DELIVERED | FAILED
-    attempts = IntegerField(default=0)
     response_status = IntegerField(null=True)
     last_error = TextField(null=True)
-    next_attempt_at = DateTimeField(null=True)  # null once DELIVERED or FAILED
-    claimed_until = DateTimeField(null=True)
-    claim_token = CharField(max_length=32, null=True)
-    nudged_at = DateTimeField(null=True)
     delivered_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)

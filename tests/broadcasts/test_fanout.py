@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from service.broadcasts import ops as broadcasts
+from service.broadcasts import work as broadcast_work
 from service.kit import clock
 from storage.db import connection
 from storage.models import Event
@@ -48,7 +49,7 @@ def test_a_fan_out_in_small_chunks_reaches_everyone_once(live, monkeypatch):
 
 def test_a_fan_out_cut_short_is_taken_over_from_where_it_stopped(live, monkeypatch):
     monkeypatch.setattr(broadcasts, "CHUNK", 3)
-    real_chunk = broadcasts._fan_out_chunk
+    real_chunk = broadcast_work._fan_out_chunk
     calls = []
 
     def dies_after_the_first_chunk(found):
@@ -57,7 +58,7 @@ def test_a_fan_out_cut_short_is_taken_over_from_where_it_stopped(live, monkeypat
             raise RuntimeError("the worker died here")  # the second chunk's transaction rolls back
         return real_chunk(found)
 
-    monkeypatch.setattr(broadcasts, "_fan_out_chunk", dies_after_the_first_chunk)
+    monkeypatch.setattr(broadcast_work, "_fan_out_chunk", dies_after_the_first_chunk)
     tenant = live.tenant()
     bot = _bot_with_contacts(live, tenant, 8)
     created = live.client.post("/v1/broadcasts", headers=bearer(tenant["apiKey"]),

@@ -101,9 +101,9 @@ def test_an_answer_from_a_worker_that_lost_its_claim_is_ignored(tenant):
 
 def test_importing_the_service_registers_nothing_and_hashes_nothing():
     code = (
-        "import switchboard.app, service.inbox.outbound, service.webhooks.ops, tasks.engine, tasks.webhooks\n"
+        "import switchboard.app, service.inbox.outbound, service.webhooks.ops, service.webhooks.work, tasks.engine\n"
         "from service.engine import core as engine\nfrom service.identity import users\nfrom service.kit import signals\n"
-        "assert engine.kinds() == [] and not engine.has_nudger(), 'kinds registered at import'\n"
+        "assert engine.kinds() == [] and not engine._batches and not engine.has_nudger(), 'kinds registered at import'\n"
         "assert not signals.platform_event.by_kind and not any(signals.ALL[1:]), 'receivers connected at import'\n"
         "assert users._dummy_hash.cache_info().currsize == 0, 'a password hashed at import'\n"
     )

@@ -9,10 +9,10 @@ from datetime import timedelta
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.kit import clock, events
+from service.webhooks import delivery, work
 from service.webhooks import ops as webhooks
 from storage.db import connection, db
 from storage.models import WebhookDelivery
-from tasks import webhooks as webhook_tasks
 
 
 def _actor(tenant):
@@ -47,9 +47,8 @@ def test_concurrent_dispatchers_write_one_delivery_per_event_and_endpoint(servic
     monkeypatch.setattr(engine, "_nudger", None)  # nothing sends: this is about rows only
     endpoints = _endpoints(tenant, 2)
     emitted = _emit(tenant, 300)
-    monkeypatch.setattr(webhook_tasks, "BATCH", 25)  # many small batches interleave between threads
-
-    _in_threads(webhook_tasks.dispatch_events)
+    # Many small batches interleave between threads.
+    _in_threads(lambda: engine.run_batches(work.DISPATCH_WORK.name, limit=25))
 
     with connection():
         pairs = [(row.event_id, row.endpoint_id) for row in WebhookDelivery.select()]
@@ -62,11 +61,11 @@ def test_only_one_of_many_workers_claims_a_delivery(service, tenant, monkeypatch
     _endpoints(tenant, 1)
     _emit(tenant, 1)
     with connection(), db.atomic():
-        delivery_id = webhooks.dispatch_pending().deliveries[0]
+        delivery_id = work.dispatch_pending().deliveries[0]
 
     def try_claim():
         with db.atomic():
-            return webhooks.claim(delivery_id)
+            return work.claim(delivery_id)
 
     claims = [found for found in _in_threads(try_claim) if found is not None]
     assert len(claims) == 1
@@ -78,16 +77,16 @@ def test_the_sweeper_hands_out_expired_claims_and_leaves_live_ones(service, tena
     _endpoints(tenant, 1)
     _emit(tenant, 2)
     with connection(), db.atomic():
-        live_id, dead_id = webhooks.dispatch_pending().deliveries
-        webhooks.claim(live_id)
-        webhooks.claim(dead_id)
+        live_id, dead_id = work.dispatch_pending().deliveries
+        work.claim(live_id)
+        work.claim(dead_id)
         # The worker holding this one died: its lease ran out.
         WebhookDelivery.update(claimed_until=clock.now() - timedelta(seconds=1)).where(
             WebhookDelivery.id == dead_id).execute()
     with connection(), db.atomic():
-        swept = webhooks.sweep_due()
+        swept = work.sweep_due()
     with connection(), db.atomic():
-        swept_again = webhooks.sweep_due()
+        swept_again = work.sweep_due()
     assert swept == [dead_id]
     assert swept_again == []  # nudged once; not again while its task waits in the queue
 
@@ -97,14 +96,14 @@ def test_an_outcome_from_a_worker_that_lost_its_lease_is_ignored(service, tenant
     _endpoints(tenant, 1)
     _emit(tenant, 1)
     with connection(), db.atomic():
-        delivery_id = webhooks.dispatch_pending().deliveries[0]
-        slow = webhooks.claim(delivery_id)
+        delivery_id = work.dispatch_pending().deliveries[0]
+        slow = work.claim(delivery_id)
         WebhookDelivery.update(claimed_until=clock.now() - timedelta(seconds=1)).where(
             WebhookDelivery.id == delivery_id).execute()
-        fresh = webhooks.claim(delivery_id)
+        fresh = work.claim(delivery_id)
     with connection(), db.atomic():
-        ignored = webhooks.record_outcome(slow, webhooks.Outcome(False, 500, "HTTP 500."))
-        kept = webhooks.record_outcome(fresh, webhooks.Outcome(True, 200))
+        ignored = work.record_outcome(slow, delivery.Outcome(False, 500, "HTTP 500."))
+        kept = work.record_outcome(fresh, delivery.Outcome(True, 200))
     assert ignored is None
     assert kept == "DELIVERED"
     with connection():
@@ -120,29 +119,29 @@ def test_a_group_records_each_outcome_and_one_rows_fault_leaves_the_rest(service
         webhooks.create(actor=_actor(tenant), url=receiver.url + "/hook")
     _emit(tenant, 5)
     with connection(), db.atomic():
-        ids = webhooks.dispatch_pending().deliveries
+        ids = work.dispatch_pending().deliveries
     broken = ids[2]
-    attempt = webhooks._attempt_loaded
+    attempt = work._attempt_loaded
 
     def breaks_once(found, loaded):
         if found.id == broken:
             raise RuntimeError("a fault of our own")
         return attempt(found, loaded)
 
-    monkeypatch.setattr(webhooks, "_attempt_loaded", breaks_once)
+    monkeypatch.setattr(work, "_attempt_loaded", breaks_once)
     with connection():
-        webhooks.deliver_group(ids)
+        work.deliver_group(ids)
         rows = {row.id: row for row in WebhookDelivery.select()}
     assert sorted(hit.headers["x-service-delivery"] for hit in receiver.snapshot()) == sorted(set(ids) - {broken})
     assert {row.id: (row.status, row.attempts) for row in rows.values() if row.id != broken} == {
         delivery_id: ("DELIVERED", 1) for delivery_id in ids if delivery_id != broken}
     assert (rows[broken].status, rows[broken].claim_token is not None) == ("QUEUED", True)
 
-    monkeypatch.setattr(webhooks, "_attempt_loaded", attempt)
-    clock.advance(webhooks.lease_seconds() + 1)
+    monkeypatch.setattr(work, "_attempt_loaded", attempt)
+    clock.advance(work.lease_seconds() + 1)
     with connection(), db.atomic():
-        assert webhooks.sweep_due() == [broken]
+        assert work.sweep_due() == [broken]
     with connection():
-        webhooks.deliver_group([broken])
+        work.deliver_group([broken])
         assert (WebhookDelivery.get_by_id(broken).status, WebhookDelivery.get_by_id(broken).attempts) == ("DELIVERED", 2)
     assert len(receiver.snapshot()) == 5

@@ -6,6 +6,12 @@ be refreshed, and the account must be connected again by a person. So every acco
 clear when its credentials lapse (`credentials_expire_at`), and once a day at most per account,
 from a week before, a worker refreshes them. A platform that refuses flags the account
 `needsReauth`; one that cannot answer now is tried again the next day (a week leaves seven tries).
+
+The renewal is a kind of the engine (`RENEWAL_WORK`) whose rows are the accounts' `renewal` chores
+(`AccountChore`): each sweep arms the chores of the accounts due (`_due`), and the engine claims,
+leases and sweeps them like any other work. It is at least once: refreshing a token twice gives a
+second fresh token and harms nothing, so a worker that died mid-renewal leaves its chore to be
+handed out again once its lease runs out (before, a lost task cost the account a day).
 """
 
 from __future__ import annotations
@@ -16,10 +22,11 @@ from typing import Literal
 
 from platforms.base import PLATFORMS, PlatformFailure, ReauthRequired, Rejected
 from service.accounts import adapters
-from service.kit import clock
-from storage.db import connection, db, is_postgres
+from service.engine import core as engine
+from service.kit import clock, settings
+from storage.db import connection, db
 from storage.hot import by_id
-from storage.models import Account
+from storage.models import Account, AccountChore
 
 log = logging.getLogger("switchboard.renewals")
 
@@ -34,11 +41,13 @@ def _lapsing_platforms() -> list[str]:
     return [name for name in PLATFORMS if adapters.adapter(name).lapsing_credentials]
 
 
-def claim_due(limit: int = BATCH) -> list[str]:
-    """Take up to `limit` accounts to renew now, in the caller's transaction: connected, lapsing
-    within a week (or never looked at since they were connected before lapses were recorded), and
-    not tried in the last day. Marking them tried is the claim, so workers never share one."""
+def _due(limit: int = BATCH) -> list[dict[str, str]]:
+    """The renewal chores to arm now: connected accounts lapsing within a week (or never looked at
+    since they were connected before lapses were recorded), not tried in the last day, whose chore
+    is not armed already."""
     moment = clock.now()
+    busy = AccountChore.select(AccountChore.account).where(AccountChore.chore == "renewal",
+                                                           AccountChore.status != "idle")
     due = (
         (Account.status == "connected")
         & (Account.platform.in_(_lapsing_platforms()))
@@ -47,15 +56,26 @@ def claim_due(limit: int = BATCH) -> list[str]:
             | (Account.credentials_expire_at.is_null() & Account.credentials_checked_at.is_null())
         )
         & (Account.credentials_checked_at.is_null() | (Account.credentials_checked_at <= moment - RETRY_AFTER))
+        & Account.id.not_in(busy)
     )
     candidates = Account.select(Account.id).where(due).order_by(Account.credentials_expire_at).limit(limit)
-    if is_postgres():
-        candidates = candidates.for_update(skip_locked=True)
-    ids = [row.id for row in candidates]
-    if not ids:
-        return []
-    Account.update(credentials_checked_at=moment).where(Account.id.in_(ids), due).execute()
-    return ids
+    return [{"id": f"renewal_{row.id}", "account_id": row.id, "chore": "renewal"} for row in candidates]
+
+
+def run(chore_id: str) -> Outcome | None:
+    """The engine's run of one armed renewal: claim it, mark the account tried today (the daily
+    limit), renew outside any transaction, and put the chore back to idle. None: not ours."""
+    with connection():
+        with db.atomic():
+            found = engine.claim(RENEWAL_WORK, chore_id)
+            if found is None:
+                return None
+            account_id = found.columns["account_id"]
+            Account.update(credentials_checked_at=clock.now()).where(Account.id == account_id).execute()
+        outcome = renew(account_id)
+        with db.atomic():
+            engine.settle_idle(found)
+    return outcome
 
 
 def renew(account_id: str) -> Outcome:
@@ -82,3 +102,16 @@ def renew(account_id: str) -> Outcome:
             return "later"
         adapters.store_credentials(account, fresh)
         return "renewed"
+
+
+
+def lease_seconds() -> float:
+    # One platform call, as a message's send.
+    return settings.current().send_lease_seconds
+
+
+RENEWAL_WORK = engine.Kind(
+    name="credential_renewal", table="account_chore", scope="chore = 'renewal'", ready=("due",), idle="idle",
+    arm=_due, run=run, lease_seconds=lease_seconds, returning=("account_id",), sweep_batch=BATCH,
+    sweep_batches_per_tick=1,
+)

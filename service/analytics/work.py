@@ -1,0 +1,87 @@
+"""The daily follower count as a kind of the engine: each account's `snapshot` chore (`AccountChore`).
+
+Each sweep arms the chores of the connected accounts whose count for today is still to be taken
+(`_due`): connected a minute ago at least, and without today's `taken` or `refused` row, nor a
+`failed` one younger than an hour. The engine claims, leases and sweeps them like any other work;
+the run asks the platform outside any transaction and writes today's row. It is at least once:
+asking for a count twice harms nothing, so a worker that died mid-ask leaves its chore to be handed
+out again once its lease runs out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from service.analytics.ops import Snapshot, ask, today
+from service.engine import core as engine
+from service.kit import clock, settings
+from storage.db import connection, db
+from storage.models import Account, AccountChore, FollowerSnapshot
+
+RETRY_AFTER = dt.timedelta(hours=1)
+# A newly connected account is first asked a minute after connecting: connecting already makes its
+# own platform calls, and a caller trying the account at once (the sandbox's `faults` arm "the next
+# call") should meet only the calls it made.
+FIRST_AFTER = dt.timedelta(minutes=1)
+BATCH = 20
+
+
+def _due(limit: int = BATCH) -> list[dict[str, str]]:
+    """The snapshot chores to arm now (see the module's docstring). A `claimed` row is one written
+    before snapshots were chores, by a worker that may have died: it counts as a `failed` one."""
+    moment, day = clock.now(), today()
+    stale = FollowerSnapshot.state.in_(("claimed", "failed")) & (FollowerSnapshot.taken_at <= moment - RETRY_AFTER)
+    settled = FollowerSnapshot.select(FollowerSnapshot.account_id).where(FollowerSnapshot.date == day, ~stale)
+    busy = AccountChore.select(AccountChore.account).where(AccountChore.chore == "snapshot",
+                                                           AccountChore.status != "idle")
+    candidates = (Account.select(Account.id)
+                  .where(Account.status == "connected", Account.connected_at <= moment - FIRST_AFTER,
+                         Account.id.not_in(settled), Account.id.not_in(busy))
+                  .order_by(Account.id).limit(limit))
+    return [{"id": f"snapshot_{row.id}", "account_id": row.id, "chore": "snapshot"} for row in candidates]
+
+
+def _record(snapshot: Snapshot, day: dt.date) -> None:
+    """Today's row from the chore's count. A count already there stays: it can only be one that
+    `take_now` wrote meanwhile, which is as new as ours."""
+    moment = clock.now()
+    FollowerSnapshot.insert(account=snapshot.account_id, date=day, followers=snapshot.followers,
+                            state=snapshot.outcome, taken_at=moment).on_conflict(
+        conflict_target=[FollowerSnapshot.account, FollowerSnapshot.date],
+        update={FollowerSnapshot.followers: snapshot.followers, FollowerSnapshot.state: snapshot.outcome,
+                FollowerSnapshot.taken_at: moment},
+        where=FollowerSnapshot.state != "taken",
+    ).execute()
+
+
+def run(chore_id: str) -> Snapshot | None:
+    """The engine's run of one armed snapshot chore: None when it was not ours to run."""
+    day = today()
+    with connection():
+        with db.atomic():
+            found = engine.claim(SNAPSHOT_WORK, chore_id)
+            if found is None:
+                return None
+        account = Account.get_or_none(Account.id == found.columns["account_id"])
+        if account is None or account.status != "connected":
+            with db.atomic():
+                engine.settle_idle(found)
+            return Snapshot(found.columns["account_id"], account.platform if account else "", "gone")
+        snapshot = ask(account)
+        with db.atomic():
+            if engine.settle_idle(found):
+                _record(snapshot, day)
+    return snapshot
+
+
+
+def lease_seconds() -> float:
+    # One platform call, as a message's send.
+    return settings.current().send_lease_seconds
+
+
+SNAPSHOT_WORK = engine.Kind(
+    name="follower_snapshot", table="account_chore", scope="chore = 'snapshot'", ready=("due",), idle="idle",
+    arm=_due, run=run, lease_seconds=lease_seconds, returning=("account_id",), sweep_batch=BATCH,
+    sweep_batches_per_tick=1,
+)

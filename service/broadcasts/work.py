@@ -1,0 +1,122 @@
+"""A broadcast's start and fan-out as a kind of the engine (`START_WORK`).
+
+A due broadcast is claimed, moved to `sending` (`broadcast.started`) and its audience fanned out in
+bounded chunks, each one transaction that renews the lease and writes the chunk's recipients with
+their outbound messages (each its own at-most-once work of the inbox). At least once: a worker that
+dies mid-fan-out leaves its cursor; another takes the broadcast over from there when the lease runs
+out. Completion (the last recipient settled) stays with the front doors' module, which the inbox's
+finish listener calls.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from platforms.base import Button
+from service.broadcasts import ops
+from service.engine import core as engine
+from service.inbox import outbound
+from service.kit import clock, ids, settings
+from service.kit.errors import Conflict, ValidationFailed
+from storage import hot
+from storage.db import connection, db
+from storage.models import Account, Broadcast, BroadcastRecipient, Conversation
+
+
+def start(broadcast_id: str) -> None:
+    """The engine's run for a due broadcast: claim it, move it to `sending` (`broadcast.started`) and
+    fan its audience out chunk by chunk. A second worker's claim finds it held or started."""
+    with connection():
+        with db.atomic():
+            found = engine.claim(START_WORK, broadcast_id)
+            if found is None:
+                return
+            moment = clock.now()
+            started = engine.renew_lease(found, still=("scheduled",), status="sending", started_at=moment)
+            if started:
+                ops._announce(broadcast_id, "broadcast.started")
+        while True:
+            with db.atomic():
+                more = _fan_out_chunk(found)
+            if not more:
+                return
+
+
+def _fan_out_chunk(found: engine.Claim) -> bool:
+    """One bounded transaction of the fan-out: True while conversations remain."""
+    moment = clock.now()
+    # Lock the broadcast (and renew the lease) first; a cancel or a lost claim ends the fan-out.
+    held = engine.renew_lease(found, still=("sending",))
+    if not held:
+        return False
+    row = hot.by_id(Broadcast, found.id)
+    account = hot.by_id(Account, row.account_id) if row is not None else None
+    if row is None or account is None:
+        return False
+    if account.status != "connected":
+        _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
+        return False
+    query = Conversation.select().where(Conversation.account == account.id)
+    if row.conversation_ids:
+        query = query.where(Conversation.id.in_(row.conversation_ids))
+    elif row.active_within_days:
+        since = (row.started_at or moment) - dt.timedelta(days=row.active_within_days)
+        query = query.where(Conversation.last_inbound_at >= since)
+    if row.fanout_cursor:
+        query = query.where(Conversation.id > row.fanout_cursor)
+    chunk = list(query.order_by(Conversation.id).limit(ops.CHUNK))
+    button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
+    recipients: list[dict[str, Any]] = []
+    reachable: list[Conversation] = []
+    for conversation in chunk:
+        entry = {"id": ids.new_id("bcr"), "broadcast": row.id, "conversation_id": conversation.id,
+                 "message_id": None, "status": "pending", "reason": None, "sent_at": None,
+                 "created_at": moment, "updated_at": moment}
+        # The pre-flight check: a contact outside the window is skipped, not refused.
+        if outbound.within_window(conversation, at=moment):
+            reachable.append(conversation)
+        else:
+            entry.update(status="skipped", reason=ops.OUTSIDE_WINDOW)
+        recipients.append(entry)
+    try:
+        messages = outbound.queue_outbound_many(reachable, account, text=row.text, button=button,
+                                                source="broadcast", at=moment)
+    except (ValidationFailed, Conflict) as refused:
+        messages = []
+        for entry in recipients:
+            if entry["status"] == "pending":
+                entry.update(status="failed", reason=refused.message)
+    else:
+        pending = iter(messages)
+        for entry in recipients:
+            if entry["status"] == "pending":
+                entry["message_id"] = next(pending)
+    if recipients:
+        BroadcastRecipient.insert_many(recipients).execute()
+    # One task per group of messages (tasks/engine.py), never one per message.
+    engine.nudge_after_commit(outbound.MESSAGE_WORK, messages)
+    last = len(chunk) < ops.CHUNK
+    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?",
+            (chunk[-1].id if chunk else row.fanout_cursor, last, row.id))
+    if last:
+        engine.finish(found, status="sending", next_attempt_at=None)
+        ops._complete_if_done(row.id)
+    return not last
+
+
+def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
+    moment = clock.now()
+    engine.finish(found, status="failed", next_attempt_at=None, completed_at=moment, error=reason, fanned_out=True)
+    ops._announce(row.id, "broadcast.completed")
+
+
+def _lease() -> float:
+    # The send lease: a fan-out renews it with every chunk, so a dead worker's share is taken over soon.
+    return settings.current().send_lease_seconds
+
+
+START_WORK = engine.Kind(
+    name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
+    lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
+)

@@ -1,0 +1,104 @@
+"""One outcome policy per kind of work, declared as data, and the one function that maps an
+attempt's failure to the row's next state with it.
+
+Every kind answers the same four failures of an adapter (DESIGN.md rule 4) the same way, only with
+its own numbers and words: `RetryLater(delay)` waits the platform's delay and tries again until the
+kind's attempt cap; an indeterminate failure (no answer, so the side effect may have happened)
+ends the row in the kind's lost status when the kind is at most once, and is tried again like a
+transient failure when it is at least once; `ReauthRequired`, a refusal (`Rejected`, ...) or a
+`Conflict` (the account went away) fail the row. `Transient` is a failure of the kind's own making
+that is worth another attempt on the kind's backoff schedule (a webhook endpoint answering 500).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from platforms.base import Indeterminate, PlatformFailure, ReauthRequired, RetryLater
+from service.kit import clock
+from service.kit.errors import Conflict
+
+REAUTH = "The platform refused the stored credentials; reconnect the account."
+
+
+class Transient(PlatformFailure):
+    """An attempt that failed in a way worth repeating later, on the kind's own backoff schedule."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a kind's rows move after a failed attempt.
+
+    `max_attempts` counts every attempt (the first too); `backoff[n - 1]` is the wait after the n-th
+    failed attempt when the failure names none (past its end: its last entry). Either may be a
+    function, for numbers read from settings. Texts take `{at}` (the next attempt), `{attempts}`
+    and `{message}` (the failure's); a text of None leaves the error column as it is.
+    """
+
+    retry_status: str  # the ready status a row waits in for its next attempt
+    failed_status: str
+    max_attempts: int | Callable[[], int]
+    lost_status: str | None = None  # at most once: where an indeterminate failure ends; None: tried again
+    backoff: Sequence[float] | Callable[[], Sequence[float]] = (30.0,)
+    min_delay: float = 0.05
+    error_column: str = "error"
+    retry_text: str | None = "The platform asked to slow down; next attempt at {at}."
+    gave_up_text: str = "The platform kept asking to slow down; gave up after {attempts} attempts."
+    lost_text: str | None = ("No answer from the platform: {message}. "
+                             "It may or may not have happened, so it is not done again.")
+    conflict_text: str | None = "The account was disconnected."  # None: the conflict's own message
+
+    @property
+    def at_most_once(self) -> bool:
+        return self.lost_status is not None
+
+    def cap(self) -> int:
+        return self.max_attempts() if callable(self.max_attempts) else self.max_attempts
+
+    def delays(self) -> Sequence[float]:
+        return self.backoff() if callable(self.backoff) else self.backoff
+
+
+@dataclass(frozen=True)
+class Next:
+    """A row's next state: its status, the error to record (None: leave it) and when it is due again."""
+
+    status: str
+    error: str | None
+    next_attempt_at: datetime | None = None
+
+    @property
+    def again(self) -> bool:
+        return self.next_attempt_at is not None
+
+
+def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflict, *,
+               at: datetime | None = None) -> Next:
+    """The row's next state after its `attempts`-th attempt failed with `failure`: the one mapping."""
+    moment = at or clock.now()
+    if isinstance(failure, Indeterminate) and policy.lost_status is not None:
+        text = policy.lost_text.format(message=failure.message) if policy.lost_text else None
+        return Next(policy.lost_status, text)
+    if isinstance(failure, (RetryLater, Transient, Indeterminate)):
+        if attempts < policy.cap():
+            if isinstance(failure, RetryLater):
+                delay = failure.delay_seconds
+            else:
+                delays = policy.delays()
+                delay = delays[min(attempts, len(delays)) - 1] if delays else 0.0
+            later = moment + timedelta(seconds=max(delay, policy.min_delay))
+            if isinstance(failure, RetryLater):
+                text = policy.retry_text.format(at=clock.iso(later)) if policy.retry_text else None
+            else:
+                text = failure.message
+            return Next(policy.retry_status, text, later)
+        if isinstance(failure, RetryLater):
+            return Next(policy.failed_status, policy.gave_up_text.format(attempts=attempts))
+        return Next(policy.failed_status, failure.message)
+    if isinstance(failure, ReauthRequired):
+        return Next(policy.failed_status, REAUTH)
+    if isinstance(failure, Conflict):
+        return Next(policy.failed_status, policy.conflict_text or failure.message)
+    return Next(policy.failed_status, failure.message)
