@@ -8,6 +8,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from oauth.dashboard.shell import csrf_ok, current_user, forbidden_csrf, in_db, render, safe_next, sign_in, sign_out
+from oauth.dashboard.signin_context import waiting_app
 from service.identity import users
 from service.kit.settings import Settings
 
@@ -18,18 +19,21 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         if request.method == "GET":
             if await current_user(request):
                 return RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
-            return render(request, "login.html", title="Sign in", next=safe_next(request.query_params.get("next")),
-                          email="", error=None, oidc=oidc_on)
+            next_url = safe_next(request.query_params.get("next"))
+            return render(request, "login.html", title="Sign in", next=next_url,
+                          email="", error=None, oidc=oidc_on, app=await waiting_app(next_url))
         form = await request.form()
         next_url = safe_next(str(form.get("next") or ""))
         email = str(form.get("email") or "")
         if not csrf_ok(request, form):
             return render(request, "login.html", status=400, title="Sign in", next=next_url, email=email,
-                          error="The form expired; please try again.", oidc=oidc_on)
+                          error="The form expired; please try again.", oidc=oidc_on,
+                          app=await waiting_app(next_url))
         user = await in_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
         if user is None:
             return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
-                          error="The e-mail or the password is not right.", oidc=oidc_on)
+                          error="The e-mail or the password is not right.", oidc=oidc_on,
+                          app=await waiting_app(next_url))
         await sign_in(request, user.id, user.email)
         return RedirectResponse(next_url, status_code=303)
 

@@ -66,9 +66,12 @@ def test_an_api_key_is_shown_once_and_revoking_it_ends_it(browser, client, tenan
     listing = browser.get("/dashboard/api-keys")
     assert key not in listing.text
     assert key[:11] in listing.text
-    key_id = re.findall(r'action="/dashboard/api-keys/(key_[^/]+)/revoke"', listing.text)[0]
+    key_id = re.findall(r'href="/dashboard/api-keys/(key_[^/]+)/revoke', listing.text)[0]
+    confirmation = browser.get(f"/dashboard/api-keys/{key_id}/revoke")
+    assert "Revoke the key &lt;b&gt;CI&lt;/b&gt;?" in confirmation.text
+    assert client.get("/v1/workspaces", headers=bearer(key)).status_code == 200  # asking is not revoking
     revoked = browser.post(f"/dashboard/api-keys/{key_id}/revoke", data={
-        "csrf_token": hidden(listing.text, "csrf_token"), "workspaceId": tenant["workspaceId"]})
+        "csrf_token": hidden(confirmation.text, "csrf_token"), "workspaceId": tenant["workspaceId"]})
     assert revoked.status_code == 303
     assert client.get("/v1/workspaces", headers=bearer(key)).status_code == 401
 
