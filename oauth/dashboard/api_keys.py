@@ -47,8 +47,10 @@ def _create_body(form: Any) -> dict[str, Any]:
                             "scope": field(form, "scope") or "full"}
     if body["scope"] == "profiles":
         body["profileIds"] = [str(p) for p in form.getlist("profileIds")]
-    if field(form, "expiresInDays"):
-        body["expiresInDays"] = field(form, "expiresInDays")
+    days = field(form, "expiresInDays")
+    if days:
+        # A form's number is text; the /v1 shape takes a JSON integer (anything else: its 422).
+        body["expiresInDays"] = int(days) if days.isdigit() and len(days) < 6 else days
     return body
 
 
