@@ -1,6 +1,6 @@
 """The inbox: conversations filtered by platform, account and unread, a thread with each message's
 status, the reply box, marking read. The list and the thread are partials (`inbox_list.html`,
-`inbox_thread.html`) that the page asks for again every two seconds (htmx), answered 204 when
+`inbox_thread.html`) that the page asks for again every second (htmx), answered 204 when
 nothing changed, so a new message or a status change shows without reloading."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from oauth.dashboard.console import (
 from oauth.dashboard.shell import data_of, in_db
 from service.accounts import ops as accounts
 from service.inbox import conversations, outbound
-from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery
+from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery, Template
 from service.kit import shapes
 from service.kit.errors import ServiceError, ValidationFailed
 from service.kit.settings import Settings
@@ -125,7 +125,9 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return failure(request, problem, PAGE)
         except ServiceError:
             return not_found(request, "No conversation with that id.")
+        templates = await _templates(where, thread["conversation"]) if thread else None
         context = {"filters": filters, "query": filters.params(where), "current": conversation_id,
+                   "templates": templates,
                    "platforms": PLATFORM_FILTER, "max_text": MAX_TEXT, **listed, **(thread or {})}
         list_html, _ = fragment(request, "inbox_list.html", "list-seen", workspace=where.workspace, **context)
         thread_html = fragment(request, "inbox_thread.html", "thread-seen", workspace=where.workspace,
@@ -163,13 +165,17 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return no.response
         back = f"{PAGE}/{conversation_id}?" + urlencode({"workspace": where.workspace_id,
                                                         **_kept_filters(form)})
-        text = field(form, "text")
-        if not text:
+        try:
+            text, template = field(form, "text"), _chosen_template(form)
+        except ServiceError as problem:
+            return failure(request, problem, back)
+        if not text and template is None:
             return failure(request, ValidationFailed.field("text", "is required: write a message first"), back)
         try:
             actor = await in_db(where.actor)
-            sent = await in_own(lambda: outbound.send_message(actor=actor, conversation_id=conversation_id,
-                                                              text=text))
+            sent = await in_own(lambda: outbound.send_message(
+                actor=actor, conversation_id=conversation_id,
+                **({"template": template} if template is not None else {"text": text})))
         except ServiceError as problem:
             if problem.status == 404:
                 return not_found(request, "No conversation with that id.")
@@ -202,6 +208,30 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         Route(f"{PAGE}/{{id}}/reply", reply, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/read", mark_read, methods=["POST"], middleware=middleware),
     ]
+
+
+async def _templates(where: Seat, conversation: dict[str, Any]) -> list[dict[str, Any]] | str | None:
+    """A WhatsApp account's approved templates, asked of the platform (a network call, so outside
+    any transaction); None for a platform without templates, a sentence when they could not be read."""
+    account_id = conversation["accountId"]
+    if conversation["platform"] != "whatsapp" or conversation["accountStatus"] != "connected":
+        return None
+    try:
+        actor = await in_db(where.actor)
+        found = await in_own(lambda: accounts.templates(actor=actor, account_id=account_id))
+    except ServiceError as problem:
+        return f"The templates could not be read: {problem.message}"
+    return list(found["data"])
+
+
+def _chosen_template(form: Any) -> Template | None:
+    """The template picked in the reply form (`name|language`), with one parameter a line."""
+    picked = field(form, "template")
+    if not picked:
+        return None
+    name, _, language = picked.partition("|")
+    parameters = [line.strip() for line in field(form, "parameters").splitlines() if line.strip()]
+    return shapes.parse(Template, {"name": name, "language": language, "parameters": parameters})
 
 
 def _kept_filters(form: Any) -> dict[str, str]:

@@ -175,6 +175,30 @@ def test_an_inbound_message_shows_up_by_itself_and_the_typed_reply_reaches_the_s
     expect(page.get_by_text("No conversations match these filters.")).to_be_visible()
 
 
+def test_outside_whatsapps_window_the_inbox_explains_and_a_picked_template_is_sent(page, client, server_url, tenant):
+    wa = connect_account(client, tenant, "whatsapp")
+    client.post("/sandbox/whatsapp/inbound-message", json={
+        "accountId": wa["id"], "from": {"id": "15557654321", "name": "Ola Nordmann"}, "text": "old question",
+        "timestamp": "2020-01-01T00:00:00Z"})
+    page.get_by_role("link", name="Inbox", exact=True).click()
+    page.get_by_role("link", name=re.compile("Ola Nordmann")).click()
+
+    page.get_by_label("Message").fill("Sorry for the wait")
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_role("heading", name="That did not work")).to_be_visible()
+    expect(page.get_by_text("messaging window")).to_be_visible()
+    page.get_by_role("link", name="Go back").click()
+
+    page.get_by_label("Template", exact=True).select_option(label="order_update (en_US, 2 parameters)")
+    page.get_by_label("Template parameters").fill("#1042\nMonday")
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_role("list", name="Thread")).to_contain_text("Template order_update (en_US)")
+    sent = [row for row in client.get("/sandbox/whatsapp/sent", params={"accountId": wa["id"]}).json()["data"]
+            if row["kind"] == "dm"]
+    assert len(sent) == 1
+    assert "Your order #1042 ships on Monday." in str(sent[0])
+
+
 def test_a_webhook_endpoint_is_created_tested_redelivered_rotated_disabled_and_deleted(
         page, client, server_url, tenant, tls):
     with running_receiver(tls) as receiver:
