@@ -97,8 +97,9 @@ def render_times(base: str, key: str, *, requests: int, expected_total: int) -> 
     return timings
 
 
-def arrival_times(base: str, key: str, *, arrivals: int) -> list[float]:
-    """Seconds from the sandbox's webhook to the new contact's name in the open inbox page."""
+def arrival_times(base: str, key: str, *, arrivals: int) -> tuple[list[float], list[float]]:
+    """Seconds from the sandbox's webhook to the new contact's name in the open inbox page, and of
+    that the part after the webhook was answered (the message stored): the page's own delay."""
     from playwright.sync_api import sync_playwright
 
     with httpx2.Client(base_url=base, timeout=30) as http:
@@ -106,7 +107,7 @@ def arrival_times(base: str, key: str, *, arrivals: int) -> list[float]:
         profile = http.get("/v1/profiles", headers={"Authorization": f"Bearer {key}"}).json()["data"][0]["id"]
         account = http.post("/v1/connect/telegram", headers={"Authorization": f"Bearer {key}"},
                             json={"profileId": profile, **bot}).json()
-        took = []
+        took, after_stored = [], []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
             tab = browser.new_page()
@@ -121,18 +122,20 @@ def arrival_times(base: str, key: str, *, arrivals: int) -> list[float]:
                 http.post("/sandbox/telegram/inbound-message", json={
                     "accountId": account["id"], "from": {"id": str(900_000 + n), "name": name},
                     "text": "hello"}).raise_for_status()
+                stored = time.perf_counter()
                 tab.get_by_text(name).wait_for(timeout=15_000)
                 took.append(time.perf_counter() - started)
+                after_stored.append(time.perf_counter() - stored)
                 time.sleep(0.37 * (n % 3))  # arrivals at different points of the page's refresh cycle
             browser.close()
-    return took
+    return took, after_stored
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=300, help="requests per measured URL")
     parser.add_argument("--conversations", type=int, default=100_000)
-    parser.add_argument("--arrivals", type=int, default=10)
+    parser.add_argument("--arrivals", type=int, default=20)
     args = parser.parse_args()
 
     data_dir = temp_dir()
@@ -149,7 +152,7 @@ def main() -> None:
         with serving(serve, f"{base}/v1/health", env):
             timings = render_times(base, tenant["apiKey"], requests=args.requests,
                                    expected_total=args.conversations)
-            arrivals = arrival_times(base, tenant["apiKey"], arrivals=args.arrivals)
+            arrivals, after_stored = arrival_times(base, tenant["apiKey"], arrivals=args.arrivals)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
@@ -161,7 +164,9 @@ def main() -> None:
     print(f"inbox page / baseline (p95):  {percentile(page, 0.95) / percentile(baseline, 0.95):.2f}")
     print(f"inbox page p95: {percentile(page, 0.95):.1f} ms (goal < 100 ms)")
     print(f"new message in the open page after its webhook: median {statistics.median(arrivals):.2f} s, "
-          f"max {max(arrivals):.2f} s over {len(arrivals)} (goal < 2 s)")
+          f"p95 {percentile(arrivals, 0.95):.2f} s, max {max(arrivals):.2f} s over {len(arrivals)} (goal < 2 s); "
+          f"after the webhook was answered: median {statistics.median(after_stored):.2f} s, "
+          f"max {max(after_stored):.2f} s")
 
 
 if __name__ == "__main__":

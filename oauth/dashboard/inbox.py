@@ -5,6 +5,7 @@ nothing changed, so a new message or a status change shows without reloading."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,9 +31,10 @@ from oauth.dashboard.console import (
 )
 from oauth.dashboard.shell import data_of, in_db
 from service.accounts import ops as accounts
+from service.identity.auth import Actor
 from service.inbox import conversations, outbound
 from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery, Template
-from service.kit import shapes
+from service.kit import idempotency, shapes
 from service.kit.errors import ServiceError, ValidationFailed
 from service.kit.settings import Settings
 
@@ -127,7 +129,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return not_found(request, "No conversation with that id.")
         templates = await _templates(where, thread["conversation"]) if thread else None
         context = {"filters": filters, "query": filters.params(where), "current": conversation_id,
-                   "templates": templates,
+                   "templates": templates, "reply_key": secrets.token_urlsafe(24),
                    "platforms": PLATFORM_FILTER, "max_text": MAX_TEXT, **listed, **(thread or {})}
         list_html, _ = fragment(request, "inbox_list.html", "list-seen", workspace=where.workspace, **context)
         thread_html = fragment(request, "inbox_thread.html", "thread-seen", workspace=where.workspace,
@@ -171,12 +173,24 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return failure(request, problem, back)
         if not text and template is None:
             return failure(request, ValidationFailed.field("text", "is required: write a message first"), back)
+        content: dict[str, Any] = {"template": template} if template is not None else {"text": text}
+        reserved: idempotency.Reservation | None = None
         try:
             actor = await in_db(where.actor)
-            sent = await in_own(lambda: outbound.send_message(
-                actor=actor, conversation_id=conversation_id,
-                **({"template": template} if template is not None else {"text": text})))
+            # Another workspace's conversation is a 404 before anything else is looked at.
+            await in_db(lambda: conversations.get_row(actor=actor, conversation_id=conversation_id))
+            reserved = await _reserve(actor, request, form)
+            if reserved is None:
+                flash(request, "This message was sent already (the form was sent twice).")
+                return RedirectResponse(back, status_code=303)
+            held = reserved
+            sent = await in_own(lambda: _send_once(held, actor, conversation_id, content))
+            await in_db(lambda: idempotency.complete(held, sent.status, {"id": sent.record.id}))
         except ServiceError as problem:
+            status, body = problem.status, problem.body()
+            if reserved is not None:
+                taken = reserved
+                await in_db(lambda: idempotency.finish_failed(taken, status, body))
             if problem.status == 404:
                 return not_found(request, "No conversation with that id.")
             if problem.status != 502:  # the platform refused: the thread shows the failed message and why
@@ -208,6 +222,26 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         Route(f"{PAGE}/{{id}}/reply", reply, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/read", mark_read, methods=["POST"], middleware=middleware),
     ]
+
+
+async def _reserve(actor: Actor, request: Request, form: Any) -> idempotency.Reservation | None:
+    """The reply form's one-time key (rendered with the page), taken as `/v1` takes an
+    `Idempotency-Key`: a form sent twice (a double click, a resent POST) sends one message. None
+    when this form was already sent."""
+    key = field(form, "idempotencyKey")
+    idempotency.check_key(key)
+    fingerprint = idempotency.request_fingerprint("POST", request.url.path, key.encode())
+    reserved = await in_db(lambda: idempotency.reserve(actor.credential_id, key, fingerprint))
+    return reserved if isinstance(reserved, idempotency.Reservation) else None
+
+
+def _send_once(reserved: idempotency.Reservation, actor: Actor, conversation_id: str,
+               content: dict[str, Any]) -> outbound.Sent:
+    bound = idempotency.bind(reserved)  # the message is tied to the key in the transaction making it
+    try:
+        return outbound.send_message(actor=actor, conversation_id=conversation_id, **content)
+    finally:
+        idempotency.unbind(bound)
 
 
 async def _templates(where: Seat, conversation: dict[str, Any]) -> list[dict[str, Any]] | str | None:

@@ -102,3 +102,24 @@ def test_sign_out_ends_the_session(browser):
     answer = browser.post("/dashboard/logout", data={"csrf_token": hidden(page.text, "csrf_token")})
     assert answer.status_code == 303
     assert browser.get("/dashboard").status_code == 303
+
+
+def test_a_reply_form_sent_twice_sends_one_message(browser, client, tenant):
+    from tests.support.sandbox import connect_account
+
+    bot = connect_account(client, tenant, "telegram")
+    client.post("/sandbox/telegram/inbound-message",
+                json={"accountId": bot["id"], "from": {"id": "77", "name": "Bo"}, "text": "hi"})
+    (conversation,) = client.get("/v1/conversations", headers=bearer(tenant["apiKey"])).json()["data"]
+    page = browser.get(f"/dashboard/inbox/{conversation['id']}")
+    form = {"csrf_token": hidden(page.text, "csrf_token"), "workspaceId": tenant["workspaceId"],
+            "idempotencyKey": hidden(page.text, "idempotencyKey"), "text": "only once"}
+    first = browser.post(f"/dashboard/inbox/{conversation['id']}/reply", data=form)
+    again = browser.post(f"/dashboard/inbox/{conversation['id']}/reply", data=form)  # a double click
+    assert (first.status_code, again.status_code) == (303, 303)
+    assert "sent already" in browser.get(again.headers["location"]).text
+    sent = client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
+    assert [row.get("text") for row in sent if row["kind"] == "dm"] == ["only once"]
+    messages = client.get(f"/v1/conversations/{conversation['id']}/messages",
+                          headers=bearer(tenant["apiKey"])).json()["data"]
+    assert [m["text"] for m in messages if m["direction"] == "outbound"] == ["only once"]
