@@ -72,6 +72,13 @@ async def seat(request: Request, wanted: str | None = None) -> Seat:
     """The person and workspace of this request, or `NoSeat` with the page to answer instead."""
     user = await current_user(request)
     if user is None:
+        if request.headers.get("HX-Request"):
+            # A page's own refresh after the session ended: the whole page goes to sign-in, rather
+            # than the sign-in form being swapped into a corner of it.
+            target = request.headers.get("HX-Current-URL", "")
+            path = "/" + target.split("/", 3)[3] if target.count("/") >= 3 else "/dashboard"
+            raise NoSeat(Response(status_code=401, headers={
+                "HX-Redirect": "/dashboard/login?" + urlencode({"next": safe_next(path)})}))
         raise NoSeat(login_redirect(request))
     named = wanted or request.query_params.get("workspace") or None
     spaces = await in_db(lambda: workspaces.list_user_workspaces(user_id=user[0]))

@@ -84,15 +84,15 @@ def test_a_person_connects_every_platform_then_disconnects_one_and_names_profile
         # Through the (sandbox) platform's consent page and /v1's callback, back to this page.
         page.get_by_role("button", name=f"Connect {name}", exact=True).click()
         expect(page.get_by_role("status").filter(has_text=f"Connected {name} account")).to_be_visible()
-    made = client.post("/sandbox/telegram/accounts", json={}).json()["credentials"]
-    page.get_by_label("Bot token").fill(made["botToken"])
-    page.get_by_role("button", name="Connect Telegram").click()
+    made_telegram = client.post("/sandbox/telegram/accounts", json={}).json()["credentials"]
+    page.get_by_label("Bot token").fill(made_telegram["botToken"])
+    page.get_by_role("button", name="Connect Telegram", exact=True).click()
     expect(page.get_by_role("status").filter(has_text="Connected Telegram account")).to_be_visible()
     made = client.post("/sandbox/whatsapp/accounts", json={}).json()["credentials"]
     page.get_by_label("Phone number ID").fill(made["phoneNumberId"])
     page.get_by_label("WhatsApp Business account ID").fill(made["wabaId"])
     page.get_by_label("Access token").fill(made["accessToken"])
-    page.get_by_role("button", name="Connect WhatsApp").click()
+    page.get_by_role("button", name="Connect WhatsApp", exact=True).click()
     expect(page.get_by_role("status").filter(has_text="Connected WhatsApp account")).to_be_visible()
 
     accounts = v1(client, tenant, "/v1/accounts", limit=100)["data"]
@@ -102,7 +102,7 @@ def test_a_person_connects_every_platform_then_disconnects_one_and_names_profile
 
     # A token the platform refuses: a clear page naming the field, nothing connected.
     page.get_by_label("Bot token").fill("123:not-a-real-token")
-    page.get_by_role("button", name="Connect Telegram").click()
+    page.get_by_role("button", name="Connect Telegram", exact=True).click()
     expect(page.get_by_role("heading", name="That did not work")).to_be_visible()
     expect(page.get_by_text("botToken was not accepted by the platform")).to_be_visible()
     page.go_back()
@@ -117,7 +117,12 @@ def test_a_person_connects_every_platform_then_disconnects_one_and_names_profile
     page.get_by_role("button", name="Disconnect").click()
     expect(page.get_by_role("status").filter(has_text="Disconnected the Telegram account")).to_be_visible()
     assert v1(client, tenant, f"/v1/accounts/{telegram['id']}")["status"] == "disconnected"
-    expect(page.get_by_role("button", name=re.compile(r"^Reconnect Telegram"))).to_be_visible()
+    page.get_by_role("button", name=re.compile(r"^Reconnect Telegram")).click()
+    expect(page.get_by_role("heading", name="Reconnect Telegram")).to_be_visible()
+    page.get_by_label("Bot token").fill(made_telegram["botToken"])  # the same bot, pasted again
+    page.get_by_role("button", name="Connect Telegram", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text="Connected Telegram account")).to_be_visible()
+    assert v1(client, tenant, f"/v1/accounts/{telegram['id']}")["status"] == "connected"  # the same account
 
     page.get_by_label("New profile").fill("Bakery")
     page.get_by_role("button", name="Create profile").click()
@@ -173,6 +178,12 @@ def test_an_inbound_message_shows_up_by_itself_and_the_typed_reply_reaches_the_s
     page.get_by_label("Unread only").check()
     page.get_by_role("button", name="Filter").click()
     expect(page.get_by_text("No conversations match these filters.")).to_be_visible()
+
+    # Signed out in another tab: the open inbox's next refresh takes the whole page to sign-in.
+    other = page.context.new_page()
+    other.goto(server_url + "/dashboard")
+    other.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(re.compile(re.escape(server_url) + r"/dashboard/login\?next=%2Fdashboard%2Finbox"))
 
 
 def test_outside_whatsapps_window_the_inbox_explains_and_a_picked_template_is_sent(page, client, server_url, tenant):
