@@ -46,7 +46,10 @@ def _theirs(client: httpx2.Client, other: dict[str, str]) -> dict[str, str]:
     client.post("/sandbox/telegram/inbound-message",
                 json={"accountId": bot["id"], "from": {"id": "42", "name": "Secret Sam"}, "text": "private words"})
     (conversation,) = client.get("/v1/conversations", headers=auth).json()["data"]
-    hook = client.post("/v1/webhooks", headers=auth, json={"url": "https://localhost:9/theirs"}).json()
+    # Subscribed to an event nothing here causes: its log holds the test delivery alone, unless a
+    # dashboard route sends or redelivers to it.
+    hook = client.post("/v1/webhooks", headers=auth, json={"url": "https://localhost:9/theirs",
+                                                           "events": ["media.uploaded"]}).json()
     delivery = client.post(f"/v1/webhooks/{hook['id']}/test", headers=auth).json()
     key = client.post("/v1/api-keys", headers=auth, json={"name": "their key"}).json()
     return {"account": bot["id"], "conversation": conversation["id"], "webhook": hook["id"],
