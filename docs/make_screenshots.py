@@ -56,6 +56,9 @@ def _populate(base: str, made: dict[str, str]) -> None:
     accounts = seed(base, api_key=made["apiKey"], profile_id=made["profileId"])
     with httpx2.Client(base_url=base, timeout=30) as http:
         http.post("/v1/profiles", headers=auth, json={"name": "Corner Bakery"}).raise_for_status()
+        for n, (platform, account_id) in enumerate(sorted(accounts.items())):
+            # Platforms without a follower count answer 422; their column stays empty.
+            http.post(f"/sandbox/{platform}/followers", json={"accountId": account_id, "followers": 1200 + 377 * n})
         contacts = [("telegram", {"id": "5001", "name": "Ada Lovelace"}, "Hi! Are you open on Sunday?"),
                     ("whatsapp", {"id": "15551234567", "name": "Lin Chen"}, "Can I order a birthday cake?"),
                     ("telegram", {"id": "5002", "name": "Grace Hopper"}, "Thanks for the quick delivery"),
