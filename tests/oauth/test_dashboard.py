@@ -123,3 +123,31 @@ def test_a_reply_form_sent_twice_sends_one_message(browser, client, tenant):
     messages = client.get(f"/v1/conversations/{conversation['id']}/messages",
                           headers=bearer(tenant["apiKey"])).json()["data"]
     assert [m["text"] for m in messages if m["direction"] == "outbound"] == ["only once"]
+
+
+@pytest.mark.parametrize(("method", "path", "fields", "status"), [
+    ("GET", "/dashboard/inbox?page=abc", {}, 422),
+    ("GET", "/dashboard/inbox?page=0", {}, 422),
+    ("GET", "/dashboard/inbox?platform=myspace", {}, 422),
+    ("GET", "/dashboard/inbox?account=%00", {}, 422),
+    ("GET", "/dashboard/inbox/conv_nope", {}, 404),
+    ("POST", "/dashboard/webhooks", {"url": "not a url"}, 422),
+    ("POST", "/dashboard/webhooks", {"url": "https://localhost:9/x", "events": "no.such.event"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k", "expiresInDays": "ninety"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k", "expiresInDays": "99999999999"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k", "scope": "profiles"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k\x00"}, 422),
+    ("POST", "/dashboard/profiles", {"name": "x" * 500}, 422),
+    ("POST", "/dashboard/accounts/connect/telegram", {"botToken": "nope"}, 422),
+    ("POST", "/dashboard/accounts/connect/whatsapp", {"phoneNumberId": "1", "wabaId": "2"}, 422),
+    ("POST", "/dashboard/accounts/connect/myspace", {}, 404),
+    ("POST", "/dashboard/webhooks/deliveries/whd_nope/redeliver", {}, 404),
+])
+def test_bad_input_is_a_clear_page_never_a_500(browser, tenant, method, path, fields, status):
+    page = browser.get("/dashboard/accounts")
+    data = {"csrf_token": hidden(page.text, "csrf_token"), "workspaceId": tenant["workspaceId"],
+            "profileId": tenant["profileId"], **fields}
+    answer = browser.get(path) if method == "GET" else browser.post(path, data=data)
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "Traceback" not in answer.text and "Error(" not in answer.text
