@@ -9,7 +9,7 @@ TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
 # Extra arguments for `switchboard serve`, e.g. `make serve ARGS="--port 8001"`.
 ARGS ?=
 
-.PHONY: serve test lint bench install install-runtime
+.PHONY: serve test lint bench screenshots install install-runtime
 
 serve: $(VENV)/.installed-runtime
 	$(BIN)/switchboard serve $(ARGS)
@@ -30,6 +30,10 @@ lint: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/run_all.py
+
+# The console's pages at 1280 px from a seeded sandbox, into docs/screenshots/ (needs Chromium).
+screenshots: $(VENV)/.installed-test
+	$(BIN)/python docs/make_screenshots.py
 
 install: $(VENV)/.installed-test
 

@@ -72,7 +72,7 @@ def seed(db_path: Path, *, workspace_id: str, profile_id: str, conversations: in
                 )
                 connection.executemany(
                     "INSERT INTO message (id, conversation_id, direction, text, status, platform_message_id,"
-                    " source, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    " source, attempts, created_at, updated_at) VALUES (?,?,?,?,?,?,?,0,?,?)",
                     batch_m,
                 )
                 batch_c, batch_m = [], []

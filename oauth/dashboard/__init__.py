@@ -1,24 +1,27 @@
 """The dashboard: server-rendered pages for people, working without JavaScript, one module per domain.
 
-`shell` holds what every page shares (sessions, CSRF, rendering, running storage work); each page
-module answers its own paths with `routes(settings, middleware)`.
+`shell` holds what every page shares (sessions, CSRF, rendering, running storage work), `console`
+what the console's pages add (the workspace acted in, flash messages, confirmations); each page
+module answers its own paths with `routes(settings, middleware)`. Any other `/dashboard/...` path is
+an HTML 404 (`frame.not_found_route`, listed last).
 """
 
 from __future__ import annotations
 
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 
-from oauth.dashboard import api_keys, connected_apps, home, shell, signin, webhooks
+from oauth.dashboard import accounts, api_keys, connected_apps, frame, home, inbox, shell, signin, webhooks
 from service.kit.settings import Settings
 
-PAGES = [signin, home, api_keys, connected_apps, webhooks]
+PAGES = [signin, home, frame, accounts, inbox, api_keys, connected_apps, webhooks]
 
 
-def build_routes(settings: Settings) -> list[Route]:
+def build_routes(settings: Settings) -> list[BaseRoute]:
     middleware = shell.session_middleware(settings)
-    routes = [route for page in PAGES for route in page.routes(settings, middleware)]
+    routes: list[BaseRoute] = [route for page in PAGES for route in page.routes(settings, middleware)]
     if settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret:
         from oauth import oidc
 
         routes += oidc.routes(settings, middleware)
+    routes.append(frame.not_found_route(middleware))
     return routes

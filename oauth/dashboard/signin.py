@@ -18,6 +18,7 @@ from oauth.dashboard.shell import (
     sign_in,
     sign_out,
 )
+from oauth.dashboard.signin_context import waiting_app
 from service.identity import users
 from service.kit import ratelimit
 from service.kit.errors import RateLimited
@@ -26,31 +27,36 @@ from service.kit.settings import Settings
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
     oidc_on = bool(settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret)
+
     async def login(request: Request) -> Response:
         if request.method == "GET":
             if await current_user(request):
                 return RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
-            return render(request, "login.html", title="Sign in", next=safe_next(request.query_params.get("next")),
-                          email="", error=None, oidc=oidc_on)
+            next_url = safe_next(request.query_params.get("next"))
+            return render(request, "login.html", title="Sign in", next=next_url,
+                          email="", error=None, oidc=oidc_on, app=await waiting_app(next_url))
         form = await request.form()
         next_url = safe_next(str(form.get("next") or ""))
         email = str(form.get("email") or "")
         if not csrf_ok(request, form):
             return render(request, "login.html", status=400, title="Sign in", next=next_url, email=email,
-                          error="The form expired; please try again.", oidc=oidc_on)
+                          error="The form expired; please try again.", oidc=oidc_on,
+                          app=await waiting_app(next_url))
         address = request.client.host if request.client else None
         try:
             await off_db(ratelimit.check_sign_in, email=email, address=address)
         except RateLimited as limited:
             page = render(request, "login.html", status=429, title="Sign in", next=next_url, email=email,
-                          error="Too many failed sign-ins; try again in a few minutes.", oidc=oidc_on)
+                          error="Too many failed sign-ins; try again in a few minutes.", oidc=oidc_on,
+                          app=await waiting_app(next_url))
             page.headers.update(limited.headers)
             return page
         user = await off_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
         if user is None:
             await in_db(ratelimit.sign_in_failed, email=email, address=address)
             return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
-                          error="The e-mail or the password is not right.", oidc=oidc_on)
+                          error="The e-mail or the password is not right.", oidc=oidc_on,
+                          app=await waiting_app(next_url))
         await sign_in(request, user.id, user.email)
         return RedirectResponse(next_url, status_code=303)
 

@@ -74,9 +74,11 @@ def list_conversations(
     profile_id: str | None = None,
     page: int | None = None,
     limit: int | None = None,
+    unread: bool = False,
 ) -> Page:
     """The workspace's conversations, newest `lastMessageAt` first (a conversation without messages
-    yet sorts by its creation). `platform` is the upper-case filter of the contract."""
+    yet sorts by its creation). `platform` is the upper-case filter of the contract; `unread` keeps
+    those with inbound messages nobody has answered or marked read (the dashboard's filter)."""
     profile_ids = None if actor.profile_ids is None else tuple(sorted(actor.profile_ids))
     if profile_id is not None:
         actor.require_profile(profile_id)
@@ -90,6 +92,7 @@ def list_conversations(
         profile_ids=profile_ids,
         account_id=account_id,
         platform=platform.lower() if platform is not None else None,
+        unread=unread,
     )
     page, limit, offset = window(page, limit)
     total = hot_inbox.total(filters)
@@ -110,6 +113,16 @@ def get_messages(
         .order_by(Message.created_at, Message.id)
     )
     return paginate(query, page=page, limit=limit, record=MessageRecord)
+
+
+def mark_read(*, actor: Actor, conversation_id: str) -> ConversationRecord:
+    """Someone has read the conversation: its unread count starts again from zero (as a reply does)."""
+    conversation = get_row(actor=actor, conversation_id=conversation_id)
+    actor.require_write()
+    if conversation.unread_count:
+        Conversation.update(unread_count=0, updated_at=clock.now()).where(Conversation.id == conversation.id).execute()
+        conversation = Conversation.get_by_id(conversation.id)
+    return ConversationRecord.model_validate(conversation)
 
 
 # -- starting ----------------------------------------------------------------------------------

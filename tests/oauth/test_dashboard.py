@@ -66,9 +66,12 @@ def test_an_api_key_is_shown_once_and_revoking_it_ends_it(browser, client, tenan
     listing = browser.get("/dashboard/api-keys")
     assert key not in listing.text
     assert key[:11] in listing.text
-    key_id = re.findall(r'action="/dashboard/api-keys/(key_[^/]+)/revoke"', listing.text)[0]
+    key_id = re.findall(r'href="/dashboard/api-keys/(key_[^/]+)/revoke', listing.text)[0]
+    confirmation = browser.get(f"/dashboard/api-keys/{key_id}/revoke")
+    assert "Revoke the key &lt;b&gt;CI&lt;/b&gt;?" in confirmation.text
+    assert client.get("/v1/workspaces", headers=bearer(key)).status_code == 200  # asking is not revoking
     revoked = browser.post(f"/dashboard/api-keys/{key_id}/revoke", data={
-        "csrf_token": hidden(listing.text, "csrf_token"), "workspaceId": tenant["workspaceId"]})
+        "csrf_token": hidden(confirmation.text, "csrf_token"), "workspaceId": tenant["workspaceId"]})
     assert revoked.status_code == 303
     assert client.get("/v1/workspaces", headers=bearer(key)).status_code == 401
 
@@ -99,3 +102,52 @@ def test_sign_out_ends_the_session(browser):
     answer = browser.post("/dashboard/logout", data={"csrf_token": hidden(page.text, "csrf_token")})
     assert answer.status_code == 303
     assert browser.get("/dashboard").status_code == 303
+
+
+def test_a_reply_form_sent_twice_sends_one_message(browser, client, tenant):
+    from tests.support.sandbox import connect_account
+
+    bot = connect_account(client, tenant, "telegram")
+    client.post("/sandbox/telegram/inbound-message",
+                json={"accountId": bot["id"], "from": {"id": "77", "name": "Bo"}, "text": "hi"})
+    (conversation,) = client.get("/v1/conversations", headers=bearer(tenant["apiKey"])).json()["data"]
+    page = browser.get(f"/dashboard/inbox/{conversation['id']}")
+    form = {"csrf_token": hidden(page.text, "csrf_token"), "workspaceId": tenant["workspaceId"],
+            "idempotencyKey": hidden(page.text, "idempotencyKey"), "text": "only once"}
+    first = browser.post(f"/dashboard/inbox/{conversation['id']}/reply", data=form)
+    again = browser.post(f"/dashboard/inbox/{conversation['id']}/reply", data=form)  # a double click
+    assert (first.status_code, again.status_code) == (303, 303)
+    assert "sent already" in browser.get(again.headers["location"]).text
+    sent = client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
+    assert [row.get("text") for row in sent if row["kind"] == "dm"] == ["only once"]
+    messages = client.get(f"/v1/conversations/{conversation['id']}/messages",
+                          headers=bearer(tenant["apiKey"])).json()["data"]
+    assert [m["text"] for m in messages if m["direction"] == "outbound"] == ["only once"]
+
+
+@pytest.mark.parametrize(("method", "path", "fields", "status"), [
+    ("GET", "/dashboard/inbox?page=abc", {}, 422),
+    ("GET", "/dashboard/inbox?page=0", {}, 422),
+    ("GET", "/dashboard/inbox?platform=myspace", {}, 422),
+    ("GET", "/dashboard/inbox?account=%00", {}, 422),
+    ("GET", "/dashboard/inbox/conv_nope", {}, 404),
+    ("POST", "/dashboard/webhooks", {"url": "not a url"}, 422),
+    ("POST", "/dashboard/webhooks", {"url": "https://localhost:9/x", "events": "no.such.event"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k", "expiresInDays": "ninety"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k", "expiresInDays": "99999999999"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k", "scope": "profiles"}, 422),
+    ("POST", "/dashboard/api-keys", {"name": "k\x00"}, 422),
+    ("POST", "/dashboard/profiles", {"name": "x" * 500}, 422),
+    ("POST", "/dashboard/accounts/connect/telegram", {"botToken": "nope"}, 422),
+    ("POST", "/dashboard/accounts/connect/whatsapp", {"phoneNumberId": "1", "wabaId": "2"}, 422),
+    ("POST", "/dashboard/accounts/connect/myspace", {}, 404),
+    ("POST", "/dashboard/webhooks/deliveries/whd_nope/redeliver", {}, 404),
+])
+def test_bad_input_is_a_clear_page_never_a_500(browser, tenant, method, path, fields, status):
+    page = browser.get("/dashboard/accounts")
+    data = {"csrf_token": hidden(page.text, "csrf_token"), "workspaceId": tenant["workspaceId"],
+            "profileId": tenant["profileId"], **fields}
+    answer = browser.get(path) if method == "GET" else browser.post(path, data=data)
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "Traceback" not in answer.text and "Error(" not in answer.text
