@@ -3,8 +3,17 @@ from http_api.routing import Call, Reply
 from service.kit.pagination import Page
 from service.kit.shapes import page_of
 from service.posts import ops as posts
-from service.posts import publishing
-from service.posts.shapes import DeleteQuery, Post, PostDeleted, PostIn, PostQuery, PostUpdate
+from service.posts import publishing, queue
+from service.posts.shapes import (
+    DeleteQuery,
+    Post,
+    PostDeleted,
+    PostIn,
+    PostingQueueRecord,
+    PostQuery,
+    PostUpdate,
+    QueueIn,
+)
 
 
 def create(call: Call) -> Reply:
@@ -36,6 +45,14 @@ def retry(call: Call) -> Post:
     return publishing.retry(actor=call.actor, post_id=call.path["id"])
 
 
+def get_queue(call: Call) -> PostingQueueRecord:
+    return queue.get(actor=call.actor, account_id=call.path["id"])
+
+
+def put_queue(call: Call) -> PostingQueueRecord:
+    return queue.put(actor=call.actor, account_id=call.path["id"], **dict(call.body))
+
+
 _RULES = ("Targets are checked against their platforms before anything is saved (422, `details` per target, e.g. "
           "`targets[1].content`): X 280 as X counts (a link 23, CJK and emoji 2); Telegram 4,096 characters, 1,024 "
           "as a caption with media; LinkedIn 3,000; Instagram needs an image or a video (a carousel at most 10); "
@@ -46,13 +63,19 @@ OPERATIONS = [
     op("POST", "/posts", create, summary="Create a post: draft, scheduled or published now", tag="Posts",
        operation_id="createPost", ok=201, body=PostIn, answer=Post, transaction="own", errors=(409,),
        resume=resume_create,
-       description="No `scheduledFor` and no `publishNow` → `draft`. `scheduledFor` → `scheduled` (`post.scheduled`), "
+       description="No `scheduledFor`, `publishNow` or `addToQueue` → `draft`. `scheduledFor` → `scheduled` "
+                   "(`post.scheduled`), "
                    "published within a scheduler tick and a second of its time. `publishNow` → `publishing` at "
-                   "once, every target in parallel. Each target is published once: then `post.published`, "
+                   "once, every target in parallel. `addToQueue` → `scheduled`, each target at the next free slot "
+                   "of its account's posting queue (no queue → 422 naming the target); `scheduledFor` shows the "
+                   "first of them. Each target is published once: then `post.published`, "
                    "`post.partial` or `post.failed`. With an `Idempotency-Key`, one key is one post, also when the "
                    "first request died after storing it. " + _RULES),
     op("GET", "/posts", list_, summary="List posts, newest first", tag="Posts", operation_id="listPosts",
-       query=PostQuery, answer=page_of(Post)),
+       query=PostQuery, answer=page_of(Post),
+       description="`from` and `to` (instants with `Z` or an offset, either alone) keep the posts scheduled or "
+                   "published in `[from, to)` (a target published in it counts): what a calendar shows. A bad "
+                   "instant, one outside 1970-01-01..9999-12-30, or `to` not after `from` → 422 naming the field."),
     op("GET", "/posts/{id}", get, summary="Get a post", tag="Posts", operation_id="getPost", answer=Post,
        description="The shape of `post.*` event data."),
     op("PUT", "/posts/{id}", update, summary="Replace a draft or scheduled post", tag="Posts",
@@ -67,4 +90,13 @@ OPERATIONS = [
        operation_id="retryPost", answer=Post, body=None, errors=(409,),
        description="Only `failed` targets (and `unknown` ones, which a person has checked are not live) are "
                    "published again; published targets are never published twice. None to retry → 409."),
+    op("GET", "/accounts/{id}/queue", get_queue, summary="An account's posting queue", tag="Posts",
+       operation_id="getPostingQueue", answer=PostingQueueRecord,
+       description="Weekly slots (`weekday` 1 = Monday … 7, `time` HH:MM in `timezone`) that `addToQueue` fills, and "
+                   "the next free ones as instants. An account never given slots answers an empty queue in UTC."),
+    op("PUT", "/accounts/{id}/queue", put_queue, summary="Set an account's posting queue", tag="Posts",
+       operation_id="putPostingQueue", body=QueueIn, answer=PostingQueueRecord,
+       description="Replaces the slots (at most 100; duplicates dropped). Posts already in the queue keep their "
+                   "times; new ones take the next slot that no queued post of the account holds. An unknown time "
+                   "zone → 422."),
 ]

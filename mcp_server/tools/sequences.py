@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from mcp_server.tooling import ToolDef
+from service.kit.shapes import page_of
 from service.sequences import ops as sequences
 from service.sequences import shapes as sequence
 
 TOOLS: list[ToolDef] = [
+    ToolDef("list_sequences", sequences.list_sequences, "read",
+            "Sequences of the workspace with their steps, filtered by account or status (active, paused); "
+            "paginated.",
+            model=sequence.SequenceQuery, output=page_of(sequence.Sequence)),
     ToolDef("create_sequence", sequences.create, "write",
             "Create a sequence: 1 to 20 timed follow-up DMs (delayMinutes after the previous step) into which "
             "conversations are enrolled by a trigger (conversation_started, comment_automation with automationId, "

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
+from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 
 POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled")
 TARGET_STATUSES = ("queued", "publishing", "published", "failed", "unknown")
@@ -48,6 +48,10 @@ class PostIn(Body):
         LEFT_OUT, description="With an offset (or Z), or a wall time read in `timezone`.")
     timezone: Annotated[str, Field(max_length=64, examples=["Europe/Paris"])] = LEFT_OUT
     publish_now: bool = Field(LEFT_OUT, description="Publish at once on every target (in parallel).")
+    add_to_queue: bool = Field(LEFT_OUT, description=(
+        "Each target takes the next free slot of its account's posting queue (`PUT /v1/accounts/{id}/queue`); "
+        "two posts never share a slot of one account. An account without a queue → 422. Not with "
+        "`scheduledFor` or `publishNow`."))
 
 
 class PostUpdate(PostIn):
@@ -65,12 +69,25 @@ class PostQuery(PageQuery):
     platform: Literal[PLATFORMS] = LEFT_OUT  # type: ignore[valid-type]
     source: Literal[SOURCE_FILTER] = Field(LEFT_OUT, description=(  # type: ignore[valid-type]
         "`all` (default), `service` (published through Switchboard) or `external` (made natively on the platform)."))
+    # `from` is a Python keyword: the attribute is `from_`, the wire name `from` (a calendar's window).
+    from_: Annotated[str, Field(alias="from", min_length=1, max_length=64, examples=["2026-12-01T00:00:00Z"])] = Field(
+        LEFT_OUT, alias="from", description=(
+            "An instant (ISO 8601 with `Z` or an offset): only posts scheduled or published at or after it."))
+    to: Annotated[str, Field(min_length=1, max_length=64, examples=["2027-01-01T00:00:00Z"])] = Field(
+        LEFT_OUT, description="An instant: only posts scheduled or published before it (the window is `[from, to)`).")
 
 
 class PostRef(Body):
     """An MCP tool's argument naming one post (on /v1, the path)."""
 
     post_id: Id
+
+
+class DeletePostTool(Body):
+    """`delete_post` as an MCP tool: the post's id and `/v1`'s query flag as arguments."""
+
+    post_id: Id
+    from_platforms: bool = Field(LEFT_OUT, description="`true`: also delete a published post on each platform.")
 
 
 def _query_bool(value: Any) -> Any:
@@ -85,6 +102,12 @@ def _query_bool(value: Any) -> Any:
 class DeleteQuery(Query):
     from_platforms: Annotated[bool, BeforeValidator(_query_bool),
                               Field(description="`true`: also delete a published post on each platform.")] | None = None
+
+
+class MediaImport(Body):
+    url: Annotated[HttpsUrl, Field(max_length=2048, examples=["https://cdn.example.com/launch.jpg"], description=(
+        "Absolute https URL the service fetches (public addresses only, redirects not followed); the type and "
+        "size are read from the bytes."))]
 
 
 class UploadIn(Body):
@@ -167,3 +190,36 @@ class MediaRecord(Record):
     sha256: str
     url: str = Field(description="Where platforms fetch it: served by this service under its base URL.")
     created_at: Instant
+
+
+# -- the posting queue -------------------------------------------------------------------------
+
+MAX_QUEUE_SLOTS = 100
+
+
+class QueueSlot(Body):
+    weekday: Annotated[int, Field(ge=1, le=7, description="1 = Monday … 7 = Sunday.")]
+    time: Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$", examples=["09:30"],
+                               description="`HH:MM`, 24-hour, read in the queue's `timezone`.")]
+
+
+class QueueIn(Body):
+    """The whole queue, replaced: `slots: []` empties it (then `addToQueue` is refused for the account)."""
+
+    timezone: Annotated[str, Field(min_length=1, max_length=64, examples=["Europe/Paris"])] = Field(
+        "UTC", description="IANA time zone the slots are read in (default UTC).")
+    slots: list[QueueSlot] = Field(max_length=MAX_QUEUE_SLOTS, description=(
+        "Weekly slots; duplicates are dropped and the list comes back sorted."))
+
+
+class QueueSlotRecord(Record):
+    weekday: int
+    time: str
+
+
+class PostingQueueRecord(Record):
+    account_id: str
+    timezone: str
+    slots: list[QueueSlotRecord]
+    next_slots: list[Instant] = Field(description=(
+        "The next free slots (at most 5), as instants: where the next posts added to the queue will go."))

@@ -36,6 +36,7 @@ from storage.migrations import (
     m0014_post_first_comment,
     m0015_api_key_epoch,
     m0016_oauth_token_epoch,
+    m0017_posting_queue,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -57,6 +58,7 @@ MIGRATIONS: list[Migration] = [
     (14, "post first comment", m0014_post_first_comment.apply),
     (15, "api key epoch", m0015_api_key_epoch.apply),
     (16, "oauth token epoch", m0016_oauth_token_epoch.apply),
+    (17, "posting queue", m0017_posting_queue.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -25,7 +25,7 @@ from storage.models.identity import (
 )
 from storage.models.inbox import Conversation, ConversationCount, Message, PaceSlot
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
-from storage.models.posts import Media, Post, PostTarget
+from storage.models.posts import Media, Post, PostingQueue, PostTarget
 from storage.models.sequences import Enrollment, Sequence
 from storage.models.webhooks import Event, WebhookDelivery, WebhookEndpoint
 
@@ -66,6 +66,7 @@ ALL_MODELS: list[type[BaseModel]] = [
     Media,
     Post,
     PostTarget,
+    PostingQueue,
 ]
 
 __all__ = [
@@ -98,6 +99,7 @@ __all__ = [
     "PaceSlot",
     "Post",
     "PostTarget",
+    "PostingQueue",
     "Profile",
     "PublicReply",
     "RateLimitCounter",
