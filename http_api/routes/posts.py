@@ -2,10 +2,13 @@ from http_api.declare import op
 from http_api.routing import Call, Reply
 from service.kit.pagination import Page
 from service.kit.shapes import page_of
+from service.posts import importing, publishing, queue
 from service.posts import ops as posts
-from service.posts import publishing, queue
 from service.posts.shapes import (
     DeleteQuery,
+    ImportCreated,
+    ImportQuery,
+    ImportReport,
     Post,
     PostDeleted,
     PostIn,
@@ -45,6 +48,16 @@ def retry(call: Call) -> Post:
     return publishing.retry(actor=call.actor, post_id=call.path["id"])
 
 
+def import_csv(call: Call) -> Reply:
+    result = importing.import_csv(actor=call.actor, csv_text=call.body, dry_run=call.query.dry_run)
+    return Reply(result, status=200 if isinstance(result, ImportReport) else 201)
+
+
+def resume_import(call: Call, post_id: str) -> Reply:
+    """A retry under the key of an import that died after saving: its posts, never a second batch."""
+    return Reply(importing.created_by_import(actor=call.actor, first_post_id=post_id), status=201)
+
+
 def get_queue(call: Call) -> PostingQueueRecord:
     return queue.get(actor=call.actor, account_id=call.path["id"])
 
@@ -58,6 +71,23 @@ _RULES = ("Targets are checked against their platforms before anything is saved 
           "as a caption with media; LinkedIn 3,000; Instagram needs an image or a video (a carousel at most 10); "
           "TikTok and YouTube a video; TikTok `options.privacyLevel` one of the account's publish options "
           "(an unaudited TikTok app may only post `SELF_ONLY`). WhatsApp accounts do not publish posts.")
+
+_IMPORT = op(
+    "POST", "/posts/import", import_csv, summary="Import posts from a CSV file", tag="Posts",
+    operation_id="importPosts", ok=201, answer=ImportCreated, query=ImportQuery, raw_body="text/csv", waits=True,
+    resume=resume_import,
+    description="The body is a `text/csv` file (UTF-8, at most 1 MiB) with a header row: `content` and `accounts` "
+                "(account ids separated by spaces: the post's targets) are required, `scheduledFor`, `timezone` "
+                "(as when creating a post; neither: a draft), `mediaUrls` (https URLs separated by spaces, imported "
+                "into the media library) and `firstComment` are optional. At most 1,000 rows; rows are numbered "
+                "from 1, the first after the header. Every row passes the rules of `POST /v1/posts`.\n\n"
+                "`?dryRun=true` → 200 `{rows, valid, errors: [{row, field, message}]}` and nothing is saved (a dry "
+                "run judges a media URL by its extension; the import reads the bytes). Without it → 201 "
+                "`{created: [postId, ...]}` in the file's order: all rows or none. Any invalid row → 422 whose "
+                "`error.errors` is that same list (and `details` names `rows[n].column`); a file that is not a "
+                "CSV of these columns → 422 naming `body`; another Content-Type → 415. " + _RULES)
+# The dry run's answer, beside the import's 201.
+_IMPORT.responses[200] = ImportReport
 
 OPERATIONS = [
     op("POST", "/posts", create, summary="Create a post: draft, scheduled or published now", tag="Posts",
@@ -99,4 +129,5 @@ OPERATIONS = [
        description="Replaces the slots (at most 100; duplicates dropped). Posts already in the queue keep their "
                    "times; new ones take the next slot that no queued post of the account holds. An unknown time "
                    "zone → 422."),
+    _IMPORT,
 ]

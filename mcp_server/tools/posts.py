@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from mcp_server.tooling import ToolDef
 from service.kit.shapes import page_of
+from service.posts import importing, publishing
 from service.posts import ops as posts
-from service.posts import publishing
 from service.posts import shapes as post
 
 TOOLS: list[ToolDef] = [
@@ -36,4 +36,11 @@ TOOLS: list[ToolDef] = [
             "Publish a post's failed targets again; targets already published are never published twice. "
             "Nothing failed → conflict.",
             model=post.PostRef, output=post.Post, destructive=True),
+    ToolDef("import_posts_csv", importing.import_for_tool, "write",
+            "Import posts from CSV text: a header row with content and accounts (account ids separated by spaces), "
+            "optionally scheduledFor, timezone, mediaUrls (https URLs separated by spaces), firstComment; at most "
+            "1,000 rows. dryRun true checks every row and saves nothing (the answer lists each row's errors); "
+            "without it every row becomes a post (a draft, or scheduled) or, if any row is invalid, none "
+            "(validation_failed with the same errors). Scheduled posts will be published.",
+            model=post.ImportCsvTool, output=post.ImportOutcome, destructive=True, waits=True),
 ]

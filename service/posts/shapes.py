@@ -223,3 +223,47 @@ class PostingQueueRecord(Record):
     slots: list[QueueSlotRecord]
     next_slots: list[Instant] = Field(description=(
         "The next free slots (at most 5), as instants: where the next posts added to the queue will go."))
+
+
+# -- CSV import --------------------------------------------------------------------------------
+
+MAX_CSV_CHARACTERS = 1024 * 1024
+
+
+class ImportQuery(Query):
+    dry_run: Annotated[bool, BeforeValidator(_query_bool),
+                       Field(description="`true`: check every row and save nothing.")] | None = None
+
+
+class ImportCsvTool(Body):
+    """`import_posts_csv` as an MCP tool: the file's text and `/v1`'s query flag as arguments."""
+
+    csv: Annotated[str, Field(min_length=1, max_length=MAX_CSV_CHARACTERS, description=(
+        "The CSV text: a header row naming content, accounts and optionally scheduledFor, timezone, mediaUrls, "
+        "firstComment; at most 1,000 rows."))]
+    dry_run: bool = Field(False, description="`true`: check every row and save nothing.")
+
+
+class ImportRowError(Record):
+    row: int = Field(description="The row's number, 1 being the first row after the header.")
+    field: str = Field(description="The column at fault.")
+    message: str
+
+
+class ImportReport(Record):
+    rows: int
+    valid: int
+    errors: list[ImportRowError]
+
+
+class ImportCreated(Record):
+    created: list[str] = Field(description="The new posts' ids, in the file's order.")
+
+
+class ImportOutcome(Record):
+    """`import_posts_csv`'s answer: the dry run's report, or the posts made (`created`, empty in a dry run)."""
+
+    rows: int
+    valid: int
+    errors: list[ImportRowError]
+    created: list[str]

@@ -10,24 +10,16 @@ from typing import Any
 
 import httpx2
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
 
 from service.kit import clock
 from tests.conftest import bearer
-from tests.support.live_server import live_server
+from tests.support.file_server import file_server
 from tests.support.oauth_flow import call_tool_raw, hand_made_tokens
 from tests.support.posts import JPEG, MP4, upload
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import Tls, make_tls
 
 pytestmark = pytest.mark.shared_service
-
-FILES = {"/photo.jpg": (JPEG, "image/jpeg"), "/clip": (MP4, "application/octet-stream"),
-         "/page.html": (b"<html><body>not an image</body></html>", "image/jpeg")}
-
 
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory: pytest.TempPathFactory) -> Tls:
@@ -41,16 +33,8 @@ def live_overrides(tls: Tls) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def files(tls: Tls) -> Iterator[str]:
-    """An HTTPS file server: a JPEG, an MP4 served with a lying content type, an HTML page named .jpg."""
-    async def serve(request: Request) -> Response:
-        if request.url.path == "/moved":
-            return RedirectResponse("/photo.jpg")
-        body, kind = FILES.get(request.url.path, (b"", ""))
-        return Response(body, media_type=kind) if body else Response(b"gone", status_code=404)
-
-    app = Starlette(routes=[Route("/{path:path}", serve)])
-    with live_server(app, ssl_certfile=tls.cert_path) as base:
-        yield base.replace("http://127.0.0.1", "https://localhost")
+    with file_server(tls) as base:
+        yield base
 
 
 def _tool(browser: httpx2.Client, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
