@@ -37,6 +37,7 @@ from storage.migrations import (
     m0015_api_key_epoch,
     m0016_oauth_token_epoch,
     m0017_posting_queue,
+    m0018_message_media,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -59,6 +60,7 @@ MIGRATIONS: list[Migration] = [
     (15, "api key epoch", m0015_api_key_epoch.apply),
     (16, "oauth token epoch", m0016_oauth_token_epoch.apply),
     (17, "posting queue", m0017_posting_queue.apply),
+    (18, "message attachments", m0018_message_media.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
