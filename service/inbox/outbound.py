@@ -172,19 +172,21 @@ def queue_outbound(
 
 
 def queue_outbound_many(
-    conversations: list[Conversation], account: Account, *, text: str, button: Button | None = None,
-    source: str, at: dt.datetime | None = None,
+    conversations: list[Conversation], account: Account, *, text: str | None, button: Button | None = None,
+    source: str, at: dt.datetime | None = None, template: dict[str, Any] | None = None,
 ) -> list[str]:
     """`queue_outbound` of one text to many conversations of one account (a broadcast's chunk): the
     same checks, the account's once, and one INSERT. Every conversation must be within the window
     (the caller checks with `within_window` first). The rows are marked as in hand: the caller
     nudges their ids after commit, in groups (`engine.nudge_after_commit`), never one task each."""
-    _check_sendable(account, text=text, template=None)
+    _check_sendable(account, text=text, template=template)
     moment = at or clock.now()  # the moment the caller checked the window at
-    if not all(within_window(conversation, at=moment) for conversation in conversations):
+    # A template reaches contacts outside the window; text does not.
+    if template is None and not all(within_window(conversation, at=moment) for conversation in conversations):
         raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
     rows: list[dict[str, Any]] = [
         {"id": ids.new_id("msg"), "conversation": conversation.id, "direction": "outbound", "text": text,
+         "template": template,
          "button_label": button.label if button else None, "button_url": button.url if button else None,
          "status": "pending", "source": source, "attempts": 0, "next_attempt_at": moment,
          "nudged_at": moment, "created_at": moment, "updated_at": moment} for conversation in conversations]

@@ -38,6 +38,7 @@ from storage.migrations import (
     m0016_oauth_token_epoch,
     m0017_posting_queue,
     m0018_message_media,
+    m0019_broadcast_template,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -61,6 +62,7 @@ MIGRATIONS: list[Migration] = [
     (16, "oauth token epoch", m0016_oauth_token_epoch.apply),
     (17, "posting queue", m0017_posting_queue.apply),
     (18, "message attachments", m0018_message_media.apply),
+    (19, "broadcast template", m0019_broadcast_template.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
