@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from zoneinfo import ZoneInfo
 
+import httpx2
 import pytest
 
 from service.kit import clock
@@ -121,3 +123,29 @@ def test_the_window_keeps_posts_scheduled_or_published_in_it(client, tenant, bro
     queued = call_tool_raw(browser, tokens["access_token"], "create_post", {
         "content": "Queued by an assistant", "targets": target, "addToQueue": True}).json()["result"]
     assert queued["structuredContent"]["error"]["details"][0]["field"] == "targets[0].accountId"  # no queue yet
+
+
+def test_posts_added_at_the_same_moment_never_share_a_slot(client, tenant, server_url):
+    headers = bearer(tenant["apiKey"])
+    page = connect_account(client, tenant, "facebook")
+    client.put(f"/v1/accounts/{page['id']}/queue", headers=headers,
+               json={"timezone": "UTC", "slots": _every_day_at("08:00", "12:00", "16:00", "20:00")})
+    barrier = threading.Barrier(8)
+    answers: list[httpx2.Response] = []
+
+    def add(n: int) -> None:
+        with httpx2.Client(base_url=server_url, timeout=60) as http:
+            barrier.wait()
+            answers.append(http.post("/v1/posts", headers=headers, json={
+                "content": f"Concurrent {n}", "addToQueue": True, "targets": [{"accountId": page["id"]}]}))
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [a.status_code for a in answers] == [201] * 8, [a.text for a in answers]
+    times = sorted(a.json()["scheduledFor"] for a in answers)
+    assert len(set(times)) == 8  # eight posts, eight slots
+    queue = client.get(f"/v1/accounts/{page['id']}/queue", headers=headers).json()
+    assert queue["nextSlots"][0] > times[-1]
