@@ -32,6 +32,7 @@ def op(
     transaction: Transaction | Literal[""] = "",
     resume: Callable[[Call, str], Any] | None = None,
     stream: Callable[[Any], Any] | None = None,
+    raw_body: str | None = None,
 ) -> Operation:
     responses: dict[int, Shape | None] = {ok: answer}
     if auth:
@@ -58,4 +59,5 @@ def op(
         transaction=transaction,
         resume=resume,
         stream=stream,
+        raw_body=raw_body,
     )

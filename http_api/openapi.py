@@ -114,6 +114,8 @@ def _operation(op: Operation, components: dict[str, Any]) -> dict[str, Any]:
         out["description"] = op.description
     if not op.auth:
         out["security"] = []
+    if op.raw_body is not None:
+        out["requestBody"] = {"required": True, "content": {op.raw_body: {"schema": {"type": "string"}}}}
     if op.body is not None:
         out["requestBody"] = {
             "required": op.body_required,

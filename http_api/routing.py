@@ -82,6 +82,9 @@ class Operation:
     # Takes the raw request itself (a media upload's bytes, streamed to disk): no JSON body, no
     # 1 MiB limit; it authenticates and answers on its own.
     stream: Callable[[Request], Any] | None = None
+    # A body that is not JSON (a CSV file): its media type. The handler gets the raw bytes as
+    # `call.body`, within the same 1 MiB limit; another Content-Type → 415.
+    raw_body: str | None = None
 
     def __post_init__(self) -> None:
         if not self.transaction:
@@ -171,6 +174,10 @@ def _authorization(request: Request) -> str | None:
 
 
 def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
+    if op.raw_body is not None:
+        if (content_type or "").split(";")[0].strip().lower() != op.raw_body:
+            raise UnsupportedMediaType(f"The body must be {op.raw_body}.")
+        return raw
     if op.body is None:
         return None
     if not raw.strip():
@@ -317,7 +324,7 @@ class Endpoint:
             raw = await read_body(request) if op.body is not None or _carries_body(request) else b""
         except ServiceError as error:
             return error_response(error)
-        if op.body is None:
+        if op.body is None and op.raw_body is None:
             raw = b""
         spent: list[ratelimit.Quota] = []
 

@@ -151,6 +151,11 @@ class BaseAdapter:
     ) -> SentMessage:
         raise self._unsupported("private replies to comments")
 
+    def send_dm_media(
+        self, account: AccountContext, *, recipient: str, text: str, media: MediaItem, button: Button | None = None
+    ) -> SentMessage:
+        raise self._unsupported("attachments in direct messages")
+
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
         raise self._unsupported("replies to comments")
 

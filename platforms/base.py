@@ -75,6 +75,11 @@ class Capabilities:
     publish_settle_seconds: float = 10.0
     max_media: int | None = None  # items in one post (Instagram's carousel: 10)
     video_posts: bool = True  # False where the adapter publishes text and images only
+    # Attachments a direct message takes (`send_dm_media`): the kinds ("image", "video"), how many one
+    # message carries, and the text limit as their caption. Empty: text (and a button) only.
+    dm_media: tuple[str, ...] = ()
+    dm_max_media: int = 1
+    dm_caption_limit: int | None = None
 
     def post_limit(self, *, with_media: bool) -> int | None:
         """How long a post's text may be, with or without media."""
@@ -255,6 +260,14 @@ class Adapter(Protocol):
         refuses the button, or has none, the message goes as plain text with the URL on its own line
         after the text and `fallback_used` is true. Outside the 24 h window: `OutsideMessagingWindow`.
         """
+        ...
+
+    def send_dm_media(
+        self, account: AccountContext, *, recipient: str, text: str, media: MediaItem, button: Button | None = None
+    ) -> SentMessage:
+        """`send_dm` with one attachment (a kind in `capabilities.dm_media`) that the platform fetches
+        from `media.url`, the text as its caption, in one platform call; the button as `send_dm`
+        renders it (or the URL after the caption). `Unsupported` where `dm_media` is empty."""
         ...
 
     def private_reply(

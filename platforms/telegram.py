@@ -69,6 +69,8 @@ class TelegramAdapter(BaseAdapter):
         post_caption_limit=1024,
         post_media="optional",
         button="inline_keyboard",
+        dm_media=("image", "video"),
+        dm_caption_limit=1024,
         messages_per_second=30,
         publish=True,
         delete_post=True,
@@ -104,6 +106,23 @@ class TelegramAdapter(BaseAdapter):
         return self._with_button_fallback(
             text, button, native, lambda body: self._send(account, {"chat_id": chat, "text": body})
         )
+
+    def send_dm_media(
+        self, account: AccountContext, *, recipient: str, text: str, media: MediaItem, button: Button | None = None
+    ) -> SentMessage:
+        """A photo or a video with the text as its caption (and a button under it), in one message."""
+        method, field = ("sendVideo", "video") if media.is_video else ("sendPhoto", "photo")
+        base = {"chat_id": _chat(recipient), field: media.url}
+
+        def send(payload: dict[str, Any]) -> SentMessage:
+            result = self._method(self._token(account), method, payload, account.secrets())
+            return SentMessage(str(result["message_id"]), False, payload)
+
+        def native(btn: Button) -> SentMessage:
+            keyboard = {"inline_keyboard": [[{"text": cut_label(btn.label), "url": btn.url}]]}
+            return send({**base, "caption": text, "reply_markup": keyboard})
+
+        return self._with_button_fallback(text, button, native, lambda body: send({**base, "caption": body}))
 
     def _webhook(self, token: str, bot_id: str) -> list[str]:
         self._method(

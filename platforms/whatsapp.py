@@ -17,6 +17,7 @@ from platforms.base import (
     ButtonRefused,
     Capabilities,
     ConnectedIdentity,
+    MediaItem,
     OutsideMessagingWindow,
     Rejected,
     SentMessage,
@@ -41,6 +42,8 @@ class WhatsAppAdapter(GraphAdapter):
         dm=True,
         dm_text_limit=4096,
         button="cta_url",
+        dm_media=("image", "video"),
+        dm_caption_limit=1024,
         messaging_window_hours=24,
         templates=True,
         messages_per_second=80,
@@ -87,6 +90,41 @@ class WhatsAppAdapter(GraphAdapter):
 
         def plain(body: str) -> SentMessage:
             return self._send(account, to, {"type": "text", "text": {"preview_url": False, "body": body}})
+
+        return self._with_button_fallback(text, button, native, plain)
+
+    def send_dm_media(
+        self, account: AccountContext, *, recipient: str, text: str, media: MediaItem, button: Button | None = None
+    ) -> SentMessage:
+        """An image or a video with the text as its caption; with a button, an interactive cta_url
+        message whose header is the media."""
+        to = recipient.lstrip("+")
+        kind = "video" if media.is_video else "image"
+
+        def native(btn: Button) -> SentMessage:
+            content = {
+                "type": "interactive",
+                "interactive": {
+                    "type": "cta_url",
+                    "header": {"type": kind, kind: {"link": media.url}},
+                    "body": {"text": text},
+                    "action": {
+                        "name": "cta_url",
+                        "parameters": {"display_text": cut_label(btn.label), "url": btn.url},
+                    },
+                },
+            }
+            try:
+                return self._send(account, to, content)
+            except OutsideMessagingWindow:
+                raise
+            except Rejected as failure:
+                if graph_code(failure) in BUTTON_REFUSAL_CODES:
+                    raise ButtonRefused(failure.reason, failure.code) from None
+                raise
+
+        def plain(body: str) -> SentMessage:
+            return self._send(account, to, {"type": kind, kind: {"link": media.url, "caption": body}})
 
         return self._with_button_fallback(text, button, native, plain)
 

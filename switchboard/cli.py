@@ -19,6 +19,8 @@ import sys
 import threading
 from dataclasses import replace
 
+import httpx2
+
 from platforms.log_format import configure_logging
 from service.kit.settings import Settings
 
@@ -186,6 +188,16 @@ def _sandbox_seed(args: argparse.Namespace) -> int:
         return 1
     prepare(settings)
     with connection(), db.atomic():
+        if args.profile is None:
+            # Without --profile: the only profile there is, or the list to choose from.
+            profiles = list(Profile.select().order_by(Profile.created_at, Profile.id).limit(51))
+            if len(profiles) != 1:
+                listed = "".join(f"\n  --profile {p.id}  ({p.name}, workspace {p.workspace_id})" for p in profiles[:50])
+                print("error: " + ("no profile yet: run `switchboard serve` once, or `switchboard bootstrap`"
+                                   if not profiles else f"{len(profiles)} profiles here; name one:{listed}"),
+                      file=sys.stderr)
+                return 1
+            args.profile = profiles[0].id
         profile = Profile.get_or_none(Profile.id == args.profile)
         if profile is None:
             print(f"error: no profile {args.profile}", file=sys.stderr)
@@ -196,6 +208,10 @@ def _sandbox_seed(args: argparse.Namespace) -> int:
         )
     try:
         accounts = seed(url, api_key=key.key, profile_id=profile.id)
+    except (httpx2.HTTPError, RuntimeError) as error:
+        print(f"error: the sandbox refused to connect an account ({_why(error)}); is SWITCHBOARD_SANDBOX_URL "
+              "the sandbox this service uses?", file=sys.stderr)
+        return 1
     finally:
         with connection(), db.atomic():
             ApiKey.delete().where(ApiKey.id == key.id).execute()
@@ -206,6 +222,17 @@ def _sandbox_seed(args: argparse.Namespace) -> int:
         for platform, account_id in accounts.items():
             print(f"{platform:10} {account_id}")
     return 0
+
+
+def _why(error: Exception) -> str:
+    """What a failed call to the service answered, in a line (never a traceback)."""
+    if isinstance(error, httpx2.HTTPStatusError):
+        try:
+            message = error.response.json().get("error", {}).get("message")
+        except ValueError:
+            message = None
+        return f"HTTP {error.response.status_code}" + (f": {message}" if message else "")
+    return str(error) or type(error).__name__
 
 
 def _sandbox_serve(args: argparse.Namespace) -> int:
@@ -236,8 +263,17 @@ def _analytics_snapshot(args: argparse.Namespace) -> int:
     """Take today's follower count of every connected account now, as the daily job does."""
     from service.analytics import ops as analytics
     from switchboard.app import prepare
+    from switchboard.running import running_sandbox
 
-    prepare(_settings(args))
+    settings = _settings(args)
+    sandbox = running_sandbox(settings)
+    if sandbox is not None and not settings.sandbox:
+        # The running service talks to its sandbox: so does this snapshot, not to the real platforms.
+        settings = replace(settings, sandbox=True, sandbox_url=sandbox)
+        if not args.json:
+            print(f"switchboard: platforms of the running service: the sandbox at {sandbox}/sandbox",
+                  file=sys.stderr, flush=True)
+    prepare(settings)
     day = analytics.today().isoformat()
     snapshots = analytics.take_now()
     taken = [s for s in snapshots if s.outcome == "taken"]
@@ -290,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox = commands.add_parser("sandbox", help="the platform emulator")
     sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
     seed = sandbox_commands.add_parser("seed", help="connect one sandbox account per platform")
-    seed.add_argument("--profile", required=True)
+    seed.add_argument("--profile", help="the profile (default: the only one there is)")
     seed.add_argument("--url", help="the running service (default: SWITCHBOARD_BASE_URL, else the running serve's)")
     seed.add_argument("--json", action="store_true")
     seed.set_defaults(run=_sandbox_seed)

@@ -76,7 +76,8 @@ def announced(settings: Settings) -> Iterator[None]:
     path.unlink(missing_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
-        json.dump({"baseUrl": settings.base_url, "pid": os.getpid()}, handle)
+        json.dump({"baseUrl": settings.base_url, "pid": os.getpid(),
+                   "sandboxUrl": settings.sandbox_base_url if settings.sandbox else None}, handle)
     try:
         yield
     finally:
@@ -114,6 +115,18 @@ def service_url(settings: Settings, explicit: str | None = None) -> str:
             f"the `switchboard serve` recorded in {path} is no longer running: start it, or pass --url"
         )
     return str(announced_["baseUrl"]).rstrip("/")
+
+
+def running_sandbox(settings: Settings) -> str | None:
+    """The sandbox URL of the `serve` running on this data dir, when it runs with the sandbox on."""
+    try:
+        announced_ = json.loads((settings.data_dir / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(announced_.get("pid"), int) or not _alive(announced_["pid"]):
+        return None
+    found = announced_.get("sandboxUrl")
+    return found.rstrip("/") if isinstance(found, str) and found else None
 
 
 def verify(settings: Settings, url: str) -> None:

@@ -161,8 +161,10 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
             listener.secret = endpoint["secret"]
             print(f"Ready: events of {workspace} arrive at {receiver} (endpoint {endpoint['id']}), "
                   f"checked with its secret{f', forwarded to {args.forward_to}' if args.forward_to else ''}.\n"
-                  f"  Send a test event: curl -X POST -H 'Authorization: Bearer sk_...' "
-                  f"{url}/v1/webhooks/{endpoint['id']}/test\n  Ctrl-C to stop (the endpoint is removed).",
+                  # The listener's own key, removed with the endpoint when it stops: the line works as printed.
+                  f"  Send a test event: curl -X POST -H 'Authorization: Bearer {key.key}' "
+                  f"{url}/v1/webhooks/{endpoint['id']}/test\n  Ctrl-C to stop (the endpoint and that key are "
+                  "removed).",
                   flush=True)
             for signum in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(signum, lambda *_: stop.set())

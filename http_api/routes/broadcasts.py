@@ -26,6 +26,11 @@ def get(call: Call) -> Broadcast:
     return broadcasts.get(actor=call.actor, broadcast_id=call.path["id"])
 
 
+def resume_create(call: Call, broadcast_id: str) -> Reply:
+    """A retry under the key of a request that died after storing its broadcast: that one, never a second."""
+    return Reply(broadcasts.get(actor=call.actor, broadcast_id=broadcast_id), status=201)
+
+
 def update(call: Call) -> Broadcast:
     # Only the fields sent: an omitted one keeps its value, an explicit null clears it.
     sent = {name: getattr(call.body, name) for name in call.body.model_fields_set}
@@ -64,19 +69,25 @@ _SENDING = ("When it starts (within a scheduler tick of its time; `sendNow` at o
             "`broadcast.started` and `broadcast.completed` events carry the broadcast (also `completed` for one "
             "that `failed`, e.g. its account was disconnected before it reached everyone).")
 
+_TEMPLATE = ("A WhatsApp broadcast may send `template: {name, language, parameters?}` instead of `text`: an approved "
+             "template of the account, checked with WhatsApp when saved (unknown, unapproved, another language or "
+             "the wrong number of parameters → 422 naming `template`). It is the only message that reaches contacts "
+             "outside the 24 h window, so no recipient is skipped for the window; it takes no button.")
+
 OPERATIONS = [
     op("POST", "/broadcasts", create, summary="Create a broadcast", tag="Broadcasts", operation_id="createBroadcast",
-       ok=201, body=CreateBroadcast, answer=Broadcast, errors=(409,), description=_RULES + " " + _SENDING),
+       ok=201, body=CreateBroadcast, answer=Broadcast, errors=(409,), waits=True, resume=resume_create,
+       description=_RULES + " " + _TEMPLATE + " " + _SENDING),
     op("GET", "/broadcasts", list_, summary="List broadcasts, newest first", tag="Broadcasts",
        operation_id="listBroadcasts", query=BroadcastQuery, answer=page_of(Broadcast)),
     op("GET", "/broadcasts/{id}", get, summary="Get a broadcast", tag="Broadcasts", operation_id="getBroadcast",
        answer=Broadcast),
     op("PUT", "/broadcasts/{id}", update, summary="Change a draft or scheduled broadcast", tag="Broadcasts",
-       operation_id="updateBroadcast", body=UpdateBroadcast, answer=Broadcast, errors=(409,),
+       operation_id="updateBroadcast", body=UpdateBroadcast, answer=Broadcast, errors=(409,), waits=True,
        description="Every field but `accountId`; omitted fields keep their value, `null` clears one. Only a "
                    "`draft` or `scheduled` broadcast (else 409). The result is `scheduled` when it has a "
                    "`scheduledFor` or `sendNow: true` (a new `scheduledFor` replaces `sendNow` and the other way "
-                   "round), else `draft`. " + _RULES),
+                   "round), else `draft`. `template` replaces `text` and the other way round. " + _RULES),
     op("POST", "/broadcasts/{id}/cancel", cancel, summary="Cancel a scheduled or sending broadcast",
        tag="Broadcasts", operation_id="cancelBroadcast", answer=Broadcast, errors=(409,),
        description="`scheduled` or `sending` → `cancelled` (a cancelled one answers the same again; any other "

@@ -25,8 +25,7 @@ def messages(call: Call) -> Page:
 
 
 def send(call: Call) -> Reply:
-    sent = outbound.send_message(actor=call.actor, conversation_id=call.path["id"], text=call.body.text,
-                                 template=call.body.template)
+    sent = outbound.send_message(actor=call.actor, conversation_id=call.path["id"], **dict(call.body))
     return Reply(sent.record, status=sent.status)
 
 
@@ -55,7 +54,11 @@ _send = op("POST", "/conversations/{id}/messages", send, summary="Send a direct 
                        "→ 502 and the message stays with `status: failed` and the reason in `error`. A disconnected "
                        "account → 409. Instagram, Facebook and WhatsApp accept free-form messages only within 24 h "
                        "of the contact's last message: outside it → 422 `outside_messaging_window`, before any call. "
-                       "Text over the platform's own limit → 422. With an `Idempotency-Key`, one key is one message: "
+                       "Text over the platform's own limit → 422. `buttonLabel` with `buttonUrl` adds a link button "
+                       "(rendered as in broadcasts); `mediaIds` attaches completed media where the platform takes "
+                       "attachments in a DM (Telegram and WhatsApp: one image or video, the text as its caption, at "
+                       "most 1,024 characters); elsewhere, or the wrong kind → 422 naming the field. "
+                       "With an `Idempotency-Key`, one key is one message: "
                        "a retry while the first request runs → 409 `idempotency_in_progress`; a retry after it "
                        "finished replays its answer; a retry after it died answers with the message it stored, in "
                        "its current status (202 while `pending` or `sending`, or `unknown` when the process died "

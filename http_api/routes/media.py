@@ -17,8 +17,11 @@ from starlette.routing import Route
 from http_api.declare import op
 from http_api.routing import Call, Reply, error_response, json_response
 from service.kit.errors import NotFound, ServiceError
+from service.kit.pagination import Page
+from service.kit.shapes import PageQuery, page_of
+from service.media import library
 from service.media import ops as media
-from service.posts.shapes import MediaRecord, Upload, UploadIn, UploadProgress
+from service.posts.shapes import MediaImport, MediaRecord, Upload, UploadIn, UploadProgress
 from storage.db import connection, db, reading
 
 
@@ -32,6 +35,19 @@ def complete(call: Call) -> MediaRecord:
 
 def get(call: Call) -> MediaRecord:
     return media.get(actor=call.actor, media_id=call.path["id"])
+
+
+def list_(call: Call) -> Page:
+    return library.list_media(actor=call.actor, **dict(call.query))
+
+
+def delete(call: Call) -> Response:
+    library.delete(actor=call.actor, media_id=call.path["id"])
+    return Response(status_code=204)
+
+
+def import_(call: Call) -> Reply:
+    return Reply(library.import_url(actor=call.actor, url=call.body.url), status=201)
 
 
 def _claim(token: str) -> tuple[str, dt.datetime, Path]:
@@ -142,4 +158,19 @@ OPERATIONS = [
                    "answers the same media. While a PUT is receiving → 409 `upload_in_progress`. Unknown or "
                    "expired token → 404."),
     op("GET", "/media/{id}", get, summary="Get a media", tag="Media", operation_id="getMedia", answer=MediaRecord),
+    op("GET", "/media", list_, summary="List the media library, newest first", tag="Media", operation_id="listMedia",
+       query=PageQuery, answer=page_of(MediaRecord),
+       description="The workspace's completed media (uploads and imports); uploads never completed are not listed."),
+    op("DELETE", "/media/{id}", delete, summary="Delete a media", tag="Media", operation_id="deleteMedia", ok=204,
+       errors=(409,),
+       description="Removes the media and its bytes (its URL stops working): 204 without a body. A media that a "
+                   "scheduled or publishing post uses → 409 (delete or change the post first). Published posts "
+                   "keep what the platforms already fetched."),
+    op("POST", "/media/import", import_, summary="Import a media from an https URL", tag="Media",
+       operation_id="importMedia", ok=201, body=MediaImport, answer=MediaRecord, waits=True, errors=(409,),
+       description="For callers that cannot PUT bytes (MCP assistants): the service fetches the URL through its "
+                   "outbound guard (public addresses only unless the operator allows private ones; redirects are "
+                   "not followed; 30 s), at most the media size limit, and reads the type from the bytes (JPEG, PNG, "
+                   "GIF, WebP, MP4, QuickTime, WebM). A URL that cannot be fetched, answers other than 200, is too "
+                   "big or holds another type → 422 naming `url`. Emits `media.uploaded`."),
 ]

@@ -1,5 +1,5 @@
 from http_api.declare import op
-from http_api.routing import Call
+from http_api.routing import Call, Reply
 from service.kit.errors import ValidationFailed
 from service.kit.pagination import Page
 from service.kit.shapes import PageQuery, page_of
@@ -20,6 +20,11 @@ TAG = "Sequences"
 
 def create(call: Call) -> Sequence:
     return sequences.create(actor=call.actor, **dict(call.body))
+
+
+def resume_create(call: Call, sequence_id: str) -> Reply:
+    """A retry under the key of a request that died after storing its sequence: that one, never a second."""
+    return Reply(sequences.get(actor=call.actor, sequence_id=sequence_id), status=201)
 
 
 def list_(call: Call) -> Page:
@@ -52,18 +57,20 @@ def enrollments(call: Call) -> Page:
 
 OPERATIONS = [
     op("POST", "/sequences", create, summary="Create a sequence", tag=TAG, operation_id="createSequence", ok=201,
-       body=CreateSequence, answer=Sequence,
+       body=CreateSequence, answer=Sequence, waits=True, resume=resume_create,
        description="1 to 20 steps, each sent `delayMinutes` (0..525600) after the previous step's due time (the "
                    "first: after enrolment), with the button rule of broadcasts (`buttonLabel` and `buttonUrl` "
                    "together or neither). A step outside the platform's messaging window is skipped with its reason "
                    "and the sequence goes on. `automationId` is required with trigger `comment_automation` and must "
                    "be an automation on the same account. Events: `sequence.enrolled`, `sequence.completed`, "
-                   "`sequence.stopped`."),
+                   "`sequence.stopped`. On WhatsApp a step may send `template: {name, language, parameters?}` "
+                   "instead of `text`: an approved template, checked with WhatsApp when saved (else 422 naming "
+                   "`steps[n].template`); it reaches the contact also outside the 24 h window and takes no button."),
     op("GET", "/sequences", list_, summary="List sequences", tag=TAG, operation_id="listSequences",
        query=SequenceQuery, answer=page_of(Sequence), description="Oldest first."),
     op("GET", "/sequences/{id}", get, summary="Get a sequence", tag=TAG, operation_id="getSequence", answer=Sequence),
     op("PUT", "/sequences/{id}", update, summary="Change a sequence", tag=TAG, operation_id="updateSequence",
-       body=UpdateSequence, answer=Sequence,
+       body=UpdateSequence, answer=Sequence, waits=True,
        description="The sequence's fields (not `accountId`); the fields left out keep their value. `status: paused` "
                    "holds every enrolment (no step is sent, no trigger enrols); `active` again sends at once, in "
                    "order, the steps that fell due meanwhile. New `steps` apply to enrolments from their next step."),

@@ -15,4 +15,9 @@ TOOLS: list[ToolDef] = [
             "What the platform makes the creator choose before publishing to this account (TikTok: privacy "
             "levels, comment/duet/stitch switches, maximum video length; fetched live).",
             model=account_shapes.AccountRef, output=account_shapes.PublishOptions, waits=True),
+    ToolDef("list_templates", accounts.templates, "read",
+            "A WhatsApp account's approved message templates (name, language, category, parameters), fetched live: "
+            "a template is the only message that reaches a WhatsApp contact outside the 24 h window. Other "
+            "platforms have none (validation_failed).",
+            model=account_shapes.AccountRef, output=account_shapes.Templates, waits=True),
 ]

@@ -21,7 +21,9 @@ TOOLS: list[ToolDef] = [
             model=inbox.StartConversation, output=inbox.StartedConversation, idempotent=True,
             render=lambda started: {**started.conversation.dump(), "created": started.created}),
     ToolDef("send_message", outbound.send_message, "write",
-            "Send a direct message to the contact of a conversation. Reaches a real person: it cannot be unsent. "
+            "Send a direct message to the contact of a conversation: text, optionally a link button (buttonLabel "
+            "with buttonUrl) and, on Telegram and WhatsApp, one attachment (mediaIds from list_media or "
+            "import_media); on WhatsApp a template instead of text. Reaches a real person: it cannot be unsent. "
             "The result's status is `sent`, or `pending` when the platform asked to slow down (it is sent "
             "later, once).",
             model=inbox.SendMessageTo, output=inbox.Message, destructive=True, waits=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mcp_server.tooling import ToolDef
 from service.kit.shapes import page_of
+from service.posts import importing, publishing
 from service.posts import ops as posts
 from service.posts import shapes as post
 
@@ -19,10 +20,27 @@ TOOLS: list[ToolDef] = [
             model=post.PostIn, output=post.Post, destructive=True, waits=True),
     ToolDef("list_posts", posts.list_posts, "read",
             "Posts newest first, filtered by status, profile, account, platform or source (service, external, "
-            "all); each with its targets' status and platform ids; paginated.",
+            "all), and by a window of instants from/to (posts scheduled or published in [from, to), for a "
+            "calendar); each with its targets' status and platform ids; paginated.",
             model=post.PostQuery, output=page_of(post.Post)),
     ToolDef("get_post", posts.get, "read",
             "One post with each target's status (queued, publishing, published, failed, unknown), platform post "
             "id, URL and error.",
             model=post.PostRef, output=post.Post),
+    ToolDef("delete_post", posts.delete, "write",
+            "Delete a post. A draft, scheduled (cancelled: it will not publish) or failed post goes at once. A "
+            "published or partial post is refused (conflict) unless fromPlatforms is true, which also deletes it "
+            "on each platform that lets apps delete posts; what each platform did is in the answer.",
+            model=post.DeletePostTool, output=post.PostDeleted, destructive=True, waits=True),
+    ToolDef("retry_post", publishing.retry, "write",
+            "Publish a post's failed targets again; targets already published are never published twice. "
+            "Nothing failed → conflict.",
+            model=post.PostRef, output=post.Post, destructive=True),
+    ToolDef("import_posts_csv", importing.import_for_tool, "write",
+            "Import posts from CSV text: a header row with content and accounts (account ids separated by spaces), "
+            "optionally scheduledFor, timezone, mediaUrls (https URLs separated by spaces), firstComment; at most "
+            "1,000 rows. dryRun true checks every row and saves nothing (the answer lists each row's errors); "
+            "without it every row becomes a post (a draft, or scheduled) or, if any row is invalid, none "
+            "(validation_failed with the same errors). Scheduled posts will be published.",
+            model=post.ImportCsvTool, output=post.ImportOutcome, destructive=True, waits=True),
 ]

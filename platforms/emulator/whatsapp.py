@@ -59,8 +59,8 @@ STATUS_DELAY_SECONDS = 0.2
 
 
 def message_text(kind: Any, body: dict[str, Any]) -> str | Response:
-    """What the person reads of a text, interactive (cta_url) or template message, or WhatsApp's
-    refusal of it."""
+    """What the person reads of a text, interactive (cta_url), media (its caption) or template
+    message, or WhatsApp's refusal of it."""
     text: Any
     if kind == "text":
         text = (body.get("text") or {}).get("body")
@@ -92,6 +92,16 @@ def message_text(kind: Any, body: dict[str, Any]) -> str | Response:
                 whatsapp=True,
                 details="interactive cta_url: body text 1..1024, display_text 1..20, a public URL",
             )
+    elif kind in ("image", "video"):
+        # Media sent by link: WhatsApp fetches it; the caption is at most 1,024 characters.
+        media = body.get(kind) or {}
+        text = media.get("caption") if isinstance(media, dict) else None
+        link = media.get("link") if isinstance(media, dict) else None
+        if (not isinstance(link, str) or not link.startswith(("https://", "http://"))
+                or (text is not None and (not isinstance(text, str) or len(text) > 1024))):
+            return graph_error(400, 131009, "(#131009) Parameter value is not valid", whatsapp=True,
+                               details=f"{kind}.link must be an http(s) URL; {kind}.caption at most 1024 "
+                                       "characters")
     elif kind == "template":
         rendered = _render_template(body.get("template"))
         if isinstance(rendered, Response):

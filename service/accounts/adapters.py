@@ -47,7 +47,7 @@ _client: httpx2.Client | None = None
 def platform_config(settings: Settings) -> PlatformConfig:
     if settings.sandbox:
         config = PlatformConfig.for_sandbox(
-            settings.sandbox_base_url, secret_key=settings.secret_key, hooks_base_url=settings.base_url
+            settings.sandbox_base_url, secret_key=settings.sandbox_secret, hooks_base_url=settings.base_url
         )
     else:
         config = PlatformConfig(

@@ -48,7 +48,8 @@ from service.broadcasts.shapes import Broadcast as BroadcastRecord
 from service.broadcasts.shapes import Recipient as RecipientRecord
 from service.engine import core as engine
 from service.identity.auth import Actor
-from service.kit import clock, events, ids
+from service.inbox import templates
+from service.kit import clock, events, idempotency, ids
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.kit.pagination import Page, paginate, records, window
 from service.kit.scheduling import due_at
@@ -93,7 +94,8 @@ def record(row: Broadcast) -> BroadcastRecord:
 
 def _as_dict(row: Broadcast, counts: dict[str, int]) -> dict[str, Any]:
     return {
-        "id": row.id, "account_id": row.account_id, "name": row.name, "text": row.text,
+        "id": row.id, "account_id": row.account_id, "name": row.name,
+        "text": None if row.template else row.text, "template": row.template,
         "button_label": row.button_label, "button_url": row.button_url,
         "audience": {"active_within_days": row.active_within_days, "conversation_ids": row.conversation_ids},
         "scheduled_for": row.scheduled_for, "timezone": row.timezone, "send_now": bool(row.send_now),
@@ -121,9 +123,14 @@ def _check(account: Account, row: Broadcast, *, scheduled_input: str | None,
     closer to now), a new `scheduledFor` or `timezone` is."""
     problems: list[FieldProblem] = []
     capabilities = adapters.adapter(account.platform).capabilities
+    if bool(row.text) == bool(row.template):
+        message = "give text or template, not both" if row.text else "is required without template"
+        problems.append(FieldProblem("text", message))
+    if row.template and row.button_label:
+        problems.append(FieldProblem("buttonLabel", "a template message takes no button"))
     if not capabilities.dm:
         problems.append(FieldProblem("accountId", f"{account.platform} has no direct messages"))
-    elif capabilities.dm_text_limit is not None and len(row.text) > capabilities.dm_text_limit:
+    elif capabilities.dm_text_limit is not None and len(row.text or "") > capabilities.dm_text_limit:
         problems.append(FieldProblem("text", f"must be at most {capabilities.dm_text_limit} characters on "
                                              f"{account.platform}"))
     problems += button_problems(row.button_label, row.button_url)
@@ -188,12 +195,52 @@ def _schedule(row: Broadcast, due: dt.datetime | None) -> None:
 
 
 # -- the operations ------------------------------------------------------------------------------
-def create(
+def _template_problems(actor: Actor, account_id: str, template: Any) -> None:
+    """A WhatsApp template checked live against the account's approved ones, before any transaction."""
+    with db.atomic():
+        account = accounts.get_row(actor=actor, account_id=account_id)
+    found = templates.problems(account, [("template", template)])
+    if found:
+        raise ValidationFailed("Some fields are not valid.", details=found)
+
+
+def create(*, actor: Actor, account_id: str, name: str, text: str | None = None, template: Any = None,
+           **values: Any) -> BroadcastRecord:
+    """A new broadcast (see `_create`); a template is checked with the platform first, outside the
+    write transaction."""
+    template = templates.as_dict(template)
+    if template is not None:
+        _template_problems(actor, account_id, template)
+    with db.atomic():
+        made = _create(actor=actor, account_id=account_id, name=name, text=text or "", template=template, **values)
+        # Under an Idempotency-Key, the broadcast is the key's: a retry after a crash finds it.
+        idempotency.attach(made.id)
+        return made
+
+
+def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord:
+    """Change a broadcast (see `_update`); a new template is checked with the platform first."""
+    if "template" in values:
+        values["template"] = templates.as_dict(values["template"])
+        if values["template"] is not None:
+            if "text" not in values:
+                values["text"] = ""  # the template replaces the text
+            with db.atomic():
+                account_id = _get_row(actor=actor, broadcast_id=broadcast_id).account_id
+            _template_problems(actor, account_id, values["template"])
+    elif values.get("text"):
+        values["template"] = None  # text replaces a template
+    with db.atomic():
+        return _update(actor=actor, broadcast_id=broadcast_id, **values)
+
+
+def _create(
     *,
     actor: Actor,
     account_id: str,
     name: str,
     text: str,
+    template: dict[str, Any] | None = None,
     button_label: str | None = None,
     button_url: str | None = None,
     audience: Audience | None = None,
@@ -210,7 +257,7 @@ def create(
         status="draft", fanned_out=False, attempts=0,
         created_at=moment, updated_at=moment, scheduled_for=None, timezone=None, send_now=False,
     )
-    values = {"name": name, "text": text, "button_label": button_label, "button_url": button_url,
+    values = {"name": name, "text": text, "template": template, "button_label": button_label, "button_url": button_url,
               "audience": audience, "scheduled_for": scheduled_for, "timezone": timezone, "send_now": send_now}
     _apply(row, values)
     due, problems = _check(account, row, scheduled_input=scheduled_for,
@@ -254,7 +301,7 @@ def get(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
     return record(_get_row(actor=actor, broadcast_id=broadcast_id))
 
 
-def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord:
+def _update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord:
     """Change a `draft` or `scheduled` broadcast (else 409): omitted fields keep their value, `null`
     clears one. The result is `scheduled` when it has a time or `sendNow`, else `draft`."""
     row = _get_row(actor=actor, broadcast_id=broadcast_id)
@@ -284,7 +331,8 @@ def update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecord
     changed = engine.restart(
         work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True,
         where=f"status IN ({editable})", unclaimed=True,
-        name=row.name, text=row.text, button_label=row.button_label, button_url=row.button_url,
+        name=row.name, text=row.text, template=Broadcast.template.db_value(row.template),
+        button_label=row.button_label, button_url=row.button_url,
         active_within_days=row.active_within_days,
         conversation_ids=Broadcast.conversation_ids.db_value(row.conversation_ids),
         scheduled_for=row.scheduled_for if row.status == "scheduled" and not row.send_now else None,

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from service.inbox.shapes import SentTemplate, Template
 from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Record
 
 STATUSES = ("draft", "scheduled", "sending", "completed", "cancelled", "failed")
@@ -48,6 +49,10 @@ class BroadcastFields(Body):
 
     name: Name = LEFT_OUT
     text: Text = LEFT_OUT
+    template: Template | None = Field(None, description=(
+        "WhatsApp only, instead of `text`: an approved template (`GET /v1/accounts/{id}/templates`), checked "
+        "when saved. The only message that reaches contacts outside the 24 h window: no recipient is skipped "
+        "for the window. Takes no button."))
     button_label: Label | None = None
     button_url: Url | None = None
     audience: Audience | None = None
@@ -60,7 +65,7 @@ class BroadcastFields(Body):
 class CreateBroadcast(BroadcastFields):
     account_id: Id = Field(description="A connected account whose platform has direct messages.")
     name: Name
-    text: Text
+    text: Text = Field(LEFT_OUT, description="Required, unless a WhatsApp broadcast sends a `template`.")
 
 
 class UpdateBroadcast(BroadcastFields):
@@ -105,7 +110,8 @@ class Broadcast(Record):
     id: str
     account_id: str
     name: str
-    text: str
+    text: str | None = Field(description="Null when the broadcast sends a WhatsApp template.")
+    template: SentTemplate | None = Field(None, description="The WhatsApp template it sends instead of text.")
     button_label: str | None = Field(description="As given (whole); the message shows it cut to 20 characters.")
     button_url: str | None
     audience: AudienceRecord

@@ -73,15 +73,16 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
         entry = {"id": ids.new_id("bcr"), "broadcast": row.id, "conversation_id": conversation.id,
                  "message_id": None, "status": "pending", "reason": None, "sent_at": None,
                  "created_at": moment, "updated_at": moment}
-        # The pre-flight check: a contact outside the window is skipped, not refused.
-        if outbound.within_window(conversation, at=moment):
+        # The pre-flight check: a contact outside the window is skipped, not refused (a template
+        # is what reaches contacts outside it).
+        if row.template or outbound.within_window(conversation, at=moment):
             reachable.append(conversation)
         else:
             entry.update(status="skipped", reason=ops.OUTSIDE_WINDOW)
         recipients.append(entry)
     try:
-        messages = outbound.queue_outbound_many(reachable, account, text=row.text, button=button,
-                                                source="broadcast", at=moment)
+        messages = outbound.queue_outbound_many(reachable, account, text=row.text or None, button=button,
+                                                source="broadcast", at=moment, template=row.template)
     except (ValidationFailed, Conflict) as refused:
         messages = []
         for entry in recipients:

@@ -32,7 +32,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from platforms.base import Button, PlatformFailure, RetryLater, SentMessage
+from platforms.base import (
+    Button,
+    MediaItem,
+    PlatformFailure,
+    RetryLater,
+    SentMessage,
+)
 from service.accounts import adapters
 from service.engine import core as engine
 from service.engine.outcomes import Policy
@@ -42,10 +48,11 @@ from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound
 from service.inbox.shapes import Message as MessageRecord
 from service.kit import clock, events, idempotency, ids, settings, signals
 from service.kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
+from service.kit.shapes import button_problems
 from service.kit.signals import MessageFinished
 from storage.db import connection, db, reading
 from storage.hot import by_id
-from storage.models import Account, Conversation, Message
+from storage.models import Account, Conversation, Media, Message
 
 log = logging.getLogger("switchboard.outbound")
 
@@ -126,6 +133,7 @@ def queue_outbound(
     nudge: bool = True,
     comment_id: str | None = None,
     comment_at: dt.datetime | None = None,
+    media_ids: list[str] | None = None,
 ) -> Message:
     """Check that the platform would take the message now and store it `pending`, in the caller's
     transaction; the engine sends it once that commits. Disconnected account → `Conflict`; no DMs
@@ -153,7 +161,8 @@ def queue_outbound(
     message = Message.create(
         id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=text, template=template,
         button_label=button.label if button else None, button_url=button.url if button else None,
-        status="pending", source=source, comment_id=comment_id, attempts=0, next_attempt_at=moment,
+        status="pending", source=source, comment_id=comment_id, media_ids=media_ids or None, attempts=0,
+        next_attempt_at=moment,
         nudged_at=None if nudge else moment, created_at=moment, updated_at=moment,
     )
     if nudge:
@@ -162,19 +171,21 @@ def queue_outbound(
 
 
 def queue_outbound_many(
-    conversations: list[Conversation], account: Account, *, text: str, button: Button | None = None,
-    source: str, at: dt.datetime | None = None,
+    conversations: list[Conversation], account: Account, *, text: str | None, button: Button | None = None,
+    source: str, at: dt.datetime | None = None, template: dict[str, Any] | None = None,
 ) -> list[str]:
     """`queue_outbound` of one text to many conversations of one account (a broadcast's chunk): the
     same checks, the account's once, and one INSERT. Every conversation must be within the window
     (the caller checks with `within_window` first). The rows are marked as in hand: the caller
     nudges their ids after commit, in groups (`engine.nudge_after_commit`), never one task each."""
-    _check_sendable(account, text=text, template=None)
+    _check_sendable(account, text=text, template=template)
     moment = at or clock.now()  # the moment the caller checked the window at
-    if not all(within_window(conversation, at=moment) for conversation in conversations):
+    # A template reaches contacts outside the window; text does not.
+    if template is None and not all(within_window(conversation, at=moment) for conversation in conversations):
         raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
     rows: list[dict[str, Any]] = [
         {"id": ids.new_id("msg"), "conversation": conversation.id, "direction": "outbound", "text": text,
+         "template": template,
          "button_label": button.label if button else None, "button_url": button.url if button else None,
          "status": "pending", "source": source, "attempts": 0, "next_attempt_at": moment,
          "nudged_at": moment, "created_at": moment, "updated_at": moment} for conversation in conversations]
@@ -252,6 +263,10 @@ def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
         if comment_id:
             return adapters.call(loaded.account, lambda adapter, ctx: adapter.private_reply(
                 ctx, comment_id=comment_id, text=text, button=button))
+        if message.media_ids:
+            (item,) = attachments(message.media_ids)  # one a message (`dm_max_media`), checked when queued
+            return adapters.call(loaded.account, lambda adapter, ctx: adapter.send_dm_media(
+                ctx, recipient=recipient, text=text, media=item, button=button))
         if template:
             return adapters.call(loaded.account, lambda adapter, ctx: adapter.send_template(
                 ctx, recipient=recipient, name=template["name"], language=template["language"],
@@ -317,8 +332,49 @@ class Sent:
     status: int  # 201 sent, 202 pending (or in someone else's hands)
 
 
+def attachments(media_ids: list[str]) -> list[MediaItem]:
+    """The attachments of a message as the platform fetches them (the signed public URLs)."""
+    from service.media import ops as media
+
+    rows = {row.id: row for row in Media.select().where(Media.id.in_(media_ids))}
+    return [MediaItem(media.public_url(rows[m].id), rows[m].content_type, rows[m].size) for m in media_ids if m in rows]
+
+
+def _check_extras(actor: Actor, account: Account, *, text: str | None, template: Any, button: Button | None,
+                  media_ids: list[str]) -> None:
+    """A reply's button and attachments, by the platform's capabilities (422 naming the field)."""
+    problems = button_problems(button.label if button else None, button.url if button else None)
+    if template is not None and (button is not None or media_ids):
+        problems.append(FieldProblem("template", "a template message takes no button or attachments"))
+    capabilities = adapters.adapter(account.platform).capabilities
+    if media_ids:
+        kinds = capabilities.dm_media
+        found = {row.id: row for row in Media.select().where(
+            Media.id.in_(media_ids), Media.workspace == actor.workspace_id, Media.status == "complete")}
+        if not kinds:
+            problems.append(FieldProblem("mediaIds", f"{account.platform} direct messages take no attachments "
+                                                     "here (Telegram and WhatsApp do)"))
+        elif len(media_ids) > capabilities.dm_max_media:
+            problems.append(FieldProblem("mediaIds", f"a {account.platform} message carries at most "
+                                                     f"{capabilities.dm_max_media} attachment(s)"))
+        for index, media_id in enumerate(media_ids):
+            row = found.get(media_id)
+            if row is None:
+                problems.append(FieldProblem(f"mediaIds[{index}]", "is not a completed media of this workspace"))
+            elif kinds and row.content_type.split("/")[0] not in kinds:
+                problems.append(FieldProblem(f"mediaIds[{index}]", f"{account.platform} takes "
+                                             f"{' and '.join(kinds)} attachments, not {row.content_type}"))
+        limit = capabilities.dm_caption_limit
+        if kinds and limit is not None and text is not None and len(text) > limit:
+            problems.append(FieldProblem("text", f"must be at most {limit} characters as the caption of an "
+                                                 f"attachment on {account.platform}"))
+    if problems:
+        raise ValidationFailed("Some fields are not valid.", details=problems)
+
+
 def send_message(
     *, actor: Actor, conversation_id: str, text: str | None = None, template: Any = None,
+    button_label: str | None = None, button_url: str | None = None, media_ids: list[str] | None = None,
 ) -> Sent:
     """Reply to a contact from the inbox, and wait a little for the platform's answer.
 
@@ -335,7 +391,13 @@ def send_message(
         account = Account.get_by_id(conversation.account_id)
         if template is not None and not isinstance(template, dict):
             template = template.model_dump()  # the request's shape: name, language, parameters
-        message = queue_outbound(conversation, account, text=text, template=template, source="inbox", nudge=False)
+        if (button_label is None) != (button_url is None):
+            raise ValidationFailed("Some fields are not valid.", details=button_problems(button_label, button_url))
+        button = Button(button_label, button_url) if button_label and button_url else None
+        media_ids = list(media_ids or [])
+        _check_extras(actor, account, text=text, template=template, button=button, media_ids=media_ids)
+        message = queue_outbound(conversation, account, text=text, template=template, button=button, source="inbox",
+                                 nudge=False, media_ids=media_ids)
         idempotency.attach(message.id)
     return settle(message.id)
 

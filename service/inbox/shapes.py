@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
+from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Record
 
 # The contract's filter takes these six, upper case, and nothing else (422).
 PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X")
@@ -62,6 +62,16 @@ class SendMessage(Body):
 
     text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = LEFT_OUT
     template: Template = LEFT_OUT
+    button_label: Annotated[str, Field(min_length=1, max_length=255)] = Field(LEFT_OUT, description=(
+        "With `buttonUrl`: a link button under the text (Instagram and Facebook a button template, WhatsApp "
+        "`cta_url`, Telegram an inline keyboard; elsewhere, or if the platform refuses it, the URL on its own line "
+        "after the text). Longer than 20 characters: stored whole, shown cut to 20."))
+    button_url: Annotated[HttpsUrl, Field(max_length=2048)] = Field(LEFT_OUT, description=(
+        "Absolute https URL; with `buttonLabel`."))
+    media_ids: list[Id] = Field(LEFT_OUT, max_length=10, description=(
+        "Completed media (`med_...`) sent with the text as their caption, where the platform takes attachments "
+        "in a direct message: Telegram and WhatsApp, one image or video a message (caption at most 1,024 "
+        "characters). Elsewhere → 422 naming `mediaIds`."))
 
 
 class SendMessageTo(SendMessage):
@@ -114,6 +124,8 @@ class Message(Record):
     platform_message_id: str | None
     error: str | None
     template: SentTemplate | None = Field(None, description="The WhatsApp template sent, when it was one.")
+    media_ids: Annotated[list[str], BeforeValidator(lambda value: value or [])] = Field(
+        default_factory=list, description="Attachments sent with the text (outbound messages).")
     source: Literal[SOURCES]  # type: ignore[valid-type]
     created_at: Instant
     updated_at: Instant

@@ -63,6 +63,11 @@ class Settings:
     # Where `switchboard sandbox serve` runs the emulator for several processes to share; unset,
     # `serve` mounts it in-process at `{base_url}/sandbox`.
     sandbox_url: str | None = None
+    # What the sandbox's emulated app credentials (OAuth client secrets, the webhook signing secrets)
+    # derive from: the same for the sandbox and every service process whatever their data dirs, so a
+    # standalone `sandbox serve` works with all of them. Not the secret key, which each data dir has
+    # its own of; set it (the same everywhere) to keep a shared sandbox's fake secrets private.
+    sandbox_secret: str = "switchboard-sandbox"  # noqa: S105 - a public default, documented
     scheduler_tick_seconds: float = 1.0
     webhook_retry_delays: tuple[int, ...] = (30, 120, 480, 1920, 7200)
     webhook_timeout_seconds: float = 10.0
@@ -124,6 +129,7 @@ class Settings:
             secret_key=_secret_key(data_dir, env.get("SWITCHBOARD_SECRET_KEY")),
             sandbox=_flag(env.get("SWITCHBOARD_SANDBOX")),
             sandbox_url=(env.get("SWITCHBOARD_SANDBOX_URL") or "").rstrip("/") or None,
+            sandbox_secret=env.get("SWITCHBOARD_SANDBOX_SECRET") or "switchboard-sandbox",
             scheduler_tick_seconds=float(env.get("SWITCHBOARD_SCHEDULER_TICK_SECONDS") or 1),
             webhook_retry_delays=tuple(int(part) for part in delays.split(",") if part.strip()),
             webhook_timeout_seconds=float(env.get("SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS") or 10),

@@ -335,15 +335,18 @@ def _status_of(due: dt.datetime | None, publish_now: bool | None) -> str:
     return "scheduled" if due is not None else "draft"
 
 
-def _write_targets(post: Post, targets: list[Any], accounts: list[Account], due: dt.datetime | None) -> list[str]:
+def _write_targets(post: Post, targets: list[Any], accounts: list[Account], due: dt.datetime | None,
+                   slots: dict[str, dt.datetime] | None = None) -> list[str]:
     moment = clock.now()
     made = []
     for position, (target, account) in enumerate(zip(targets, accounts, strict=True)):
         target_id = ids.new_id("pt")
+        # Added to the queue: each target is due at its own account's slot.
+        target_due = slots[account.id] if slots else due
         PostTarget.create(
             id=target_id, post=post.id, workspace=post.workspace_id, account=account.id, profile_id=account.profile_id,
             platform=account.platform, position=position, content=target.content, options=_options_of(target),
-            status="queued", next_attempt_at=due if post.status in ("scheduled", "publishing") else None,
+            status="queued", next_attempt_at=target_due if post.status in ("scheduled", "publishing") else None,
             # Scheduled rows are the sweeper's; rows due now are nudged after commit.
             nudged_at=None, created_at=moment, updated_at=moment,
         )
@@ -360,20 +363,35 @@ def _after_write(post: Post, target_ids: list[str]) -> None:
         emit(post, "post.scheduled")
 
 
+def _check_queue_choice(add_to_queue: bool | None, scheduled_for: str | None, publish_now: bool | None) -> None:
+    if add_to_queue and (scheduled_for is not None or publish_now):
+        raise ValidationFailed.field("addToQueue", "give addToQueue, scheduledFor or publishNow: one of them")
+
+
+def _queue_slots(add_to_queue: bool | None, accounts: list[Account]) -> dict[str, dt.datetime] | None:
+    from service.posts import queue
+
+    return queue.claim_slots(accounts) if add_to_queue else None
+
+
 def create(*, actor: Actor, content: str, targets: list[Any], media_ids: list[str] | None = None,
-           scheduled_for: str | None = None, timezone: str | None = None, publish_now: bool | None = None
-           ) -> PostRecord:
+           scheduled_for: str | None = None, timezone: str | None = None, publish_now: bool | None = None,
+           add_to_queue: bool | None = None) -> PostRecord:
     actor.require_write()
+    _check_queue_choice(add_to_queue, scheduled_for, publish_now)
     media_ids = list(media_ids or [])
     checked = check(actor, content=content, media_ids=media_ids, targets=targets, scheduled_for=scheduled_for,
                     timezone=timezone, publish_now=publish_now)
     moment = clock.now()
     due = moment if publish_now else checked.due
     with db.atomic():
+        slots = _queue_slots(add_to_queue, checked.accounts)
+        if slots:
+            due = min(slots.values())  # the post shows its first target's slot
         post = Post.create(id=ids.new_id("post"), workspace=actor.workspace_id, content=content, media_ids=media_ids,
-                           status=_status_of(checked.due, publish_now), scheduled_for=checked.due, timezone=timezone,
-                           source="service", created_at=moment, updated_at=moment)
-        target_ids = _write_targets(post, targets, checked.accounts, due)
+                           status=_status_of(due, publish_now), scheduled_for=due if not publish_now else checked.due,
+                           timezone=timezone, source="service", created_at=moment, updated_at=moment)
+        target_ids = _write_targets(post, targets, checked.accounts, due, slots)
         _after_write(post, target_ids)
         # Under an Idempotency-Key, the post is the key's: a retry after a crash finds it, never a second.
         idempotency.attach(post.id)
@@ -395,9 +413,10 @@ def get(*, actor: Actor, post_id: str) -> PostRecord:
 
 
 def update(*, actor: Actor, post_id: str, content: str, targets: list[Any], media_ids: list[str] | None = None,
-           scheduled_for: str | None = None, timezone: str | None = None, publish_now: bool | None = None
-           ) -> PostRecord:
+           scheduled_for: str | None = None, timezone: str | None = None, publish_now: bool | None = None,
+           add_to_queue: bool | None = None) -> PostRecord:
     actor.require_write()
+    _check_queue_choice(add_to_queue, scheduled_for, publish_now)
     with db.atomic():
         post = get_row(actor=actor, post_id=post_id)
         if post.status not in ("draft", "scheduled"):
@@ -413,22 +432,33 @@ def update(*, actor: Actor, post_id: str, content: str, targets: list[Any], medi
         if post.status not in ("draft", "scheduled") or taken:
             raise Conflict(f"A {post.status} post cannot change; only drafts and scheduled posts can.")
         PostTarget.delete().where(PostTarget.post == post.id).execute()
+        slots = _queue_slots(add_to_queue, checked.accounts)  # its old slots are free again
+        due = min(slots.values()) if slots else checked.due
         post.content = content
         post.media_ids = media_ids
-        post.scheduled_for = checked.due
+        post.scheduled_for = due
         post.timezone = timezone
-        post.status = _status_of(checked.due, publish_now)
+        post.status = _status_of(due, publish_now)
         post.updated_at = moment
         post.save()
-        target_ids = _write_targets(post, targets, checked.accounts, moment if publish_now else checked.due)
+        target_ids = _write_targets(post, targets, checked.accounts, moment if publish_now else due, slots)
         _after_write(post, target_ids)
         return record(post)
 
 
 def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | None = None,
                account_id: str | None = None, platform: str | None = None, source: str | None = None,
-               page: int | None = None, limit: int | None = None) -> Page:
+               page: int | None = None, limit: int | None = None, from_: str | None = None,
+               to: str | None = None) -> Page:
     query = Post.select().where(Post.workspace == actor.workspace_id)
+    dates = _window(from_, to)
+    if dates is not None:
+        start, end = dates
+        # A calendar shows a post on the day it is due or went live (a target of a partial post too).
+        live = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
+                                                       PostTarget.published_at >= start, PostTarget.published_at < end)
+        query = query.where(((Post.scheduled_for >= start) & (Post.scheduled_for < end))
+                            | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live))
     if actor.profile_ids is not None:
         outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
         query = query.where(Post.id.not_in(outside))
@@ -455,6 +485,42 @@ def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | Non
             by_post[target.post_id].append(target)
     items = [record(row, by_post[row.id]) for row in rows]
     return Page(PostRecord, records(PostRecord, items), page, limit, total)
+
+
+# The contract's range of instants a caller may send (1970-01-01 .. 9999-12-30).
+EARLIEST = dt.datetime(1970, 1, 1)
+LATEST = dt.datetime(9999, 12, 30, 23, 59, 59)
+
+
+def _bound(value: str | None, field: str, problems: list[FieldProblem]) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if parsed.tzinfo is None:
+            raise ValueError(value)
+        moment = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError):
+        problems.append(FieldProblem(field, "must be an ISO 8601 instant with Z or an offset "
+                                            "(2026-12-01T00:00:00Z)"))
+        return None
+    if not EARLIEST <= moment <= LATEST:
+        problems.append(FieldProblem(field, "must lie between 1970-01-01 and 9999-12-30"))
+        return None
+    return moment
+
+
+def _window(from_: str | None, to: str | None) -> tuple[dt.datetime, dt.datetime] | None:
+    """`[from, to)` as naive UTC, either end open; None without either."""
+    if from_ is None and to is None:
+        return None
+    problems: list[FieldProblem] = []
+    start, end = _bound(from_, "from", problems), _bound(to, "to", problems)
+    if start is not None and end is not None and start >= end:
+        problems.append(FieldProblem("to", "must be after from"))
+    if problems:
+        raise ValidationFailed("Some fields are not valid.", details=problems)
+    return start or EARLIEST, end or LATEST
 
 
 def delete(*, actor: Actor, post_id: str, from_platforms: bool | None = None) -> PostDeleted:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
+from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 
 POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled")
 TARGET_STATUSES = ("queued", "publishing", "published", "failed", "unknown")
@@ -49,6 +49,10 @@ class PostIn(Body):
                               "9999-12-30 in UTC → 422.")
     timezone: Annotated[str, Field(max_length=64, examples=["Europe/Paris"])] = LEFT_OUT
     publish_now: bool = Field(LEFT_OUT, description="Publish at once on every target (in parallel).")
+    add_to_queue: bool = Field(LEFT_OUT, description=(
+        "Each target takes the next free slot of its account's posting queue (`PUT /v1/accounts/{id}/queue`); "
+        "two posts never share a slot of one account. An account without a queue → 422. Not with "
+        "`scheduledFor` or `publishNow`."))
 
 
 class PostUpdate(PostIn):
@@ -66,12 +70,25 @@ class PostQuery(PageQuery):
     platform: Literal[PLATFORMS] = LEFT_OUT  # type: ignore[valid-type]
     source: Literal[SOURCE_FILTER] = Field(LEFT_OUT, description=(  # type: ignore[valid-type]
         "`all` (default), `service` (published through Switchboard) or `external` (made natively on the platform)."))
+    # `from` is a Python keyword: the attribute is `from_`, the wire name `from` (a calendar's window).
+    from_: Annotated[str, Field(alias="from", min_length=1, max_length=64, examples=["2026-12-01T00:00:00Z"])] = Field(
+        LEFT_OUT, alias="from", description=(
+            "An instant (ISO 8601 with `Z` or an offset): only posts scheduled or published at or after it."))
+    to: Annotated[str, Field(min_length=1, max_length=64, examples=["2027-01-01T00:00:00Z"])] = Field(
+        LEFT_OUT, description="An instant: only posts scheduled or published before it (the window is `[from, to)`).")
 
 
 class PostRef(Body):
     """An MCP tool's argument naming one post (on /v1, the path)."""
 
     post_id: Id
+
+
+class DeletePostTool(Body):
+    """`delete_post` as an MCP tool: the post's id and `/v1`'s query flag as arguments."""
+
+    post_id: Id
+    from_platforms: bool = Field(LEFT_OUT, description="`true`: also delete a published post on each platform.")
 
 
 def _query_bool(value: Any) -> Any:
@@ -86,6 +103,12 @@ def _query_bool(value: Any) -> Any:
 class DeleteQuery(Query):
     from_platforms: Annotated[bool, BeforeValidator(_query_bool),
                               Field(description="`true`: also delete a published post on each platform.")] | None = None
+
+
+class MediaImport(Body):
+    url: Annotated[HttpsUrl, Field(max_length=2048, examples=["https://cdn.example.com/launch.jpg"], description=(
+        "Absolute https URL the service fetches (public addresses only, redirects not followed); the type and "
+        "size are read from the bytes."))]
 
 
 class UploadIn(Body):
@@ -168,3 +191,80 @@ class MediaRecord(Record):
     sha256: str
     url: str = Field(description="Where platforms fetch it: served by this service under its base URL.")
     created_at: Instant
+
+
+# -- the posting queue -------------------------------------------------------------------------
+
+MAX_QUEUE_SLOTS = 100
+
+
+class QueueSlot(Body):
+    weekday: Annotated[int, Field(ge=1, le=7, description="1 = Monday … 7 = Sunday.")]
+    time: Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$", examples=["09:30"],
+                               description="`HH:MM`, 24-hour, read in the queue's `timezone`.")]
+
+
+class QueueIn(Body):
+    """The whole queue, replaced: `slots: []` empties it (then `addToQueue` is refused for the account)."""
+
+    timezone: Annotated[str, Field(min_length=1, max_length=64, examples=["Europe/Paris"])] = Field(
+        "UTC", description="IANA time zone the slots are read in (default UTC).")
+    slots: list[QueueSlot] = Field(max_length=MAX_QUEUE_SLOTS, description=(
+        "Weekly slots; duplicates are dropped and the list comes back sorted."))
+
+
+class QueueSlotRecord(Record):
+    weekday: int
+    time: str
+
+
+class PostingQueueRecord(Record):
+    account_id: str
+    timezone: str
+    slots: list[QueueSlotRecord]
+    next_slots: list[Instant] = Field(description=(
+        "The next free slots (at most 5), as instants: where the next posts added to the queue will go."))
+
+
+# -- CSV import --------------------------------------------------------------------------------
+
+MAX_CSV_CHARACTERS = 1024 * 1024
+
+
+class ImportQuery(Query):
+    dry_run: Annotated[bool, BeforeValidator(_query_bool),
+                       Field(description="`true`: check every row and save nothing.")] | None = None
+
+
+class ImportCsvTool(Body):
+    """`import_posts_csv` as an MCP tool: the file's text and `/v1`'s query flag as arguments."""
+
+    csv: Annotated[str, Field(min_length=1, max_length=MAX_CSV_CHARACTERS, description=(
+        "The CSV text: a header row naming content, accounts and optionally scheduledFor, timezone, mediaUrls, "
+        "firstComment; at most 1,000 rows."))]
+    dry_run: bool = Field(False, description="`true`: check every row and save nothing.")
+
+
+class ImportRowError(Record):
+    row: int = Field(description="The row's number, 1 being the first row after the header.")
+    field: str = Field(description="The column at fault.")
+    message: str
+
+
+class ImportReport(Record):
+    rows: int
+    valid: int
+    errors: list[ImportRowError]
+
+
+class ImportCreated(Record):
+    created: list[str] = Field(description="The new posts' ids, in the file's order.")
+
+
+class ImportOutcome(Record):
+    """`import_posts_csv`'s answer: the dry run's report, or the posts made (`created`, empty in a dry run)."""
+
+    rows: int
+    valid: int
+    errors: list[ImportRowError]
+    created: list[str]

@@ -30,7 +30,8 @@ from service.accounts import adapters
 from service.accounts import ops as accounts
 from service.engine import core as engine
 from service.identity.auth import Actor
-from service.kit import clock, events, ids, matching
+from service.inbox import templates
+from service.kit import clock, events, idempotency, ids, matching
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.kit.pagination import Page, paginate
 from service.kit.shapes import button_problems
@@ -38,6 +39,7 @@ from service.sequences import work
 from service.sequences.shapes import Enrollment as EnrollmentRecord
 from service.sequences.shapes import Sequence as SequenceRecord
 from service.sequences.shapes import SequenceDeleted, Step
+from storage.db import db
 from storage.models import Account, CommentAutomation, Conversation, Enrollment, Message, Sequence
 
 log = logging.getLogger("switchboard.sequences")
@@ -100,8 +102,13 @@ def _validate(account: Account, *, trigger: str, automation_id: str | None, step
     for index, step in enumerate(steps):
         problems += button_problems(step.button_label, step.button_url, label_field=f"steps[{index}].buttonLabel",
                                     url_field=f"steps[{index}].buttonUrl")
+        if (step.text is None) == (step.template is None):
+            problems.append(FieldProblem(f"steps[{index}].text", "give text or template, not both" if step.text
+                                         else "is required without template"))
+        if step.template is not None and step.button_label is not None:
+            problems.append(FieldProblem(f"steps[{index}].buttonLabel", "a template message takes no button"))
         limit = capabilities.dm_text_limit
-        if limit is not None and len(step.text) > limit:
+        if limit is not None and step.text is not None and len(step.text) > limit:
             problems.append(FieldProblem(f"steps[{index}].text", f"must be at most {limit} characters on "
                                                                  f"{account.platform}"))
     if problems:
@@ -112,7 +119,40 @@ def _stored_steps(steps: list[Step]) -> list[dict[str, Any]]:
     return [step.model_dump() for step in steps]
 
 
-def create(
+def _check_templates(actor: Actor, account_id: str, steps: list[Step] | None) -> None:
+    """Steps' WhatsApp templates, checked live against the account's approved ones, before any
+    write transaction (it waits on the network)."""
+    named = [(f"steps[{n}].template", templates.as_dict(step.template)) for n, step in enumerate(steps or [])
+             if step.template is not None]
+    if not named:
+        return
+    with db.atomic():
+        account = accounts.get_row(actor=actor, account_id=account_id)
+    found = templates.problems(account, named)  # type: ignore[arg-type]
+    if found:
+        raise ValidationFailed("Some fields are not valid.", details=found)
+
+
+def create(*, actor: Actor, account_id: str, steps: list[Step], **values: Any) -> SequenceRecord:
+    """A new sequence (see `_create`); steps' templates are checked with the platform first."""
+    _check_templates(actor, account_id, steps)
+    with db.atomic():
+        made = _create(actor=actor, account_id=account_id, steps=steps, **values)
+        idempotency.attach(made.id)  # a retry under the same key finds it, never makes a second
+        return made
+
+
+def update(*, actor: Actor, sequence_id: str, **changes: Any) -> SequenceRecord:
+    """Change a sequence (see `_update`); new steps' templates are checked with the platform first."""
+    if changes.get("steps"):
+        with db.atomic():
+            account_id = get_row(actor=actor, sequence_id=sequence_id).account_id
+        _check_templates(actor, account_id, changes["steps"])
+    with db.atomic():
+        return _update(actor=actor, sequence_id=sequence_id, **changes)
+
+
+def _create(
     *,
     actor: Actor,
     account_id: str,
@@ -138,7 +178,7 @@ def create(
     return SequenceRecord.model_validate(row)
 
 
-def update(*, actor: Actor, sequence_id: str, **changes: Any) -> SequenceRecord:
+def _update(*, actor: Actor, sequence_id: str, **changes: Any) -> SequenceRecord:
     """Change the fields given; the others keep their value. Pausing holds every active enrolment;
     resuming hands out at once those whose next step fell due meanwhile."""
     row = get_row(actor=actor, sequence_id=sequence_id)

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from service.inbox.shapes import SentTemplate, Template
 from service.kit import matching
 from service.kit.matching import MATCH_TYPES
 from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
@@ -46,9 +47,13 @@ TRIGGER_HELP = (
 class Step(Body):
     delay_minutes: Annotated[int, Field(ge=0, le=MAX_DELAY_MINUTES, description=(
         "Minutes after the previous step's due time (the first step: after enrolment)."))]
-    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT, examples=["Did you get a chance to look?"])]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT, examples=["Did you get a chance to look?"])] = Field(
+        LEFT_OUT, description="Required, unless the step sends a WhatsApp `template`.")
     button_label: ButtonLabel = LEFT_OUT
     button_url: ButtonUrl = LEFT_OUT
+    template: Template = Field(LEFT_OUT, description=(
+        "WhatsApp only, instead of `text`: an approved template, checked when saved; it reaches the contact also "
+        "outside the 24 h window. Takes no button."))
 
 
 Steps = Annotated[list[Step], Field(min_length=1, max_length=MAX_STEPS)]
@@ -121,7 +126,8 @@ class EnrollTool(Body):
 
 class StepRecord(Record):
     delay_minutes: int
-    text: str
+    text: str | None
+    template: SentTemplate | None = None
     button_label: str | None = None
     button_url: str | None = None
 

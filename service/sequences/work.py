@@ -103,8 +103,8 @@ def _advance_once(enrollment_id: str) -> _Moved | None:
     reason: str | None = None
     try:
         message_id = outbound.queue_outbound(
-            conversation, account, text=step["text"], button=Button(label, url) if label and url else None,
-            source="sequence", nudge=False,
+            conversation, account, text=step.get("text"), template=step.get("template"),
+            button=Button(label, url) if label and url else None, source="sequence", nudge=False,
         ).id
     except Conflict:
         _end(found, enrollment, workspace_id, status="stopped", reason="account_disconnected")

@@ -40,6 +40,12 @@ class UpdateWebhook(Body):
         "turn comes (redeliver them after enabling it again)."))
 
 
+class WebhookRef(Body):
+    """An MCP tool's argument naming one endpoint (on /v1, the path)."""
+
+    webhook_id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class DeliveryQuery(PageQuery):
     status: Literal[STATUSES] = LEFT_OUT  # type: ignore[valid-type]
     event: str = Field(LEFT_OUT, min_length=1, max_length=64,

@@ -37,6 +37,9 @@ from storage.migrations import (
     m0015_api_key_epoch,
     m0016_oauth_token_epoch,
     m0017_account_chores,
+    m0018_posting_queue,
+    m0019_message_media,
+    m0020_broadcast_template,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -59,6 +62,9 @@ MIGRATIONS: list[Migration] = [
     (15, "api key epoch", m0015_api_key_epoch.apply),
     (16, "oauth token epoch", m0016_oauth_token_epoch.apply),
     (17, "account chores and post deletions", m0017_account_chores.apply),
+    (18, "posting queue", m0018_posting_queue.apply),
+    (19, "message attachments", m0019_message_media.apply),
+    (20, "broadcast template", m0020_broadcast_template.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -25,7 +25,7 @@ from storage.models.identity import (
 )
 from storage.models.inbox import Conversation, ConversationCount, Message, PaceSlot
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
-from storage.models.posts import Media, Post, PostDeletion, PostTarget
+from storage.models.posts import Media, Post, PostDeletion, PostingQueue, PostTarget
 from storage.models.sequences import Enrollment, Sequence
 from storage.models.webhooks import Event, WebhookDelivery, WebhookEndpoint
 
@@ -68,6 +68,7 @@ ALL_MODELS: list[type[BaseModel]] = [
     PostTarget,
     AccountChore,
     PostDeletion,
+    PostingQueue,
 ]
 
 __all__ = [
@@ -102,6 +103,7 @@ __all__ = [
     "Post",
     "PostDeletion",
     "PostTarget",
+    "PostingQueue",
     "Profile",
     "PublicReply",
     "RateLimitCounter",

@@ -31,6 +31,8 @@ class Broadcast(WorkModel):
     text = TextField()
     button_label = CharField(max_length=255, null=True)  # kept whole; the adapters cut it to 20
     button_url = TextField(null=True)
+    # A WhatsApp template sent instead of `text` (which is then ""): {name, language, parameters}.
+    template = JSONField(null=True)
     active_within_days = IntegerField(null=True)
     conversation_ids = JSONField(null=True)
     scheduled_for = DateTimeField(null=True)  # naive UTC

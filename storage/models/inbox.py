@@ -59,6 +59,7 @@ class Message(WorkModel):
     error = TextField(null=True)
     source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
     template = JSONField(null=True)  # a WhatsApp template message: {name, language, parameters}
+    media_ids = JSONField(null=True)  # attachments (`med_...`) of an outbound message, sent with its text
     # A private reply (a comment automation's DM) is addressed by the comment, not the contact; one
     # per comment (the platforms allow one), held by the unique index of migration 11.
     comment_id = CharField(max_length=255, null=True)

@@ -105,3 +105,17 @@ class PostDeletion(WorkModel):
 
     class Meta:
         indexes = ((("status", "next_attempt_at"), False),)  # the sweeper's due rows
+
+
+class PostingQueue(BaseModel):
+    """An account's posting queue: weekly slots (`[{weekday: 1..7, time: "HH:MM"}]`, Monday = 1) read
+    in `timezone`. A post added to the queue takes, per account, the next slot no target holds."""
+
+    account = ForeignKeyField(Account, on_delete="CASCADE", primary_key=True)
+    account_id: str  # the foreign key column, for type checkers
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    timezone = CharField(max_length=64, default="UTC")
+    slots = JSONField(default=list)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)

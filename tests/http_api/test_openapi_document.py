@@ -37,8 +37,12 @@ def test_records_are_named_schemas_reused_by_reference(client):
 def test_every_operation_has_an_example_its_schema_accepts(client):
     document = client.get("/v1/openapi.json").json()
     checked = 0
+    # A 204 (the contract's `DELETE /v1/media/{id}`) answers no body: no example to show.
+    bodiless = [(path, method) for path, methods in document["paths"].items() for method, operation in methods.items()
+                if [status for status in operation["responses"] if status.startswith("2")] == ["204"]]
+    assert bodiless == [("/v1/media/{id}", "delete")]
     for path, methods in document["paths"].items():
-        for method, operation in methods.items():
+        for method, operation in ((m, o) for m, o in methods.items() if (path, m) not in bodiless):
             contents = [(status, response["content"]["application/json"])
                         for status, response in operation["responses"].items()
                         if status.startswith("2") and "content" in response]

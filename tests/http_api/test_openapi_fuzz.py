@@ -14,6 +14,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from switchboard.app import create_app
 from tests.support.factories import add_account, add_profile
 from tests.support.live_server import live_server
@@ -44,6 +46,9 @@ def _schemathesis(schema: str, url: str, cwd: Path, *options: str) -> subprocess
     )
 
 
+# Every /v1 operation, fuzzed: longer than the suite's default limit on a loaded two-core machine (the
+# run itself is bounded by its own subprocess timeout).
+@pytest.mark.timeout(420)
 def test_schemathesis_finds_no_server_error_and_no_broken_answer(service, tenant, tmp_path):
     add_account(tenant["workspaceId"], tenant["profileId"])
     add_profile(tenant["workspaceId"])

@@ -247,7 +247,7 @@ def test_put_keeps_what_it_does_not_name_and_lists_filter(live, client, tenant, 
                    steps=[{"delayMinutes": 5, "text": "b", "buttonLabel": "Open", "buttonUrl": "https://example.com"}])
     assert (changed["name"], changed["stopOnReply"], changed["keywords"], changed["trigger"]) == (
         "Renamed", True, ["x"], "manual")
-    assert changed["steps"] == [{"delayMinutes": 5, "text": "b", "buttonLabel": "Open",
+    assert changed["steps"] == [{"delayMinutes": 5, "text": "b", "template": None, "buttonLabel": "Open",
                                  "buttonUrl": "https://example.com"}]
     assert client.get(f"/v1/sequences/{sequence['id']}", headers=bearer(tenant["apiKey"])).json() == changed
     listed = client.get("/v1/sequences", headers=bearer(tenant["apiKey"]), params={"accountId": bot["id"]}).json()

@@ -1,0 +1,125 @@
+"""The README's 15-minute tour, run as written from a fresh clone: `make serve`, then every command
+of the tour's shell blocks in one shell (the second terminal), `webhooks listen` in a third, and the
+address the assistant is given; then what a newcomer would see is checked through the API and the
+sandbox: the reply, a post live on three platforms, the broadcast, the automation's replies."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.support.live_server import free_port
+from tests.support.webhook_receiver import wait_for
+from tests.test_cli_webhooks_listen import _lines, _until
+
+ROOT = Path(__file__).resolve().parents[1]
+README_PORT = "http://127.0.0.1:8000"
+
+pytestmark = pytest.mark.skipif(bool(os.environ.get("SWITCHBOARD_TEST_DATABASE_URL")),
+                                reason="the newcomer's setup is the embedded one; run once, not per storage")
+
+
+def _tour_blocks(readme: str) -> list[str]:
+    section = readme.split("## A 15-minute tour", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+
+
+def test_the_tour_is_under_the_readmes_first_heading_and_the_readme_is_short():
+    readme = (ROOT / "README.md").read_text()
+    assert readme.index("## A 15-minute tour") == readme.index("\n## ") + 1
+    assert len(readme.splitlines()) < 250
+    for doc in ("api-guide", "sandbox", "operations", "platforms", "architecture", "benchmarks"):
+        assert f"](docs/{doc}.md)" in readme and (ROOT / "docs" / f"{doc}.md").exists()
+
+
+def test_the_readme_tour_runs_as_written_from_a_fresh_clone(tmp_path):
+    clone = tmp_path / "switchboard"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    blocks = _tour_blocks((clone / "README.md").read_text())
+    first, keep, *steps = blocks
+    assert first.strip() == "make serve" and keep.startswith("export KEY=")
+    listen = next(b for b in steps if "webhooks listen" in b)
+    assistant = next(b for b in steps if "claude mcp add" in b)
+    shell_steps = [b for b in steps if b not in (listen, assistant)]
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "VIRTUAL_ENV"))}
+    log = (tmp_path / "serve.log").open("w")
+    serve = subprocess.Popen(["make", "serve", f"ARGS=--port {port}"], cwd=clone, env=env, stdout=log,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(lambda: re.search(r"API key:\s+(sk_\w+)", (tmp_path / "serve.log").read_text()), timeout=300)
+        key = re.search(r"API key:\s+(sk_\w+)", (tmp_path / "serve.log").read_text())[1]
+        wait_for(lambda: _healthy(url), timeout=60)
+        tour_env = {**env, "KEY": key, "SB": url}
+        # The second terminal: every command of the tour, in order, in one shell.
+        script = "set -euo pipefail\n" + "\n".join(shell_steps).replace(README_PORT, url)
+        ran = subprocess.run(["bash", "-c", script], cwd=clone, env=tour_env, capture_output=True, text=True,
+                             timeout=300)
+        assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+        _check_what_the_tour_did(url, key, clone)
+
+        # The third terminal, and the curl it prints.
+        listener = subprocess.Popen(["bash", "-c", listen.strip()], cwd=clone, env=tour_env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            lines = _lines(listener)
+            _until(lines, r"^Ready: ", timeout=60)
+            command = _until(lines, r"Send a test event: curl").split("Send a test event: ", 1)[1]
+            sent = subprocess.run([*shlex.split(command), "-s"], capture_output=True, text=True, timeout=30)
+            assert '"eventId"' in sent.stdout
+            assert "signature verified" in _until(lines, r"webhook\.test")
+        finally:
+            os.killpg(listener.pid, signal.SIGINT)
+            listener.wait(timeout=30)
+
+        # The assistant's address is the service's MCP endpoint, asking for OAuth.
+        named = re.search(r"http://127\.0\.0\.1:8000/mcp", assistant)
+        assert named is not None
+        refused = httpx2.post(named[0].replace(README_PORT, url), json={})
+        assert refused.status_code == 401
+        assert "resource_metadata" in refused.headers["www-authenticate"]
+    finally:
+        os.killpg(serve.pid, signal.SIGTERM)
+        serve.wait(timeout=30)
+        log.close()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx2.get(url + "/v1/health", timeout=2).status_code == 200
+    except httpx2.TransportError:
+        return False
+
+
+def _check_what_the_tour_did(url: str, key: str, clone: Path) -> None:
+    headers = {"Authorization": f"Bearer {key}"}
+    accounts = json.loads((clone / "accounts.json").read_text())["accounts"]
+
+    def sent(platform: str) -> list[dict]:
+        answer = httpx2.get(f"{url}/sandbox/{platform}/sent", params={"accountId": accounts[platform]})
+        return list(answer.json()["data"])
+
+    # 3. the reply, with its button; 5. the broadcast reached the one contact.
+    telegram = wait_for(lambda: len(rows := sent("telegram")) == 2 and rows, timeout=30)
+    assert telegram[0]["text"] == "We do! Orders ship in 2 days."
+    assert telegram[0]["payload"]["reply_markup"]["inline_keyboard"][0][0]["url"] == "https://shop.example.com"
+    assert telegram[1]["text"] == "Our Lisbon shop opens Saturday!"
+    # 4. one post, live on three platforms.
+    posts = httpx2.get(f"{url}/v1/posts", headers=headers).json()["data"]
+    assert len(posts) == 1
+    live = wait_for(lambda: (p := httpx2.get(f"{url}/v1/posts/{posts[0]['id']}", headers=headers).json())
+                    ["status"] == "published" and p, timeout=30)
+    assert sorted(t["platform"] for t in live["targets"]) == ["facebook", "linkedin", "x"]
+    # 6. the automation answered the comment privately and publicly.
+    replies = wait_for(lambda: len(rows := sent("instagram")) == 2 and rows, timeout=30)
+    assert sorted(r["kind"] for r in replies) == ["private_reply", "public_reply"]
