@@ -21,9 +21,11 @@ import functools
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+import psycopg2.errors
+from peewee import OperationalError
 from starlette.concurrency import run_in_threadpool
 
-from storage.db import WriteNeeded, connection, db, read_on_loop, reading, reads_on_loop
+from storage.db import WriteNeeded, connection, db, is_postgres, read_on_loop, reading, reads_on_loop
 from storage.threads import BatchingThreads
 
 T = TypeVar("T")
@@ -50,6 +52,30 @@ def storage_threads() -> BatchingThreads:
     requests than 32).
     """
     return BatchingThreads(4, "storage")
+
+
+def lost_a_deadlock(error: BaseException) -> bool:
+    """Whether PostgreSQL rolled the transaction back to break a deadlock or a serialisation
+    conflict: nothing of it was written, and the same work may simply run again."""
+    cause = error.__cause__ or error.__context__
+    return is_postgres() and isinstance(cause, psycopg2.errors.TransactionRollbackError)
+
+
+def in_transaction(kind: str, work: Callable[[], T], *, attempts: int = 3) -> T:
+    """`work` in its transaction (`kind` a `Transaction`), run again (a few times at most) when
+    PostgreSQL chose it as a deadlock's victim: it wrote nothing, and work in one "read" or "write"
+    transaction calls no one (DESIGN rule 15). Work that runs its own transactions ("own", "none")
+    runs once: it may have called a platform in between."""
+    if kind not in ("read", "write"):
+        attempts = 1
+    for attempt in range(1, attempts + 1):
+        try:
+            with transaction(kind):
+                return work()
+        except OperationalError as error:
+            if attempt == attempts or not lost_a_deadlock(error):
+                raise
+    raise AssertionError("unreachable")
 
 
 def _on_thread(work: Work[T], kind: Transaction) -> T:
