@@ -174,6 +174,11 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         if not text and template is None:
             return failure(request, ValidationFailed.field("text", "is required: write a message first"), back)
         content: dict[str, Any] = {"template": template} if template is not None else {"text": text}
+        # A link button goes with a text message: the service checks it as /v1 does (both parts,
+        # an https URL, what the platform takes), so a half-filled pair is a clear refusal.
+        label, url = field(form, "buttonLabel"), field(form, "buttonUrl")
+        if template is None and (label or url):
+            content.update(button_label=label or None, button_url=url or None)
         reserved: idempotency.Reservation | None = None
         try:
             actor = await in_db(where.actor)

@@ -160,6 +160,18 @@ def test_an_inbound_message_shows_up_by_itself_and_the_typed_reply_reaches_the_s
     sent = client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
     assert [row.get("text") for row in sent if row["kind"] == "dm"] == ["Open until six!"]
 
+    # A reply with a link button: the contact gets the button with the text.
+    page.get_by_label("Message").fill("Book a table")
+    page.get_by_text("Add a link button").click()
+    page.get_by_label("Button label").fill("Book now")
+    page.get_by_label("Button URL").fill("https://shop.example.com/book")
+    page.get_by_role("button", name="Send").click()
+    expect(thread.get_by_role("listitem").filter(has_text="Book a table")).to_contain_text("Sent")
+    sent = client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]
+    (booked,) = [row for row in sent if row["kind"] == "dm" and row.get("text") == "Book a table"]
+    assert booked["payload"]["reply_markup"] == {"inline_keyboard": [[{"text": "Book now",
+                                                                        "url": "https://shop.example.com/book"}]]}
+
     # The platform refuses the next one: the thread says so, with the platform's reason.
     client.post("/sandbox/telegram/faults", json={"accountId": bot["id"], "failNext": 1, "status": 400})
     page.get_by_label("Message").fill("Second thought")
