@@ -68,25 +68,7 @@ class WhatsAppAdapter(GraphAdapter):
         to = recipient.lstrip("+")
 
         def native(btn: Button) -> SentMessage:
-            content = {
-                "type": "interactive",
-                "interactive": {
-                    "type": "cta_url",
-                    "body": {"text": text},
-                    "action": {
-                        "name": "cta_url",
-                        "parameters": {"display_text": cut_label(btn.label), "url": btn.url},
-                    },
-                },
-            }
-            try:
-                return self._send(account, to, content)
-            except OutsideMessagingWindow:
-                raise
-            except Rejected as failure:
-                if graph_code(failure) in BUTTON_REFUSAL_CODES:
-                    raise ButtonRefused(failure.reason, failure.code) from None
-                raise
+            return self._send_cta(account, to, text, btn)
 
         def plain(body: str) -> SentMessage:
             return self._send(account, to, {"type": "text", "text": {"preview_url": False, "body": body}})
@@ -102,31 +84,32 @@ class WhatsAppAdapter(GraphAdapter):
         kind = "video" if media.is_video else "image"
 
         def native(btn: Button) -> SentMessage:
-            content = {
-                "type": "interactive",
-                "interactive": {
-                    "type": "cta_url",
-                    "header": {"type": kind, kind: {"link": media.url}},
-                    "body": {"text": text},
-                    "action": {
-                        "name": "cta_url",
-                        "parameters": {"display_text": cut_label(btn.label), "url": btn.url},
-                    },
-                },
-            }
-            try:
-                return self._send(account, to, content)
-            except OutsideMessagingWindow:
-                raise
-            except Rejected as failure:
-                if graph_code(failure) in BUTTON_REFUSAL_CODES:
-                    raise ButtonRefused(failure.reason, failure.code) from None
-                raise
+            return self._send_cta(account, to, text, btn, header={"type": kind, kind: {"link": media.url}})
 
         def plain(body: str) -> SentMessage:
             return self._send(account, to, {"type": kind, kind: {"link": media.url, "caption": body}})
 
         return self._with_button_fallback(text, button, native, plain)
+
+    def _send_cta(self, account: AccountContext, to: str, text: str, btn: Button,
+                  header: dict[str, Any] | None = None) -> SentMessage:
+        """An interactive cta_url message (a text, or a media header, with one link button); a
+        refusal of the button itself is `ButtonRefused`, so the caller can send without it."""
+        interactive: dict[str, Any] = {
+            "type": "cta_url",
+            "body": {"text": text},
+            "action": {"name": "cta_url", "parameters": {"display_text": cut_label(btn.label), "url": btn.url}},
+        }
+        if header is not None:
+            interactive["header"] = header
+        try:
+            return self._send(account, to, {"type": "interactive", "interactive": interactive})
+        except OutsideMessagingWindow:
+            raise
+        except Rejected as failure:
+            if graph_code(failure) in BUTTON_REFUSAL_CODES:
+                raise ButtonRefused(failure.reason, failure.code) from None
+            raise
 
     def send_template(
         self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
