@@ -1,7 +1,11 @@
-"""The README's 15-minute tour, run as written from a fresh clone: `make serve`, then every command
-of the tour's shell blocks in one shell (the second terminal), `webhooks listen` in a third, and the
-address the assistant is given; then what a newcomer would see is checked through the API and the
-sandbox: the reply, a post live on three platforms, the broadcast, the automation's replies."""
+"""The README's two first steps as a newcomer takes them, from a fresh clone.
+
+`make serve` installs only what running the service needs (a small venv, quickly), every path it
+uses is inside the clone, and the service comes up healthy. Then the 15-minute tour runs as written
+against it: every command of the tour's shell blocks in one shell (the second terminal), `webhooks
+listen` in a third, and the address the assistant is given; what a newcomer would see is checked
+through the API and the sandbox: the reply, a post live on three platforms, the broadcast, the
+automation's replies. One clone and one install serve both, as they would the newcomer."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import re
 import shlex
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import httpx2
@@ -22,6 +27,8 @@ from tests.test_cli_webhooks_listen import _lines, _until
 
 ROOT = Path(__file__).resolve().parents[1]
 README_PORT = "http://127.0.0.1:8000"
+MAX_VENV_MB = 200
+MAX_SECONDS = 240
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("SWITCHBOARD_TEST_DATABASE_URL")),
                                 reason="the newcomer's setup is the embedded one; run once, not per storage")
@@ -40,7 +47,11 @@ def test_the_tour_is_under_the_readmes_first_heading_and_the_readme_is_short():
         assert f"](docs/{doc}.md)" in readme and (ROOT / "docs" / f"{doc}.md").exists()
 
 
-def test_the_readme_tour_runs_as_written_from_a_fresh_clone(tmp_path):
+def _size_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()) / 1e6
+
+
+def test_make_serve_then_the_tour_run_as_written_from_a_fresh_clone(tmp_path):
     clone = tmp_path / "switchboard"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     blocks = _tour_blocks((clone / "README.md").read_text())
@@ -53,6 +64,7 @@ def test_the_readme_tour_runs_as_written_from_a_fresh_clone(tmp_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "VIRTUAL_ENV"))}
+    started = time.monotonic()
     log = (tmp_path / "serve.log").open("w")
     serve = subprocess.Popen(["make", "serve", f"ARGS=--port {port}"], cwd=clone, env=env, stdout=log,
                              stderr=subprocess.STDOUT, start_new_session=True)
@@ -60,6 +72,13 @@ def test_the_readme_tour_runs_as_written_from_a_fresh_clone(tmp_path):
         wait_for(lambda: re.search(r"API key:\s+(sk_\w+)", (tmp_path / "serve.log").read_text()), timeout=300)
         key = re.search(r"API key:\s+(sk_\w+)", (tmp_path / "serve.log").read_text())[1]
         wait_for(lambda: _healthy(url), timeout=60)
+        elapsed = time.monotonic() - started
+        assert elapsed < MAX_SECONDS
+        printed = (tmp_path / "serve.log").read_text()
+        assert f"Data dir:   {clone / 'data'}" in printed
+        assert httpx2.get(f"{url}/docs").status_code == 200
+        _check_the_install_is_small(clone / ".venv")
+        print(f"fresh clone: healthy after {elapsed:.0f} s, venv {_size_mb(clone / '.venv'):.0f} MB")
         tour_env = {**env, "KEY": key, "SB": url}
         # The second terminal: every command of the tour, in order, in one shell.
         script = "set -euo pipefail\n" + "\n".join(shell_steps).replace(README_PORT, url)
@@ -92,6 +111,12 @@ def test_the_readme_tour_runs_as_written_from_a_fresh_clone(tmp_path):
         os.killpg(serve.pid, signal.SIGTERM)
         serve.wait(timeout=30)
         log.close()
+
+
+def _check_the_install_is_small(venv: Path) -> None:
+    assert _size_mb(venv) < MAX_VENV_MB
+    installed = {p.name.split("-")[0].lower() for p in (venv / "lib").glob("python3*/site-packages/*.dist-info")}
+    assert not installed & {"pytest", "playwright", "schemathesis", "stripe", "mypy", "ruff"}
 
 
 def _healthy(url: str) -> bool:
