@@ -1,0 +1,139 @@
+"""A grant that reaches several Pages, ad accounts, organizations or channels: the person chooses
+which to connect (CONTRACT section 3, `/v1/connect/{platform}/choices`), over real HTTP to the sandbox."""
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from service.kit import clock
+from storage.db import connection
+from storage.models import ConnectSelection
+from tests.conftest import bearer
+from tests.support.posts import sent_posts, wait_settled
+
+pytestmark = pytest.mark.shared_service
+
+
+def _grant(client, tenant, platform, reach, redirect_url=None):
+    """Start a connect, let the sandbox's consent page grant `reach` things, follow it back."""
+    params = {"profileId": tenant["profileId"]}
+    if redirect_url:
+        params["redirectUrl"] = redirect_url
+    start = client.get(f"/v1/connect/{platform}", headers=bearer(tenant["apiKey"]), params=params)
+    assert start.status_code == 200, start.text
+    consent = client.get(start.json()["authUrl"] + f"&reach={reach}")
+    assert consent.status_code == 302
+    return client.get(consent.headers["location"])
+
+
+def _accounts(client, tenant, platform):
+    return client.get("/v1/accounts", headers=bearer(tenant["apiKey"]), params={"platform": platform}).json()["data"]
+
+
+def test_three_pages_are_offered_and_the_two_chosen_each_post_and_receive(client, tenant):
+    h = bearer(tenant["apiKey"])
+    callback = _grant(client, tenant, "facebook", 3)
+    assert callback.status_code == 200, callback.text
+    offered = callback.json()
+    assert offered["selection"].startswith("sel_")
+    assert offered["platform"] == "facebook"
+    assert len(offered["choices"]) == 3
+    assert _accounts(client, tenant, "facebook") == []  # nothing connected before the choice
+
+    listed = client.get("/v1/connect/facebook/choices", headers=h, params={"selection": offered["selection"]})
+    assert listed.status_code == 200, listed.text
+    choices = listed.json()["data"]
+    assert [c["kind"] for c in choices] == ["page", "page", "page"]
+    assert len({c["id"] for c in choices}) == 3 and all(c["name"] for c in choices)
+
+    picked = [choices[0]["id"], choices[2]["id"]]
+    chosen = client.post("/v1/connect/facebook/choices", headers=h,
+                         json={"selection": offered["selection"], "ids": picked})
+    assert chosen.status_code == 201, chosen.text
+    accounts = chosen.json()["data"]
+    assert [a["platformAccountId"] for a in accounts] == picked
+    assert {a["displayName"] for a in accounts} == {choices[0]["name"], choices[2]["name"]}
+    assert sorted(a["id"] for a in _accounts(client, tenant, "facebook")) == sorted(a["id"] for a in accounts)
+
+    # Each chosen Page is an account of its own: it publishes, and its contacts' messages arrive.
+    post = client.post("/v1/posts", headers=h, json={
+        "content": "Hello from both", "publishNow": True,
+        "targets": [{"accountId": account["id"]} for account in accounts]})
+    assert post.status_code == 201, post.text
+    assert wait_settled(client, tenant, post.json()["id"])["status"] == "published"
+    for index, account in enumerate(accounts):
+        assert [row["text"] for row in sent_posts(client, "facebook", account["id"])] == ["Hello from both"]
+        wrote = client.post("/sandbox/facebook/inbound-message", json={
+            "accountId": account["id"], "from": {"id": f"77{index}", "name": f"Reader {index}"}, "text": "Hi page"})
+        assert wrote.status_code == 200 and wrote.json()["delivered"] is True
+        conversations = client.get("/v1/conversations", headers=h, params={"accountId": account["id"]}).json()
+        assert [c["externalConversationId"] for c in conversations["data"]] == [f"77{index}"]
+        reply = client.post(f"/v1/conversations/{conversations['data'][0]['id']}/messages", headers=h,
+                            json={"text": "Thanks!"})
+        assert reply.status_code == 201, reply.text
+
+    # Spent: the same selection offers nothing more, and its tokens are gone from storage.
+    again = client.post("/v1/connect/facebook/choices", headers=h,
+                        json={"selection": offered["selection"], "ids": [choices[1]["id"]]})
+    assert again.status_code == 404
+    assert again.json()["error"]["code"] == "not_found"
+    assert client.get("/v1/connect/facebook/choices", headers=h,
+                      params={"selection": offered["selection"]}).status_code == 404
+    with connection():
+        assert [row.choices for row in ConnectSelection.select().where(
+            ConnectSelection.workspace == tenant["workspaceId"])] == [None]
+
+
+def test_a_grant_reaching_one_page_connects_it_at_once(client, tenant):
+    callback = _grant(client, tenant, "facebook", 1)
+    assert callback.status_code == 200, callback.text
+    account = callback.json()
+    assert account["id"].startswith("acc_") and account["platform"] == "facebook"
+    assert [a["id"] for a in _accounts(client, tenant, "facebook")] == [account["id"]]
+
+
+def test_a_redirect_carries_the_selection_and_ad_accounts_are_chosen_alike(client, tenant):
+    callback = _grant(client, tenant, "meta_ads", 2, redirect_url="https://app.example.com/done?x=1")
+    assert callback.status_code == 303
+    location = callback.headers["location"]
+    assert location.startswith("https://app.example.com/done?x=1&selection=sel_")
+    selection = parse_qs(urlsplit(location).query)["selection"][0]
+    h = bearer(tenant["apiKey"])
+    choices = client.get("/v1/connect/meta_ads/choices", headers=h, params={"selection": selection}).json()["data"]
+    assert [c["kind"] for c in choices] == ["ad_account", "ad_account"]
+    chosen = client.post("/v1/connect/meta_ads/choices", headers=h,
+                         json={"selection": selection, "ids": [c["id"] for c in choices]})
+    assert chosen.status_code == 201, chosen.text
+    assert sorted(a["platformAccountId"] for a in chosen.json()["data"]) == sorted(c["id"] for c in choices)
+
+
+def test_a_selection_belongs_to_its_workspace_and_refuses_what_it_does_not_offer(client, tenant, other_tenant):
+    selection = _grant(client, tenant, "facebook", 2).json()["selection"]
+    h, other = bearer(tenant["apiKey"]), bearer(other_tenant["apiKey"])
+    choices = client.get("/v1/connect/facebook/choices", headers=h, params={"selection": selection}).json()["data"]
+
+    foreign = client.get("/v1/connect/facebook/choices", headers=other, params={"selection": selection})
+    assert foreign.status_code == 404
+    taken = client.post("/v1/connect/facebook/choices", headers=other,
+                        json={"selection": selection, "ids": [choices[0]["id"]]})
+    assert taken.status_code == 404
+    wrong_platform = client.get("/v1/connect/meta_ads/choices", headers=h, params={"selection": selection})
+    assert wrong_platform.status_code == 404
+
+    unknown = client.post("/v1/connect/facebook/choices", headers=h,
+                          json={"selection": selection, "ids": [choices[0]["id"], "999"]})
+    assert unknown.status_code == 422
+    assert unknown.json()["error"]["details"] == [{"field": "ids[1]", "message": "is not one of the choices"}]
+    empty = client.post("/v1/connect/facebook/choices", headers=h, json={"selection": selection, "ids": []})
+    assert empty.status_code == 422
+    assert client.get("/v1/connect/facebook/choices", headers=h).status_code == 422
+    assert _accounts(client, tenant, "facebook") == [] and _accounts(client, other_tenant, "facebook") == []
+
+    # Still usable after those refusals, until it expires.
+    assert client.get("/v1/connect/facebook/choices", headers=h, params={"selection": selection}).status_code == 200
+    clock.advance(31 * 60)
+    expired = client.post("/v1/connect/facebook/choices", headers=h,
+                          json={"selection": selection, "ids": [choices[0]["id"]]})
+    assert expired.status_code == 404
+    assert "expired" in expired.json()["error"]["message"]
+    assert _accounts(client, tenant, "facebook") == []
