@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, Rejected
+from platforms.telegram import ChannelRefused
 from service.accounts import adapters, choices
 from service.accounts import ops as accounts
 from service.accounts.connect_shapes import ConnectStart, SelectionOffered, TokenConnection, WebhookSubscription
@@ -136,6 +137,8 @@ def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnecti
         actor.require_write()
     try:
         identity = adapters.adapter(platform).connect_with_token(**connection.credentials())
+    except ChannelRefused as refusal:
+        raise ValidationFailed.field("channel", refusal.message) from None
     except (ReauthRequired, Rejected):
         secret_field = "botToken" if platform == "telegram" else "accessToken"
         raise ValidationFailed.field(secret_field, "was not accepted by the platform") from None

@@ -44,8 +44,14 @@ AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[\x
 GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
+TelegramChannel = Annotated[str, Field(
+    min_length=2, max_length=40, pattern=r"^(@[A-Za-z][A-Za-z0-9_]{3,31}|-100[0-9]{1,16})$",
+    description="A channel the bot administers with the right to post: `@name` or its id `-100…`.")]
+
+
 class ConnectTelegram(TokenConnection):
     bot_token: BotToken
+    channel: TelegramChannel = LEFT_OUT
 
 
 class ConnectWhatsApp(TokenConnection):
