@@ -137,17 +137,16 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         return str(answer["id"])
 
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
+        """Messenger's User Profile API: `GET /{psid}?fields=first_name,last_name,profile_pic`."""
         answer = self._graph(
             "GET",
             contact_id,
             self._token(account),
             secrets=account.secrets(),
-            params={"fields": "first_name,last_name,name"},
+            params={"fields": "first_name,last_name,profile_pic"},
         )
-        name = answer.get("name") or " ".join(
-            p for p in (answer.get("first_name"), answer.get("last_name")) if p
-        )
-        return {"id": contact_id, "username": None, "name": name or None}
+        name = " ".join(part for part in (answer.get("first_name"), answer.get("last_name")) if part)
+        return {"id": contact_id, "username": None, "name": name or None, "profilePic": answer.get("profile_pic")}
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {
