@@ -29,7 +29,7 @@ from service.engine import core as engine
 from service.inbox.contacts import normalise_inbound_handle
 from service.kit import clock, settings
 from storage.db import connection, db
-from storage.models import Account, ContactLookup, Conversation, Message
+from storage.models import Account, Conversation, Message
 
 log = logging.getLogger("switchboard.inbox")
 
