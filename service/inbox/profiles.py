@@ -70,7 +70,7 @@ def run(lookup_id: str) -> Outcome | None:
             with db.atomic():
                 engine.settle_idle(found)
             return "gone"
-        contact_id = conversation.external_conversation_id
+        contact_id = str(conversation.external_conversation_id)  # armed only for conversations that have one
         try:
             profile = adapters.call(account, lambda adapter, ctx: adapter.contact_profile(ctx, contact_id=contact_id))
         except (RetryLater, Indeterminate) as failure:
