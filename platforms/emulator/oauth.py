@@ -34,6 +34,7 @@ class OAuthServer(EmulatorBase):
         client_param: str = "client_id",
         new_account: Callable[[str | None], Account],
         challenge: bool = False,
+        new_sibling: Callable[[str | None], Account] | None = None,
     ) -> Response:
         """Auto-approving consent page: the account named by `login_hint` (made on first use) or a
         new one; redirects back with `code` and `state`."""
@@ -55,7 +56,7 @@ class OAuthServer(EmulatorBase):
             account = new_account(hint)
             if hint:
                 account.extra["login_hint"] = hint
-        self._reach(account, query.get("reach"), new_account)
+        self._reach(account, query.get("reach"), new_sibling or new_account)
         code = random_token(32)
         # Kept by its digest, like a token: the code itself is only in the redirect.
         digest = token_digest(code)

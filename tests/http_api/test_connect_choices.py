@@ -137,3 +137,39 @@ def test_a_selection_belongs_to_its_workspace_and_refuses_what_it_does_not_offer
     assert expired.status_code == 404
     assert "expired" in expired.json()["error"]["message"]
     assert _accounts(client, tenant, "facebook") == []
+
+
+def test_linkedin_offers_the_member_and_the_organizations_they_administer(client, tenant):
+    h = bearer(tenant["apiKey"])
+    offered = _grant(client, tenant, "linkedin", 3).json()
+    assert [c["kind"] for c in offered["choices"]] == ["member", "organization", "organization"]
+    member, organization = offered["choices"][0], offered["choices"][2]
+    assert organization["name"].startswith("Sandbox Organization")
+    chosen = client.post("/v1/connect/linkedin/choices", headers=h,
+                         json={"selection": offered["selection"], "ids": [organization["id"], member["id"]]})
+    assert chosen.status_code == 201, chosen.text
+    org_account, member_account = chosen.json()["data"]
+    assert org_account["platformAccountId"] == organization["id"]
+
+    post = client.post("/v1/posts", headers=h, json={
+        "content": "News from the company", "publishNow": True,
+        "targets": [{"accountId": org_account["id"]}, {"accountId": member_account["id"]}]})
+    assert post.status_code == 201, post.text
+    assert wait_settled(client, tenant, post.json()["id"])["status"] == "published"
+    [as_org] = sent_posts(client, "linkedin", org_account["id"])
+    assert as_org["payload"]["author"] == f"urn:li:organization:{organization['id']}"
+    [as_member] = sent_posts(client, "linkedin", member_account["id"])
+    assert as_member["payload"]["author"] == f"urn:li:person:{member['id']}"
+
+
+def test_youtube_offers_each_channel_the_grant_reaches(client, tenant):
+    h = bearer(tenant["apiKey"])
+    offered = _grant(client, tenant, "youtube", 2).json()
+    assert [c["kind"] for c in offered["choices"]] == ["channel", "channel"]
+    chosen = client.post("/v1/connect/youtube/choices", headers=h,
+                         json={"selection": offered["selection"], "ids": [offered["choices"][1]["id"]]})
+    assert chosen.status_code == 201, chosen.text
+    [account] = chosen.json()["data"]
+    assert (account["platformAccountId"], account["displayName"]) == (
+        offered["choices"][1]["id"], offered["choices"][1]["name"])
+    assert [a["id"] for a in _accounts(client, tenant, "youtube")] == [account["id"]]
