@@ -33,7 +33,7 @@ from service.analytics import ops as analytics
 from service.identity import workspaces
 from service.identity.workspace_shapes import CreateProfile, UpdateProfile
 from service.kit import shapes
-from service.kit.errors import ServiceError
+from service.kit.errors import ServiceError, ValidationFailed
 from service.kit.settings import Settings
 
 PLATFORM_NAMES = {
@@ -139,7 +139,8 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         platform, selection = field(form, "platform"), field(form, "selection")
         picked = [str(value) for value in form.getlist("ids") if isinstance(value, str)]
         if platform not in connect.OAUTH_PLATFORMS:
-            return not_found(request, "No such platform.")
+            return failure(request, ValidationFailed.field("platform", "is not a platform connected by OAuth"),
+                           f"{PAGE}?workspace={where.workspace_id}")
         if not picked:
             flash(request, "Choose at least one to connect.")
             again = urlencode({"workspace": where.workspace_id, "platform": platform, "selection": selection})
