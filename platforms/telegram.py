@@ -189,11 +189,9 @@ class TelegramAdapter(BaseAdapter):
         return _chat(str(chat))
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
-        return {
-            "platform": self.platform,
-            "required": ["chatId"],
-            "chatId": account.credentials.get("channelId"),
-        }
+        channel = account.credentials.get("channelId")
+        # A bot connected with its channel posts there unless a target says otherwise.
+        return {"platform": self.platform, "required": [] if channel else ["chatId"], "chatId": channel}
 
     def publish_post(
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]

@@ -28,6 +28,9 @@ def test_a_channel_the_bot_administers_takes_its_posts_and_gives_its_followers(c
     assert connected.status_code == 201, connected.text
     bot = connected.json()
 
+    options = client.get(f"/v1/accounts/{bot['id']}/publish-options", headers=h).json()
+    assert options["required"] == [] and options["chatId"].startswith("-100")
+
     post = client.post("/v1/posts", headers=h, json={
         "content": "To the channel", "publishNow": True, "targets": [{"accountId": bot["id"]}]})
     assert post.status_code == 201, post.text
