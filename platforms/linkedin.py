@@ -183,14 +183,21 @@ class LinkedInAdapter(BaseAdapter):
 
     # -- reading ---------------------------------------------------------------------------
     def follower_count(self, account: AccountContext) -> int:
-        if str(account.credentials.get("authorUrn", "")).startswith("urn:li:organization:"):
-            raise Unsupported("an organization's follower count is not read yet (only a member's)")
+        author = str(account.credentials.get("authorUrn", ""))
+        if author.startswith("urn:li:organization:"):
+            return self.organization_follower_count(account, author)
         granted = str(account.credentials.get("scope") or "").replace(",", " ").split()
         if ANALYTICS_SCOPE not in granted:
             raise Unsupported(f"LinkedIn shares a member's follower count only with apps granted {ANALYTICS_SCOPE}")
         answer = json_body(self._api(account, "GET", "/rest/memberFollowersCount", params={"q": "me"})) or {}
         elements = answer.get("elements") or [{}]
         return int(elements[0].get("memberFollowersCount", 0))
+
+    def organization_follower_count(self, account: AccountContext, organization: str) -> int:
+        """`GET /rest/networkSizes/{organization urn}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`."""
+        answer = json_body(self._api(account, "GET", f"/rest/networkSizes/{quote(organization, safe='')}",
+                                     params={"edgeType": "COMPANY_FOLLOWED_BY_MEMBER"})) or {}
+        return int(answer.get("firstDegreeSize", 0))
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {"platform": self.platform, "visibility": ["PUBLIC", "CONNECTIONS"], "textLimit": 3000,

@@ -77,6 +77,7 @@ class LinkedInEmulator(OAuthServer):
             Route("/linkedin/rest/memberFollowersCount", self.li_followers, methods=["GET"]),
             Route("/linkedin/rest/organizationAcls", self.li_organization_acls, methods=["GET"]),
             Route("/linkedin/rest/organizations", self.li_organizations, methods=["GET"]),
+            Route("/linkedin/rest/networkSizes/{urn}", self.li_network_size, methods=["GET"]),
             Route("/linkedin/upload/{image}", self.li_upload, methods=["PUT"]),
         ]
 
@@ -142,6 +143,24 @@ class LinkedInEmulator(OAuthServer):
                 for org in self.reached(account)[1:]
             ] if role == "ADMINISTRATOR" else []
             return JSONResponse({"elements": elements, "paging": {"count": 10, "start": 0, "total": len(elements)}})
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_network_size(self, request: Request) -> Response:
+        """`GET /rest/networkSizes/{organization urn}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`: its followers."""
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            urn = unquote(call.request.path_params["urn"])
+            if call.query.get("edgeType") != "COMPANY_FOLLOWED_BY_MEMBER":
+                return linkedin_error(400, "edgeType must be COMPANY_FOLLOWED_BY_MEMBER", "ILLEGAL_ARGUMENT")
+            organization = self._li_poster(account, urn) if urn.startswith("urn:li:organization:") else None
+            if organization is None:
+                return linkedin_error(403, "Not enough permissions to access: networkSizes", "ACCESS_DENIED", 100)
+            return JSONResponse({"firstDegreeSize": organization.followers})
 
         return await self.api("linkedin", request, handle)
 
@@ -281,9 +300,12 @@ class LinkedInEmulator(OAuthServer):
             account = call.account
             assert account is not None
             urn = unquote(call.request.path_params["urn"])
-            if account.posts.pop(urn, None) is None:
+            # The member's post, or one of an organization they administer.
+            owner = next((each for each in self.reached(account) if urn in each.posts), None)
+            if owner is None:
                 return linkedin_error(404, f"Post {urn} does not exist", "NOT_FOUND")
-            self.record(call, "delete_post", urn, None, urn)
+            owner.posts.pop(urn)
+            self.record(replace(call, account=owner), "delete_post", urn, None, urn)
             return Response(status_code=204)
 
         return await self.api("linkedin", request, handle)
@@ -333,14 +355,15 @@ class LinkedInEmulator(OAuthServer):
             urn = unquote(call.request.path_params["urn"])
             body = call.body_json()
             text = (body.get("message") or {}).get("text")
-            if urn not in account.posts:
+            actor = self._li_poster(account, body.get("actor"))  # the member, or an organization of theirs
+            if urn not in (actor or account).posts:
                 return linkedin_error(404, f"Post {urn} does not exist", "NOT_FOUND")
-            if body.get("actor") != f"urn:li:person:{account.id}" or body.get("object") != urn:
+            if actor is None or body.get("object") != urn:
                 return linkedin_error(403, "actor must be the member and object the post", "ACCESS_DENIED")
             if not isinstance(text, str) or not text.strip() or len(text) > 1250:
                 return linkedin_error(422, "message.text must be 1 to 1250 characters", "UNPROCESSABLE_ENTITY")
             comment_urn = f"urn:li:comment:({urn},{7200000000000000000 + self.state.serial()})"
-            self.record(call, "comment", urn, text, comment_urn)
+            self.record(replace(call, account=actor), "comment", urn, text, comment_urn)
             return JSONResponse({"id": comment_urn, "object": urn, "message": {"text": text}}, status_code=201,
                                 headers={"x-restli-id": comment_urn})
 
@@ -361,7 +384,7 @@ class LinkedInEmulator(OAuthServer):
             if action == "initializeUpload":
                 request_body = body.get("initializeUploadRequest") or {}
                 size = request_body.get("fileSizeBytes")
-                if request_body.get("owner") != f"urn:li:person:{account.id}":
+                if self._li_poster(account, request_body.get("owner")) is None:
                     return linkedin_error(403, "Not enough permissions to upload as this owner", "ACCESS_DENIED")
                 if not isinstance(size, int) or not LI_VIDEO_MIN_BYTES <= size <= LI_VIDEO_MAX_BYTES:
                     return linkedin_error(400, "fileSizeBytes must be 75 KB to 500 MB", "BAD_REQUEST")

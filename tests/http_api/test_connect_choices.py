@@ -5,6 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from service.analytics import ops as analytics
 from service.kit import clock
 from storage.db import connection
 from storage.models import ConnectSelection
@@ -160,6 +161,23 @@ def test_linkedin_offers_the_member_and_the_organizations_they_administer(client
     assert as_org["payload"]["author"] == f"urn:li:organization:{organization['id']}"
     [as_member] = sent_posts(client, "linkedin", member_account["id"])
     assert as_member["payload"]["author"] == f"urn:li:person:{member['id']}"
+
+    # The organization's post takes its first comment and is deleted as the organization's; its
+    # followers are the organization's.
+    commented = client.post("/v1/posts", headers=h, json={
+        "content": "Launch day", "publishNow": True,
+        "targets": [{"accountId": org_account["id"], "options": {"firstComment": "Details below"}}]})
+    assert wait_settled(client, tenant, commented.json()["id"])["status"] == "published"
+    rows = client.get("/sandbox/linkedin/sent", params={"accountId": org_account["id"]}).json()["data"]
+    assert rows[-1]["kind"] == "comment"
+    assert rows[-1]["payload"]["actor"] == f"urn:li:organization:{organization['id']}"
+    gone = client.delete(f"/v1/posts/{commented.json()['id']}", headers=h, params={"fromPlatforms": "true"})
+    assert gone.status_code == 200, gone.text
+    assert [row["deleted"] for row in gone.json()["platforms"]] == [True]
+    assert client.post("/sandbox/linkedin/followers",
+                       json={"accountId": org_account["id"], "followers": 812}).status_code == 200
+    [snapshot] = analytics.take_now(account_ids=[org_account["id"]])
+    assert (snapshot.outcome, snapshot.followers) == ("taken", 812)
 
 
 def test_youtube_offers_each_channel_the_grant_reaches(client, tenant):
