@@ -64,7 +64,8 @@ def test_the_name_is_read_again_only_after_a_long_silence(client, tenant):
 
 def test_a_refused_lookup_leaves_the_contact_as_it_was(client, tenant):
     account = connect_account(client, tenant, "facebook")
-    faults = client.post("/sandbox/facebook/faults", json={"accountId": account["id"], "failNext": 1, "status": 400})
+    faults = client.post("/sandbox/facebook/faults", json={"accountId": account["id"], "failNext": 1, "status": 400,
+                                                           "path": "4300"})
     assert faults.status_code == 200
     _write(client, "facebook", account, {"id": "4300", "name": "Ivy Ink"}, "Hi")
     # The refused lookup spent the fault; the contact keeps its id only, and its messages still arrive.
