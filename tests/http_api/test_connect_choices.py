@@ -10,6 +10,7 @@ from service.kit import clock
 from storage.db import connection
 from storage.models import ConnectSelection
 from tests.conftest import bearer
+from tests.support.factories import add_key, add_profile
 from tests.support.posts import sent_posts, wait_settled
 
 pytestmark = pytest.mark.shared_service
@@ -120,6 +121,14 @@ def test_a_selection_belongs_to_its_workspace_and_refuses_what_it_does_not_offer
     assert taken.status_code == 404
     wrong_platform = client.get("/v1/connect/meta_ads/choices", headers=h, params={"selection": selection})
     assert wrong_platform.status_code == 404
+    # Inside the workspace: a read key sees the choices but cannot choose; a key for other profiles neither.
+    read = bearer(add_key(tenant["workspaceId"], permission="read"))
+    assert client.get("/v1/connect/facebook/choices", headers=read, params={"selection": selection}).status_code == 200
+    assert client.post("/v1/connect/facebook/choices", headers=read,
+                       json={"selection": selection, "ids": [choices[0]["id"]]}).status_code == 403
+    elsewhere = add_profile(tenant["workspaceId"], "Elsewhere")
+    narrow = bearer(add_key(tenant["workspaceId"], scope="profiles", profile_ids=[elsewhere]))
+    assert client.get("/v1/connect/facebook/choices", headers=narrow, params={"selection": selection}).status_code == 403
 
     unknown = client.post("/v1/connect/facebook/choices", headers=h,
                           json={"selection": selection, "ids": [choices[0]["id"], "999"]})
