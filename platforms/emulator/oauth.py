@@ -79,7 +79,7 @@ class OAuthServer(EmulatorBase):
     def _reach(self, account: Account, reach: str | None, new_account: Callable[[str | None], Account]) -> None:
         """The sandbox's `reach=N` (1..10) on the consent page: the grant reaches N Pages, ad
         accounts or channels (LinkedIn: the member and N-1 organizations); without it, as before."""
-        if reach is None or not reach.isdigit():
+        if reach is None or not (reach.isascii() and reach.isdigit()) or len(reach) > 3:
             return
         wanted = max(1, min(int(reach), 10)) - 1
         siblings = list(account.extra.get("siblings", []))[:wanted]

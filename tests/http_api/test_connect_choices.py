@@ -1,8 +1,11 @@
 """A grant that reaches several Pages, ad accounts, organizations or channels: the person chooses
 which to connect (CONTRACT section 3, `/v1/connect/{platform}/choices`), over real HTTP to the sandbox."""
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 import pytest
 
 from service.analytics import ops as analytics
@@ -200,3 +203,22 @@ def test_youtube_offers_each_channel_the_grant_reaches(client, tenant):
     assert (account["platformAccountId"], account["displayName"]) == (
         offered["choices"][1]["id"], offered["choices"][1]["name"])
     assert [a["id"] for a in _accounts(client, tenant, "youtube")] == [account["id"]]
+
+
+def test_two_choices_made_at_once_with_one_selection_connect_once(client, server_url, tenant):
+    selection = _grant(client, tenant, "facebook", 2).json()["selection"]
+    h = bearer(tenant["apiKey"])
+    ids = [c["id"] for c in client.get("/v1/connect/facebook/choices", headers=h,
+                                       params={"selection": selection}).json()["data"]]
+    start = threading.Barrier(2)
+
+    def choose() -> int:
+        with httpx2.Client(base_url=server_url, timeout=30) as own:
+            start.wait()
+            return own.post("/v1/connect/facebook/choices", headers=h,
+                            json={"selection": selection, "ids": ids}).status_code
+
+    with ThreadPoolExecutor(2) as pool:
+        statuses = sorted(pool.map(lambda _: choose(), range(2)))
+    assert statuses == [201, 404]
+    assert len(_accounts(client, tenant, "facebook")) == 2
