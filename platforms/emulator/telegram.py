@@ -69,7 +69,8 @@ NOT_ADMIN_PREFIX = "notadmin"
 def channel_of(account: Account, chat_id: str, *, create: bool = False) -> dict[str, Any] | None:
     """The sandbox channel `chat_id` (`@name` or `-100…`) names, made on first use (`create`): every
     channel is one the bot administers, except one whose name starts with `notadmin`."""
-    if not (chat_id.startswith("@") or (chat_id.startswith("-100") and chat_id[1:].isdigit())):
+    digits = chat_id[1:]
+    if not (chat_id.startswith("@") or (chat_id.startswith("-100") and digits.isascii() and digits.isdigit())):
         return None
     channels: dict[str, dict[str, Any]] = account.extra.setdefault("channels", {})
     for channel in channels.values():
