@@ -167,7 +167,10 @@ class TelegramAdapter(BaseAdapter):
             ) from None
         if not isinstance(chat, dict) or chat.get("type") != "channel":
             raise ChannelRefused("this chat is not a channel", "not_a_channel")
-        member = self._method(token, "getChatMember", {"chat_id": chat["id"], "user_id": int(bot_id)}, [])
+        try:
+            member = self._method(token, "getChatMember", {"chat_id": chat["id"], "user_id": int(bot_id)}, [])
+        except Rejected as failure:
+            raise ChannelRefused("the bot is not a member of this channel", failure.code) from None
         status = (member or {}).get("status")
         if status != "creator" and not (status == "administrator" and member.get("can_post_messages")):
             raise ChannelRefused(
