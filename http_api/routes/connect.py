@@ -90,7 +90,11 @@ OPERATIONS = [
     op("POST", "/connect/telegram", telegram, summary="Connect a Telegram bot", tag="Connect",
        operation_id="connectTelegram", ok=201, body=ConnectTelegram, answer=Account, waits=True,
        errors=(502,), description="Checks the token with `getMe` and sets the bot's webhook with a secret token. "
-                                  "A token the platform refuses → 422 naming `botToken`."),
+                                  "A token the platform refuses → 422 naming `botToken`. With `channel` (`@name` or "
+                                  "`-100…`): the channel is read (`getChat`) and the bot must be an administrator "
+                                  "there with the right to post (`getChatMember`), else 422 naming `channel`; posts "
+                                  "then go there unless a target's `options.chatId` says otherwise, and the channel's "
+                                  "member count (`getChatMemberCount`) is the account's follower count."),
     op("POST", "/connect/whatsapp", whatsapp, summary="Connect a WhatsApp Business phone number", tag="Connect",
        operation_id="connectWhatsApp", ok=201, body=ConnectWhatsApp, answer=Account, waits=True,
        errors=(502,)),
