@@ -17,7 +17,9 @@ from platforms.base import (
     Button,
     ButtonRefused,
     Capabilities,
+    ChoiceKind,
     ConnectedIdentity,
+    GrantChoice,
     MediaItem,
     PlatformFailure,
     PublishedPost,
@@ -208,6 +210,16 @@ class BaseAdapter:
 
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
         raise self._unsupported("OAuth connection")
+
+    def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
+        identity = self.exchange_code(code=code, redirect_uri=redirect_uri, state=state)
+        return [GrantChoice(self.choice_kind, identity)]
+
+    # What one of this platform's grant choices is, where its grant reaches one identity.
+    choice_kind: ClassVar[ChoiceKind] = "page"
+
+    def connect_choice(self, identity: ConnectedIdentity) -> ConnectedIdentity:
+        return identity
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         return dict(account.credentials)

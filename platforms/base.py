@@ -169,6 +169,18 @@ class ConnectedIdentity:
     subscribed_fields: tuple[str, ...] = ()
 
 
+ChoiceKind = Literal["page", "ad_account", "organization", "channel", "member"]
+
+
+@dataclass(frozen=True)
+class GrantChoice:
+    """One thing an OAuth grant reaches (a Facebook Page, an ad account, a LinkedIn organization or
+    the member, a YouTube channel), with the complete identity that connecting it would store."""
+
+    kind: ChoiceKind
+    identity: ConnectedIdentity
+
+
 class PlatformFailure(Exception):
     """Base of every adapter error; `message` is safe for users and logs (never a token)."""
 
@@ -354,6 +366,17 @@ class Adapter(Protocol):
         `state` is the value given to `authorize_url` (X derives its PKCE verifier from it).
         Meta accounts are subscribed to webhooks here already (see `ConnectedIdentity.subscribed_fields`).
         """
+        ...
+
+    def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
+        """Trade an authorisation code for everything the grant reaches, each with its own
+        credentials, without connecting any (no webhook subscription yet). A platform whose grant
+        is one identity answers `exchange_code`'s as the only choice."""
+        ...
+
+    def connect_choice(self, identity: ConnectedIdentity) -> ConnectedIdentity:
+        """What connecting one chosen identity does on the platform (Facebook: subscribe the Page
+        to the app's webhooks); returns it with the fields subscribed."""
         ...
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:

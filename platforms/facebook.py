@@ -6,6 +6,7 @@ token again (`grant_type=fb_exchange_token`) and re-reads the Page token."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 from platforms._graph import FacebookLogin, MessengerStyle
@@ -13,6 +14,7 @@ from platforms.base import (
     AccountContext,
     Capabilities,
     ConnectedIdentity,
+    GrantChoice,
     MediaItem,
     PublishedPost,
     RecentPost,
@@ -77,6 +79,26 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
             str(page["id"]), page.get("username"), page.get("name"), credentials, tuple(fields)
         )
 
+    def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
+        """Every Page the person manages (`GET /me/accounts`), each with its own Page token; none
+        is subscribed to webhooks until it is chosen (`connect_choice`)."""
+        user_token, user_expires = self._user_token(code=code, redirect_uri=redirect_uri)
+        pages = self._graph_all("me/accounts", user_token, params={"fields": "id,name,username,access_token"})
+        if not pages:
+            raise Rejected("this Facebook user manages no Page", "no_page")
+        return [
+            GrantChoice("page", ConnectedIdentity(
+                str(page["id"]), page.get("username"), page.get("name"),
+                {"accessToken": str(page["access_token"]), "userAccessToken": user_token,
+                 "userExpiresAt": user_expires, "pageId": str(page["id"])},
+            ))
+            for page in pages
+        ]
+
+    def connect_choice(self, identity: ConnectedIdentity) -> ConnectedIdentity:
+        fields = self.subscribe_webhooks(AccountContext(identity.platform_account_id, identity.credentials))
+        return dataclasses.replace(identity, subscribed_fields=tuple(fields))
+
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         user_token = account.credentials.get("userAccessToken")
         if not isinstance(user_token, str):
@@ -115,17 +137,16 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         return str(answer["id"])
 
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
+        """Messenger's User Profile API: `GET /{psid}?fields=first_name,last_name,profile_pic`."""
         answer = self._graph(
             "GET",
             contact_id,
             self._token(account),
             secrets=account.secrets(),
-            params={"fields": "first_name,last_name,name"},
+            params={"fields": "first_name,last_name,profile_pic"},
         )
-        name = answer.get("name") or " ".join(
-            p for p in (answer.get("first_name"), answer.get("last_name")) if p
-        )
-        return {"id": contact_id, "username": None, "name": name or None}
+        name = " ".join(part for part in (answer.get("first_name"), answer.get("last_name")) if part)
+        return {"id": contact_id, "username": None, "name": name or None, "profilePic": answer.get("profile_pic")}
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {

@@ -159,14 +159,17 @@ class InstagramAdapter(MessengerStyle):
         return str(answer["id"])
 
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
+        """The User Profile API for messaging: `GET /{igsid}?fields=name,username,profile_pic`
+        (the person must have messaged the account)."""
         answer = self._graph(
             "GET",
             contact_id,
             self._token(account),
             secrets=account.secrets(),
-            params={"fields": "name,username"},
+            params={"fields": "name,username,profile_pic"},
         )
-        return {"id": contact_id, "username": answer.get("username"), "name": answer.get("name")}
+        return {"id": contact_id, "username": answer.get("username"), "name": answer.get("name"),
+                "profilePic": answer.get("profile_pic")}
 
     def list_conversations(self, account: AccountContext) -> list[dict[str, Any]]:
         conversations = self._graph_all(

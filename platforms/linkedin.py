@@ -17,6 +17,7 @@ from platforms.base import (
     AccountContext,
     Capabilities,
     ConnectedIdentity,
+    GrantChoice,
     Indeterminate,
     MediaItem,
     PlatformFailure,
@@ -41,6 +42,9 @@ def escape_little_text(text: str) -> str:
 # The "Share on LinkedIn" product with OpenID Connect sign-in: what an ordinary app is granted.
 # (`r_member_social` is closed to new apps; asking for it fails the whole consent.)
 SCOPES = ("openid", "profile", "w_member_social")
+# Acting for the organizations the member administers (the Community Management API, approved apps
+# only): asked for only when the app has it (`PlatformConfig.linkedin_organizations`).
+ORGANIZATION_SCOPES = ("r_organization_admin", "w_organization_social")
 # Member analytics (the Community Management API), granted to approved apps only: without it the
 # follower count is not available, and is not asked for.
 ANALYTICS_SCOPE = "r_member_profileAnalytics"
@@ -112,7 +116,7 @@ class LinkedInAdapter(BaseAdapter):
                 "client_id": client.client_id,
                 "redirect_uri": redirect_uri,
                 "state": state,
-                "scope": " ".join(SCOPES),
+                "scope": " ".join(SCOPES + (ORGANIZATION_SCOPES if self.config.linkedin_organizations else ())),
             },
         )
 
@@ -142,6 +146,34 @@ class LinkedInAdapter(BaseAdapter):
         credentials["authorUrn"] = f"urn:li:person:{sub}"
         return ConnectedIdentity(sub, me.get("email"), me.get("name"), credentials)
 
+    def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
+        """The member, and each organization they administer (`GET /rest/organizationAcls?q=roleAssignee`
+        with `role=ADMINISTRATOR`, named by `GET /rest/organizations?ids=List(...)`), when the grant
+        allows acting for organizations. An organization's account posts as `urn:li:organization:{id}`
+        with the member's token."""
+        member = self.exchange_code(code=code, redirect_uri=redirect_uri, state=state)
+        choices = [GrantChoice("member", member)]
+        granted = str(member.credentials.get("scope") or "").replace(",", " ").split()
+        if ORGANIZATION_SCOPES[0] not in granted:
+            return choices
+        context = AccountContext(member.platform_account_id, member.credentials)
+        acls = json_body(self._api(context, "GET", "/rest/organizationAcls", params={
+            "q": "roleAssignee", "role": "ADMINISTRATOR", "state": "APPROVED"})) or {}
+        ids = [str(item["organization"]).rsplit(":", 1)[-1] for item in acls.get("elements") or []
+               if isinstance(item, dict) and str(item.get("organization", "")).startswith("urn:li:organization:")]
+        ids = [value for value in dict.fromkeys(ids) if value.isdigit()]
+        if not ids:
+            return choices
+        # Rest.li's list syntax, its parentheses and commas as they are.
+        found = json_body(self._api(context, "GET", f"/rest/organizations?ids=List({','.join(ids)})")) or {}
+        results = found.get("results") or {}
+        for org_id in ids:
+            org = results.get(org_id) or {}
+            credentials = {**member.credentials, "authorUrn": f"urn:li:organization:{org_id}"}
+            choices.append(GrantChoice("organization", ConnectedIdentity(
+                org_id, org.get("vanityName"), org.get("localizedName"), credentials)))
+        return choices
+
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         refresh = account.credentials.get("refreshToken")
         if not isinstance(refresh, str) or not refresh:
@@ -151,12 +183,21 @@ class LinkedInAdapter(BaseAdapter):
 
     # -- reading ---------------------------------------------------------------------------
     def follower_count(self, account: AccountContext) -> int:
+        author = str(account.credentials.get("authorUrn", ""))
+        if author.startswith("urn:li:organization:"):
+            return self.organization_follower_count(account, author)
         granted = str(account.credentials.get("scope") or "").replace(",", " ").split()
         if ANALYTICS_SCOPE not in granted:
             raise Unsupported(f"LinkedIn shares a member's follower count only with apps granted {ANALYTICS_SCOPE}")
         answer = json_body(self._api(account, "GET", "/rest/memberFollowersCount", params={"q": "me"})) or {}
         elements = answer.get("elements") or [{}]
         return int(elements[0].get("memberFollowersCount", 0))
+
+    def organization_follower_count(self, account: AccountContext, organization: str) -> int:
+        """`GET /rest/networkSizes/{organization urn}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`."""
+        answer = json_body(self._api(account, "GET", f"/rest/networkSizes/{quote(organization, safe='')}",
+                                     params={"edgeType": "COMPANY_FOLLOWED_BY_MEMBER"})) or {}
+        return int(answer.get("firstDegreeSize", 0))
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {"platform": self.platform, "visibility": ["PUBLIC", "CONNECTIONS"], "textLimit": 3000,

@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from platforms._graph import FacebookLogin
-from platforms.base import AccountContext, Capabilities, ConnectedIdentity, MediaItem, PublishedPost, Rejected
+from platforms.base import (
+    AccountContext,
+    Capabilities,
+    ConnectedIdentity,
+    GrantChoice,
+    MediaItem,
+    PublishedPost,
+    Rejected,
+)
 
 
 class MetaAdsAdapter(FacebookLogin):
@@ -32,6 +40,21 @@ class MetaAdsAdapter(FacebookLogin):
         return ConnectedIdentity(
             str(ad["id"]), str(ad.get("account_id") or ad["id"]), ad.get("name"), credentials
         )
+
+    def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
+        """Every ad account the person can use (`GET /me/adaccounts`), each an account of its own
+        sharing the person's token."""
+        token, expires = self._user_token(code=code, redirect_uri=redirect_uri)
+        accounts = self._graph_all("me/adaccounts", token, params={"fields": "id,account_id,name"})
+        if not accounts:
+            raise Rejected("this Facebook user has no ad account", "no_ad_account")
+        return [
+            GrantChoice("ad_account", ConnectedIdentity(
+                str(ad["id"]), str(ad.get("account_id") or ad["id"]), ad.get("name"),
+                {"accessToken": token, "expiresAt": expires, "adAccountId": str(ad["id"])},
+            ))
+            for ad in accounts
+        ]
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         token, expires = self._exchange_user_token(self._token(account))

@@ -55,6 +55,10 @@ def telegram_classify(response: httpx2.Response, secrets: list[str]) -> Platform
     return Rejected(description, str(code))
 
 
+class ChannelRefused(Rejected):
+    """The channel given at connect cannot be the bot's: unknown, not a channel, or the bot may not post there."""
+
+
 def _chat(value: str) -> int | str:
     return int(value) if value.lstrip("-").isdigit() else value
 
@@ -143,10 +147,38 @@ class TelegramAdapter(BaseAdapter):
         if not me or not me.get("is_bot", True):
             raise Rejected("this token does not belong to a bot", "not_a_bot")
         bot_id = str(me["id"])
+        credentials = {"botToken": token}
+        if fields.get("channel"):
+            credentials["channelId"] = self.administered_channel(token, bot_id, str(fields["channel"]))
         applied = self._webhook(token, bot_id)
         return ConnectedIdentity(
-            bot_id, me.get("username"), me.get("first_name"), {"botToken": token}, tuple(applied)
+            bot_id, me.get("username"), me.get("first_name"), credentials, tuple(applied)
         )
+
+    def administered_channel(self, token: str, bot_id: str, channel: str) -> str:
+        """The numeric id of `channel` (`@name` or `-100…`) once the bot is found to be an
+        administrator there with the right to post (`getChat`, then `getChatMember` for the bot
+        itself); `ChannelRefused` otherwise."""
+        try:
+            chat = self._method(token, "getChat", {"chat_id": _chat(channel)}, [])
+        except Rejected as failure:
+            raise ChannelRefused(
+                "Telegram does not know this channel, or the bot is not a member of it", failure.code
+            ) from None
+        if not isinstance(chat, dict) or chat.get("type") != "channel":
+            raise ChannelRefused("this chat is not a channel", "not_a_channel")
+        try:
+            member = self._method(token, "getChatMember", {"chat_id": chat["id"], "user_id": int(bot_id)}, [])
+        except Rejected as failure:
+            raise ChannelRefused("the bot is not a member of this channel", failure.code) from None
+        status = (member or {}).get("status")
+        if status != "creator" and not (status == "administrator" and member.get("can_post_messages")):
+            raise ChannelRefused(
+                "the bot is not an administrator of this channel with the right to post messages; "
+                "make it one in the channel's settings (Administrators), then connect again",
+                "not_channel_admin",
+            )
+        return str(chat["id"])
 
     def subscribe_webhooks(self, account: AccountContext) -> list[str]:
         return self._webhook(self._token(account), account.platform_account_id)
@@ -160,11 +192,9 @@ class TelegramAdapter(BaseAdapter):
         return _chat(str(chat))
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
-        return {
-            "platform": self.platform,
-            "required": ["chatId"],
-            "chatId": account.credentials.get("channelId"),
-        }
+        channel = account.credentials.get("channelId")
+        # A bot connected with its channel posts there unless a target says otherwise.
+        return {"platform": self.platform, "required": [] if channel else ["chatId"], "chatId": channel}
 
     def publish_post(
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any]

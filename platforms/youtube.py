@@ -16,6 +16,7 @@ from platforms.base import (
     AccountContext,
     Capabilities,
     ConnectedIdentity,
+    GrantChoice,
     MediaItem,
     PartlyPublished,
     PlatformFailure,
@@ -144,6 +145,29 @@ class YouTubeAdapter(BaseAdapter):
         return ConnectedIdentity(
             str(channel["id"]), snippet.get("customUrl"), snippet.get("title"), credentials
         )
+
+    def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
+        """Every channel the grant reaches (`channels.list` with `mine=true`), each an account of its own."""
+        answer = self._token(
+            {"code": code, "redirect_uri": redirect_uri, "grant_type": "authorization_code"}, [code]
+        )
+        credentials = {
+            "accessToken": answer["access_token"],
+            "refreshToken": answer.get("refresh_token"),
+            "expiresAt": expires_at(answer.get("expires_in")),
+            "scope": answer.get("scope"),
+        }
+        listed = json_body(self._api(AccountContext("", credentials), "GET", "/youtube/v3/channels",
+                                     params={"part": "snippet", "mine": "true", "maxResults": "50"})) or {}
+        channels = [item for item in listed.get("items") or [] if isinstance(item, dict) and item.get("id")]
+        if not channels:
+            raise Rejected("this Google account has no YouTube channel", "no_channel")
+        return [
+            GrantChoice("channel", ConnectedIdentity(
+                str(item["id"]), (item.get("snippet") or {}).get("customUrl"), (item.get("snippet") or {}).get("title"),
+                dict(credentials)))
+            for item in channels
+        ]
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         refresh = account.credentials.get("refreshToken")

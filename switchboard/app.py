@@ -33,7 +33,7 @@ from service.automations import work as automation_work
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
 from service.engine import core as engine
-from service.inbox import conversations, outbound, pacer
+from service.inbox import conversations, outbound, pacer, profiles
 from service.kit import health, signals
 from service.kit import settings as settings_module
 from service.kit.settings import Settings
@@ -76,6 +76,8 @@ def wire() -> None:
     # Sequences enrol new conversations and story replies, and stop when the contact writes.
     signals.conversation_started.connect(sequences.conversation_started)
     signals.contact_wrote.connect(sequences.contact_wrote)
+    # A contact known only by a scoped id (Instagram, Facebook) gets their name read from the platform.
+    signals.contact_wrote.connect(profiles.contact_wrote)
     # Broadcast recipients follow their message.
     signals.message_finished.connect(broadcasts.message_finished)
     signals.message_failed_later.connect(broadcasts.message_failed_later)
@@ -97,6 +99,7 @@ def wire() -> None:
     engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)
     engine.register(analytics_work.SNAPSHOT_WORK)
+    engine.register(profiles.LOOKUP_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
                         post_tasks.forget_expired_uploads])

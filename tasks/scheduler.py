@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from service.accounts import choices as connect_choices
 from service.identity import sessions
 from service.kit import clock, idempotency, ratelimit
 from storage.db import connection, db
@@ -49,6 +50,7 @@ def housekeeping() -> None:
             idempotency.forget_expired()
             ratelimit.forget_old_windows()
             sessions.forget_expired()
+            connect_choices.forget_expired()
         _record_tick()
 
 

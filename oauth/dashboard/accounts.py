@@ -4,6 +4,7 @@ and the profiles they belong to. Every action is the `/v1` operation's service f
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -25,14 +26,14 @@ from oauth.dashboard.console import (
     seat,
 )
 from oauth.dashboard.shell import data_of, in_db
-from service.accounts import connect
+from service.accounts import choices, connect
 from service.accounts import ops as accounts
 from service.accounts.connect_shapes import ConnectTelegram, ConnectWhatsApp
 from service.analytics import ops as analytics
 from service.identity import workspaces
 from service.identity.workspace_shapes import CreateProfile, UpdateProfile
 from service.kit import shapes
-from service.kit.errors import ServiceError
+from service.kit.errors import ServiceError, ValidationFailed
 from service.kit.settings import Settings
 
 PLATFORM_NAMES = {
@@ -40,6 +41,8 @@ PLATFORM_NAMES = {
     "youtube": "YouTube", "x": "X", "linkedin": "LinkedIn", "telegram": "Telegram", "whatsapp": "WhatsApp",
 }
 TOKEN_PLATFORMS = ("telegram", "whatsapp")
+KIND_NAMES = {"page": "Page", "ad_account": "Ad account", "organization": "Organization", "member": "Member",
+              "channel": "Channel"}
 PAGE = "/dashboard/accounts"
 
 
@@ -107,7 +110,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             # The platform's consent, then /v1's callback, which sends the person back here.
             started = await in_db(lambda: connect.start_oauth(
                 actor=where.actor(), platform=platform, profile_id=profile_id,
-                redirect_url=f"{settings.base_url}{PAGE}/connected?workspace={where.workspace_id}"))
+                redirect_url=_back_here(settings, where, platform)))
         except ServiceError as problem:
             return failure(request, problem, back)
         return RedirectResponse(started.auth_url, status_code=303)
@@ -117,12 +120,39 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             where = await seat(request)
         except NoSeat as no:
             return no.response
+        if request.query_params.get("selection"):
+            return await _choice_page(request, where)
         account_id = request.query_params.get("accountId", "")
         try:
             record = (await in_db(lambda: accounts.get(actor=where.actor(), account_id=account_id))).dump()
         except ServiceError:
             return not_found(request, "No account with that id.")
         flash(request, f"Connected {platform_name(record['platform'])} account {account_name(record)}.")
+        return back_to(PAGE, where)
+
+    async def choose(request: Request) -> Response:
+        """The choice page's form: each checked Page, ad account, organization or channel connects."""
+        try:
+            where, form = await acting(request)
+        except NoSeat as no:
+            return no.response
+        platform, selection = field(form, "platform"), field(form, "selection")
+        picked = [str(value) for value in form.getlist("ids") if isinstance(value, str)]
+        if platform not in connect.OAUTH_PLATFORMS:
+            return failure(request, ValidationFailed.field("platform", "is not a platform connected by OAuth"),
+                           f"{PAGE}?workspace={where.workspace_id}")
+        if not picked:
+            flash(request, "Choose at least one to connect.")
+            again = urlencode({"workspace": where.workspace_id, "platform": platform, "selection": selection})
+            return RedirectResponse(f"{PAGE}/connected?{again}", status_code=303)
+        try:
+            actor = await in_db(where.actor)
+            chosen = await in_own(lambda: choices.choose(actor=actor, platform=platform, selection=selection,
+                                                         ids=picked))
+        except ServiceError as problem:
+            return failure(request, problem, f"{PAGE}?workspace={where.workspace_id}")
+        names = ", ".join(account_name(record.dump()) for record in chosen.data)
+        flash(request, f"Connected {platform_name(platform)}: {names}.")
         return back_to(PAGE, where)
 
     async def disconnect(request: Request) -> Response:
@@ -168,7 +198,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         try:
             started = await in_db(lambda: connect.start_oauth(
                 actor=where.actor(), platform=record["platform"], profile_id=record["profileId"],
-                redirect_url=f"{settings.base_url}{PAGE}/connected?workspace={where.workspace_id}"))
+                redirect_url=_back_here(settings, where, record["platform"])))
         except ServiceError as problem:
             return failure(request, problem, PAGE)
         return RedirectResponse(started.auth_url, status_code=303)
@@ -205,6 +235,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         Route(PAGE, accounts_page, methods=["GET"], middleware=middleware),
         Route(f"{PAGE}/connected", connected, methods=["GET"], middleware=middleware),
         Route(f"{PAGE}/connect/{{platform}}", start_connect, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/choose", choose, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/disconnect", disconnect, methods=["GET", "POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/reconnect", reconnect, methods=["POST"], middleware=middleware),
         Route("/dashboard/profiles", create_profile, methods=["POST"], middleware=middleware),
@@ -212,9 +243,31 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
     ]
 
 
+def _back_here(settings: Settings, where: Seat, platform: str) -> str:
+    """Where the platform's consent returns: `connected`, with the account or the selection to choose from."""
+    return f"{settings.base_url}{PAGE}/connected?{urlencode({'workspace': where.workspace_id, 'platform': platform})}"
+
+
+async def _choice_page(request: Request, where: Seat) -> Response:
+    """The grant reached several Pages, ad accounts, organizations or channels: a form with a checkbox each."""
+    platform = request.query_params.get("platform", "")
+    selection = request.query_params.get("selection", "")
+    try:
+        offered = await in_db(lambda: choices.list_choices(actor=where.actor(), platform=platform,
+                                                           selection=selection))
+    except ServiceError:
+        flash(request, "That choice has expired or was already made; connect again.")
+        return back_to(PAGE, where)
+    items = [{**choice.dump(), "kindName": KIND_NAMES.get(choice.kind, choice.kind)} for choice in offered.data]
+    return page(request, "accounts_choose.html", where, title="Choose what to connect", nav="accounts",
+                platform=platform, platform_name=platform_name(platform), selection=selection, choices=items)
+
+
 async def _connect_with_token(where: Seat, platform: str, profile_id: str, form: Any) -> dict[str, Any]:
     if platform == "telegram":
-        body = {"profileId": profile_id, "botToken": field(form, "botToken")}
+        body: dict[str, Any] = {"profileId": profile_id, "botToken": field(form, "botToken")}
+        if field(form, "channel"):
+            body["channel"] = field(form, "channel")
         connection: Any = shapes.parse(ConnectTelegram, body)
     else:
         connection = shapes.parse(ConnectWhatsApp, {

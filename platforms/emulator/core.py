@@ -185,6 +185,19 @@ class EmulatorBase:
     def adopt_account(self, platform: str, request: Request, value: str) -> Account | None:
         raise NotImplementedError
 
+    # -- what one grant reaches (the sandbox consent's `reach`) ---------------------------------
+    def reached(self, account: Account) -> list[Account]:
+        """The account a grant was made for and the others the same grant reaches (its `siblings`:
+        the other Pages, ad accounts, organizations or channels of the same person)."""
+        others = [self.state.account(account.platform, sid) for sid in account.extra.get("siblings", [])]
+        return [account, *(other for other in others if other is not None)]
+
+    def sibling(self, account: Account, node: str) -> Account | None:
+        """The account `node` names when the grant behind `account`'s token reaches it too."""
+        if node != account.id and node in account.extra.get("siblings", []):
+            return self.state.account(account.platform, node)
+        return None
+
     # -- API calls ---------------------------------------------------------------------------
     def bearer(self, request: Request) -> str | None:
         header = request.headers.get("authorization", "")

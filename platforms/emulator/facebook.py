@@ -110,21 +110,18 @@ class FacebookEmulator(FacebookLogin):
         """`GET /me/accounts`: the Pages the user manages, each with its Page token."""
         if call.token is None or call.token.kind != "user":
             return graph_error(400, 190, "A user access token is required to request this resource.")
-        page = self.state.issue("facebook", account.id, "page", None, prefix="EAAP")
-        return JSONResponse(
+        pages = [
             {
-                "data": [
-                    {
-                        "id": account.id,
-                        "name": account.display_name,
-                        "username": account.username,
-                        "access_token": page.value,
-                        "category": "Brand",
-                        "tasks": ["MANAGE", "CREATE_CONTENT", "MESSAGING"],
-                    }
-                ]
+                "id": page.id,
+                "name": page.display_name,
+                "username": page.username,
+                "access_token": self.state.issue("facebook", page.id, "page", None, prefix="EAAP").value,
+                "category": "Brand",
+                "tasks": ["MANAGE", "CREATE_CONTENT", "MESSAGING"],
             }
-        )
+            for page in self.reached(account)
+        ]
+        return graph_page(call.request, pages)
 
     def _fb_published(self, call: Call, account: Account, node: str) -> Response:
         return graph_page(call.request, [

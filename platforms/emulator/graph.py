@@ -9,6 +9,7 @@ a request is dispatched on its platform, method and edge name, then on which nod
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -181,6 +182,9 @@ class GraphEmulator(EmulatorBase):
         account = call.account
         assert account is not None
         node = call.request.path_params["node"]
+        sibling = self.sibling(account, node)
+        if sibling is not None:  # another Page or ad account the same person's token reaches
+            call, account = dataclasses.replace(call, account=sibling), sibling
         method = call.request.method
         fields = str(call.params().get("fields", "")).split(",")
         if method == "DELETE":
@@ -200,6 +204,9 @@ class GraphEmulator(EmulatorBase):
         account = call.account
         assert account is not None
         node, edge = call.request.path_params["node"], call.request.path_params["edge"]
+        sibling = self.sibling(account, node)
+        if sibling is not None:  # another Page or ad account the same person's token reaches
+            call, account = dataclasses.replace(call, account=sibling), sibling
         method = call.request.method
         adopted = call.platform == "whatsapp" and account.extra.get("waba_id") is None
         if adopted and node.isdigit() and node != account.id:

@@ -27,7 +27,8 @@ LI_VIDEO_MAX_BYTES = 500 * 1024 * 1024
 LI_VIDEO_PART_BYTES = 4 * 1024 * 1024
 # The sandbox LinkedIn app has "Share on LinkedIn", "Sign In with LinkedIn using OpenID Connect" and
 # member analytics (so both sides of the follower count can be tried).
-LINKEDIN_APP_SCOPES = ("openid", "profile", "email", "w_member_social", "r_member_profileAnalytics")
+LINKEDIN_APP_SCOPES = ("openid", "profile", "email", "w_member_social", "r_member_profileAnalytics",
+                       "r_organization_admin", "w_organization_social")
 # LinkedIn keeps a version active for about a year after its release.
 LINKEDIN_VERSION_LIFETIME_MONTHS = 12
 
@@ -74,6 +75,9 @@ class LinkedInEmulator(OAuthServer):
             Route("/linkedin/rest/videos/{urn}", self.li_video, methods=["GET"]),
             Route("/linkedin/videoupload/{video}/{part}", self.li_video_part, methods=["PUT"]),
             Route("/linkedin/rest/memberFollowersCount", self.li_followers, methods=["GET"]),
+            Route("/linkedin/rest/organizationAcls", self.li_organization_acls, methods=["GET"]),
+            Route("/linkedin/rest/organizations", self.li_organizations, methods=["GET"]),
+            Route("/linkedin/rest/networkSizes/{urn}", self.li_network_size, methods=["GET"]),
             Route("/linkedin/upload/{image}", self.li_upload, methods=["PUT"]),
         ]
 
@@ -101,8 +105,83 @@ class LinkedInEmulator(OAuthServer):
                       "state": request.query_params.get("state", "")}
             return RedirectResponse(f"{redirect_uri}?{urlencode(params)}", status_code=302)
         return self.authorize(
-            "linkedin", request, new_account=lambda hint: self.new_linkedin_account(hint)
+            "linkedin", request, new_account=lambda hint: self.new_linkedin_account(hint),
+            new_sibling=lambda hint: self.new_linkedin_organization(),
         )
+
+    def new_linkedin_organization(self) -> Account:
+        """An organization page (the sandbox consent's `reach`: the member administers N-1 of them)."""
+        n = self.state.next_number()
+        account = Account("linkedin", str(90000000 + n), f"sandbox-org-{n}", f"Sandbox Organization {n}")
+        account.extra["organization"] = True
+        return self.state.add_account(account)
+
+    def _li_poster(self, account: Account, author: Any) -> Account | None:
+        """Who a post's `author` is: the member, or an organization they administer."""
+        if author == f"urn:li:person:{account.id}":
+            return account
+        if isinstance(author, str) and author.startswith("urn:li:organization:"):
+            return self.sibling(account, author.rsplit(":", 1)[-1])
+        return None
+
+    async def li_organization_acls(self, request: Request) -> Response:
+        """`GET /rest/organizationAcls?q=roleAssignee`: the member's roles on organizations."""
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            if call.query.get("q") != "roleAssignee":
+                return linkedin_error(400, "Invalid finder: q must be roleAssignee", "ILLEGAL_ARGUMENT")
+            if "r_organization_admin" not in str((call.token.extra if call.token else {}).get("scope", "")).split():
+                return linkedin_error(403, "Not enough permissions to access: organizationAcls", "ACCESS_DENIED", 100)
+            role = call.query.get("role", "ADMINISTRATOR")
+            elements = [
+                {"roleAssignee": f"urn:li:person:{account.id}", "role": "ADMINISTRATOR", "state": "APPROVED",
+                 "organization": f"urn:li:organization:{org.id}"}
+                for org in self.reached(account)[1:]
+            ] if role == "ADMINISTRATOR" else []
+            return JSONResponse({"elements": elements, "paging": {"count": 10, "start": 0, "total": len(elements)}})
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_network_size(self, request: Request) -> Response:
+        """`GET /rest/networkSizes/{organization urn}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`: its followers."""
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            urn = unquote(call.request.path_params["urn"])
+            if call.query.get("edgeType") != "COMPANY_FOLLOWED_BY_MEMBER":
+                return linkedin_error(400, "edgeType must be COMPANY_FOLLOWED_BY_MEMBER", "ILLEGAL_ARGUMENT")
+            organization = self._li_poster(account, urn) if urn.startswith("urn:li:organization:") else None
+            if organization is None:
+                return linkedin_error(403, "Not enough permissions to access: networkSizes", "ACCESS_DENIED", 100)
+            return JSONResponse({"firstDegreeSize": organization.followers})
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_organizations(self, request: Request) -> Response:
+        """`GET /rest/organizations?ids=List(1,2)`: organizations by id."""
+        async def handle(call: Call) -> Response:
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            raw = call.query.get("ids", "")
+            if not (raw.startswith("List(") and raw.endswith(")")):
+                return linkedin_error(400, "ids must be List(...)", "ILLEGAL_ARGUMENT")
+            results = {}
+            for org_id in raw[5:-1].split(","):
+                org = self.state.account("linkedin", org_id)
+                if org is not None and org.extra.get("organization"):
+                    results[org_id] = {"id": int(org_id), "localizedName": org.display_name,
+                                       "vanityName": org.username}
+            return JSONResponse({"results": results, "statuses": {k: 200 for k in results}, "errors": {}})
+
+        return await self.api("linkedin", request, handle)
 
     async def li_token(self, request: Request) -> Response:
         form = {k: str(v) for k, v in (await request.form()).items()}
@@ -180,7 +259,8 @@ class LinkedInEmulator(OAuthServer):
             if refused is not None:
                 return refused
             body = call.body_json()
-            if body.get("author") != f"urn:li:person:{account.id}":
+            poster = self._li_poster(account, body.get("author"))
+            if poster is None:
                 return linkedin_error(
                     403, "Not enough permissions to post as this author", "ACCESS_DENIED", 100
                 )
@@ -209,8 +289,8 @@ class LinkedInEmulator(OAuthServer):
                     return linkedin_error(422, f"Video {urn} is not AVAILABLE", "UNPROCESSABLE_ENTITY")
             text = little_text_as_shown(text)
             urn = f"urn:li:share:{7100000000000000000 + self.state.serial()}"
-            account.posts[urn] = {"text": text}
-            self.record(call, "post", urn, text, urn)
+            poster.posts[urn] = {"text": text}
+            self.record(replace(call, account=poster), "post", urn, text, urn)
             return Response(status_code=201, headers={"x-restli-id": urn})
 
         return await self.api("linkedin", request, handle)
@@ -220,9 +300,12 @@ class LinkedInEmulator(OAuthServer):
             account = call.account
             assert account is not None
             urn = unquote(call.request.path_params["urn"])
-            if account.posts.pop(urn, None) is None:
+            # The member's post, or one of an organization they administer.
+            owner = next((each for each in self.reached(account) if urn in each.posts), None)
+            if owner is None:
                 return linkedin_error(404, f"Post {urn} does not exist", "NOT_FOUND")
-            self.record(call, "delete_post", urn, None, urn)
+            owner.posts.pop(urn)
+            self.record(replace(call, account=owner), "delete_post", urn, None, urn)
             return Response(status_code=204)
 
         return await self.api("linkedin", request, handle)
@@ -272,14 +355,15 @@ class LinkedInEmulator(OAuthServer):
             urn = unquote(call.request.path_params["urn"])
             body = call.body_json()
             text = (body.get("message") or {}).get("text")
-            if urn not in account.posts:
+            actor = self._li_poster(account, body.get("actor"))  # the member, or an organization of theirs
+            if urn not in (actor or account).posts:
                 return linkedin_error(404, f"Post {urn} does not exist", "NOT_FOUND")
-            if body.get("actor") != f"urn:li:person:{account.id}" or body.get("object") != urn:
+            if actor is None or body.get("object") != urn:
                 return linkedin_error(403, "actor must be the member and object the post", "ACCESS_DENIED")
             if not isinstance(text, str) or not text.strip() or len(text) > 1250:
                 return linkedin_error(422, "message.text must be 1 to 1250 characters", "UNPROCESSABLE_ENTITY")
             comment_urn = f"urn:li:comment:({urn},{7200000000000000000 + self.state.serial()})"
-            self.record(call, "comment", urn, text, comment_urn)
+            self.record(replace(call, account=actor), "comment", urn, text, comment_urn)
             return JSONResponse({"id": comment_urn, "object": urn, "message": {"text": text}}, status_code=201,
                                 headers={"x-restli-id": comment_urn})
 
@@ -300,7 +384,7 @@ class LinkedInEmulator(OAuthServer):
             if action == "initializeUpload":
                 request_body = body.get("initializeUploadRequest") or {}
                 size = request_body.get("fileSizeBytes")
-                if request_body.get("owner") != f"urn:li:person:{account.id}":
+                if self._li_poster(account, request_body.get("owner")) is None:
                     return linkedin_error(403, "Not enough permissions to upload as this owner", "ACCESS_DENIED")
                 if not isinstance(size, int) or not LI_VIDEO_MIN_BYTES <= size <= LI_VIDEO_MAX_BYTES:
                     return linkedin_error(400, "fileSizeBytes must be 75 KB to 500 MB", "BAD_REQUEST")

@@ -11,7 +11,7 @@ from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, PlatformParts
 from platforms.emulator.errors import graph_error
 from platforms.emulator.facebook import FacebookLogin
-from platforms.emulator.graph import EdgeRoute, as_obj, on_account, on_me
+from platforms.emulator.graph import EdgeRoute, as_obj, graph_page, on_account, on_me
 from platforms.emulator.state import Account
 
 
@@ -37,19 +37,11 @@ class MetaAdsEmulator(FacebookLogin):
         token = self.state.issue("meta_ads", account.id, "user", 60 * 24 * 3600, prefix="EAAA")
         return {"accessToken": token.value, "adAccountId": account.id}
 
-    @staticmethod
-    def _ads_accounts(call: Call, account: Account, node: str) -> Response:
-        return JSONResponse(
-            {
-                "data": [
-                    {
-                        "id": account.id,
-                        "account_id": account.id.removeprefix("act_"),
-                        "name": account.display_name,
-                    }
-                ]
-            }
-        )
+    def _ads_accounts(self, call: Call, account: Account, node: str) -> Response:
+        return graph_page(call.request, [
+            {"id": ad.id, "account_id": ad.id.removeprefix("act_"), "name": ad.display_name}
+            for ad in self.reached(account)
+        ])
 
     # -- Marketing API -----------------------------------------------------------------------
     def _ads_creative(self, call: Call, account: Account, node: str) -> Response:

@@ -34,6 +34,7 @@ class OAuthServer(EmulatorBase):
         client_param: str = "client_id",
         new_account: Callable[[str | None], Account],
         challenge: bool = False,
+        new_sibling: Callable[[str | None], Account] | None = None,
     ) -> Response:
         """Auto-approving consent page: the account named by `login_hint` (made on first use) or a
         new one; redirects back with `code` and `state`."""
@@ -55,6 +56,7 @@ class OAuthServer(EmulatorBase):
             account = new_account(hint)
             if hint:
                 account.extra["login_hint"] = hint
+        self._reach(account, query.get("reach"), new_sibling or new_account)
         code = random_token(32)
         # Kept by its digest, like a token: the code itself is only in the redirect.
         digest = token_digest(code)
@@ -73,6 +75,21 @@ class OAuthServer(EmulatorBase):
         if query.get("state") is not None:
             params["state"] = query["state"]
         return RedirectResponse(f"{redirect_uri}{separator}{urlencode(params)}", status_code=302)
+
+    def _reach(self, account: Account, reach: str | None, new_account: Callable[[str | None], Account]) -> None:
+        """The sandbox's `reach=N` (1..10) on the consent page: the grant reaches N Pages, ad
+        accounts or channels (LinkedIn: the member and N-1 organizations); without it, as before."""
+        if reach is None or not (reach.isascii() and reach.isdigit()) or len(reach) > 3:
+            return
+        wanted = max(1, min(int(reach), 10)) - 1
+        siblings = list(account.extra.get("siblings", []))[:wanted]
+        while len(siblings) < wanted:
+            sibling = new_account(None)
+            sibling.extra["sibling_of"] = account.id
+            self.state.touch(sibling)
+            siblings.append(sibling.id)
+        account.extra["siblings"] = siblings
+        self.state.touch(account)
 
     def redeem(
         self, platform: str, code: str | None, redirect_uri: str | None, verifier: str | None = None

@@ -63,6 +63,29 @@ def markup_refusal(markup: Any) -> Response | None:
     return None
 
 
+NOT_ADMIN_PREFIX = "notadmin"
+
+
+def channel_of(account: Account, chat_id: str, *, create: bool = False) -> dict[str, Any] | None:
+    """The sandbox channel `chat_id` (`@name` or `-100…`) names, made on first use (`create`): every
+    channel is one the bot administers, except one whose name starts with `notadmin`."""
+    digits = chat_id[1:]
+    if not (chat_id.startswith("@") or (chat_id.startswith("-100") and digits.isascii() and digits.isdigit())):
+        return None
+    channels: dict[str, dict[str, Any]] = account.extra.setdefault("channels", {})
+    for channel in channels.values():
+        if chat_id in (str(channel["id"]), "@" + str(channel.get("username") or "")):
+            return channel
+    if not create:
+        return None
+    username = chat_id[1:] if chat_id.startswith("@") else None
+    number = int(chat_id) if username is None else -1001000000000 - len(channels) - 1
+    channel = {"id": number, "username": username, "title": f"Sandbox Channel {username or -number}",
+               "admin": not (username or "").lower().startswith(NOT_ADMIN_PREFIX)}
+    channels[str(number)] = channel
+    return channel
+
+
 class TelegramEmulator(EmulatorBase):
     def telegram_parts(self) -> PlatformParts:
         return PlatformParts(self.telegram_routes, self.new_telegram_account, self.telegram_credentials,
@@ -108,6 +131,8 @@ class TelegramEmulator(EmulatorBase):
             "sendVideo": self._tg_send,
             "deleteMessage": self._tg_delete_message,
             "getChatMemberCount": self._tg_member_count,
+            "getChat": self._tg_get_chat,
+            "getChatMember": self._tg_get_chat_member,
         }
         method = methods.get(call.request.path_params["method"])
         if method is None:
@@ -165,9 +190,47 @@ class TelegramEmulator(EmulatorBase):
         self.record(call, "delete_post", key, None, key)
         return JSONResponse({"ok": True, "result": True})
 
-    @staticmethod
-    def _tg_member_count(call: Call, account: Account, params: dict[str, Any]) -> Response:
-        return JSONResponse({"ok": True, "result": account.followers})
+    def _tg_member_count(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
+        """A channel's subscribers (the sandbox's `followers` of the bot); a contact's chat has two."""
+        chat_id = str(params.get("chat_id", ""))
+        if channel_of(account, chat_id, create=True) is not None:
+            return JSONResponse({"ok": True, "result": account.followers})
+        if chat_id in account.contacts:
+            return JSONResponse({"ok": True, "result": 2})
+        return telegram_error(400, "Bad Request: chat not found")
+
+    def _tg_get_chat(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
+        chat_id = str(params.get("chat_id", ""))
+        channel = channel_of(account, chat_id, create=True)
+        if channel is not None:
+            chat = {"id": channel["id"], "type": "channel", "title": channel["title"]}
+            if channel.get("username"):
+                chat["username"] = channel["username"]
+            return JSONResponse({"ok": True, "result": chat})
+        contact = account.contacts.get(chat_id)
+        if contact is None:
+            return telegram_error(400, "Bad Request: chat not found")
+        return JSONResponse({"ok": True, "result": {"id": int(contact.id) if contact.id.isdigit() else contact.id,
+                                                    "type": "private", "first_name": contact.name or "",
+                                                    "username": contact.handle}})
+
+    def _tg_get_chat_member(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
+        """The bot itself in a channel: an administrator that may post, unless the sandbox channel's
+        name starts with `notadmin` (there the bot is a plain member)."""
+        channel = channel_of(account, str(params.get("chat_id", "")), create=True)
+        if channel is None:
+            return telegram_error(400, "Bad Request: chat not found")
+        if str(params.get("user_id", "")) != account.id:
+            return telegram_error(400, "Bad Request: user not found")
+        user = bot_user(account)
+        if not channel["admin"]:
+            return JSONResponse({"ok": True, "result": {"status": "member", "user": user}})
+        return JSONResponse({"ok": True, "result": {
+            "status": "administrator", "user": user, "can_be_edited": False, "is_anonymous": False,
+            "can_manage_chat": True, "can_delete_messages": True, "can_manage_video_chats": False,
+            "can_restrict_members": True, "can_promote_members": False, "can_change_info": True,
+            "can_invite_users": True, "can_post_stories": False, "can_edit_stories": False,
+            "can_delete_stories": False, "can_post_messages": True, "can_edit_messages": True}})
 
     def _tg_send(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
         method, bot = call.request.path_params["method"], bot_user(account)
@@ -178,6 +241,9 @@ class TelegramEmulator(EmulatorBase):
         contact = account.contacts.get(chat_id)
         if not channel and contact is None:
             return telegram_error(400, "Bad Request: chat not found")
+        known = channel_of(account, chat_id) if channel else None
+        if known is not None and not known["admin"]:
+            return telegram_error(400, "Bad Request: need administrator rights in the channel chat")
         text = params.get("text") if method == "sendMessage" else params.get("caption")
         markup = params.get("reply_markup")
         refused = content_refusal(method, text, params) or markup_refusal(markup)

@@ -98,23 +98,27 @@ class YouTubeEmulator(OAuthServer):
                 return google_error(
                     400, "missingRequiredParameter", "No filter selected. Expected one of: mine, id."
                 )
-            item = {
-                "kind": "youtube#channel",
-                "etag": random_token(12),
-                "id": account.id,
-                "snippet": {"title": account.display_name, "description": "", "customUrl": account.username},
-                "statistics": {
-                    "viewCount": "0",
-                    "subscriberCount": str(account.followers),
-                    "hiddenSubscriberCount": False,
-                    "videoCount": str(len(account.posts)),
-                },
-            }
+            # The channel the grant was made for first, then the others it reaches (the consent's `reach`).
+            items = [
+                {
+                    "kind": "youtube#channel",
+                    "etag": random_token(12),
+                    "id": channel.id,
+                    "snippet": {"title": channel.display_name, "description": "", "customUrl": channel.username},
+                    "statistics": {
+                        "viewCount": "0",
+                        "subscriberCount": str(channel.followers),
+                        "hiddenSubscriberCount": False,
+                        "videoCount": str(len(channel.posts)),
+                    },
+                }
+                for channel in self.reached(account)
+            ]
             return JSONResponse(
                 {
                     "kind": "youtube#channelListResponse",
-                    "pageInfo": {"totalResults": 1, "resultsPerPage": 5},
-                    "items": [item],
+                    "pageInfo": {"totalResults": len(items), "resultsPerPage": 5},
+                    "items": items,
                 }
             )
 

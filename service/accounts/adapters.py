@@ -61,6 +61,8 @@ def platform_config(settings: Settings) -> PlatformConfig:
     if settings.linkedin_version:
         config.linkedin_version = settings.linkedin_version
     config.tiktok_audited = settings.tiktok_audited
+    # The sandbox's LinkedIn app has every product, the Community Management API among them.
+    config.linkedin_organizations = settings.linkedin_organizations or settings.sandbox
     config.tiktok_verified_domains = settings.tiktok_verified_domains
     for platform, url in settings.platform_base_urls.items():
         config.endpoints[platform] = Endpoints(url, url, url)

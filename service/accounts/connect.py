@@ -10,9 +10,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, Rejected
-from service.accounts import adapters
+from platforms.telegram import ChannelRefused
+from service.accounts import adapters, choices
 from service.accounts import ops as accounts
-from service.accounts.connect_shapes import ConnectStart, TokenConnection, WebhookSubscription
+from service.accounts.connect_shapes import ConnectStart, SelectionOffered, TokenConnection, WebhookSubscription
 from service.accounts.shapes import Account as AccountRecord
 from service.identity import workspaces
 from service.identity.auth import Actor
@@ -57,8 +58,14 @@ def _acceptable_redirect(url: str) -> bool:
 
 @dataclass(frozen=True)
 class Finished:
-    account: AccountRecord
+    """The account connected, or (when the grant reached several things) the selection to choose from."""
+
+    answer: AccountRecord | SelectionOffered
     redirect_to: str | None
+
+    @property
+    def account(self) -> AccountRecord | None:
+        return self.answer if isinstance(self.answer, AccountRecord) else None
 
 
 def finish_oauth(*, platform: str, code: str | None, state: str | None, error: str | None = None) -> Finished:
@@ -84,14 +91,23 @@ def finish_oauth(*, platform: str, code: str | None, state: str | None, error: s
         raise BadRequest("This state has already been used.")
     if error or not code:
         raise BadRequest("The platform did not authorise the connection.")
+    platform_adapter = adapters.adapter(platform)
+    target = claims.get("r")
     try:
-        identity = adapters.adapter(platform).exchange_code(code=code, redirect_uri=redirect_uri(platform), state=state)
+        reached = platform_adapter.exchange_code_choices(code=code, redirect_uri=redirect_uri(platform), state=state)
+        if len(reached) > 1:  # several Pages, ad accounts, organizations or channels: the person chooses
+            with db.atomic():
+                offered = choices.offer(workspace_id=claims["w"], profile_id=claims["p"], platform=platform,
+                                        redirect_url=target, choices=reached)
+            selection = SelectionOffered(selection=offered.token, platform=platform,
+                                         expires_at=clock.iso(offered.expires_at) or "", choices=offered.choices)
+            return Finished(selection, _with_query(target, selection=offered.token) if target else None)
+        identity = platform_adapter.connect_choice(reached[0].identity)
     except PlatformFailure as failure:
         raise adapters.as_service_error(failure) from None
     with db.atomic():
         account = _store(claims["w"], claims["p"], platform, identity)
         record_ = AccountRecord.model_validate(account)
-    target = claims.get("r")
     return Finished(record_, _with_query(target, accountId=account.id) if target else None)
 
 
@@ -121,6 +137,8 @@ def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnecti
         actor.require_write()
     try:
         identity = adapters.adapter(platform).connect_with_token(**connection.credentials())
+    except ChannelRefused as refusal:
+        raise ValidationFailed.field("channel", refusal.message) from None
     except (ReauthRequired, Rejected):
         secret_field = "botToken" if platform == "telegram" else "accessToken"
         raise ValidationFailed.field(secret_field, "was not accepted by the platform") from None

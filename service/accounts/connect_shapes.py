@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, RootModel
 
-from service.kit.shapes import LEFT_OUT, Body, Id, Query, Record
+from service.accounts.shapes import Account
+from service.kit.shapes import LEFT_OUT, Body, Id, Instant, Query, Record
 
 
 class StartConnectQuery(Query):
@@ -43,8 +44,14 @@ AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[\x
 GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
+TelegramChannel = Annotated[str, Field(
+    min_length=2, max_length=40, pattern=r"^(@[A-Za-z][A-Za-z0-9_]{3,31}|-100[0-9]{1,16})$",
+    description="A channel the bot administers with the right to post: `@name` or its id `-100…`.")]
+
+
 class ConnectTelegram(TokenConnection):
     bot_token: BotToken
+    channel: TelegramChannel = LEFT_OUT
 
 
 class ConnectWhatsApp(TokenConnection):
@@ -62,3 +69,52 @@ class WebhookSubscription(Record):
     account_id: str
     subscribed: bool
     fields: list[str]
+
+
+# -- choosing what a grant reaches ---------------------------------------------------------------
+
+ChoiceKind = Literal["page", "ad_account", "organization", "channel", "member"]
+SelectionToken = Annotated[str, Field(min_length=1, max_length=200, description=(
+    "The `selection` a callback answered (or added to `redirectUrl`) when the grant reached several things."))]
+
+
+class ChoicesQuery(Query):
+    selection: SelectionToken
+
+
+class Choose(Body):
+    selection: SelectionToken
+    ids: Annotated[list[Annotated[str, Field(min_length=1, max_length=128)]],
+                   Field(min_length=1, max_length=100, description="The `id`s of the choices to connect, each once.")]
+
+
+class Choice(Record):
+    id: str = Field(description="The platform's id of the Page, ad account, organization or channel.")
+    name: str | None
+    kind: ChoiceKind = Field(description=(
+        "`page` (Facebook), `ad_account` (Meta Ads), `organization` or `member` (LinkedIn: its organizations "
+        "and the person), `channel` (YouTube)."))
+
+
+class Choices(Record):
+    data: list[Choice]
+    platform: str
+    expires_at: Instant
+
+
+class SelectionOffered(Record):
+    """The callback's answer when the grant reaches several things; choose with
+    `POST /v1/connect/{platform}/choices`."""
+
+    selection: str
+    platform: str
+    expires_at: Instant
+    choices: list[Choice]
+
+
+class ChosenAccounts(Record):
+    data: list[Account]
+
+
+class CallbackAnswer(RootModel[Account | SelectionOffered]):
+    """The callback's 200: the account connected, or the selection to choose from."""

@@ -17,9 +17,10 @@ Every change writes its event (`conversation.started`, `message.received`, `mess
 `message.failed`) in the same transaction. Other features react to `signals.conversation_started`
 and `signals.contact_wrote` (sequences enrol and stop there), in the same transaction too.
 
-Contacts that Meta names only by a scoped id (Instagram, Facebook) keep `contactHandle` and
+Contacts that Meta names only by a scoped id (Instagram, Facebook) arrive with `contactHandle` and
 `contactName` null: the profile lookup is a network call, which has no place in the webhook's
-write transaction.
+write transaction, so the engine's `contact_lookup` kind fills them in afterwards
+(service/inbox/profiles.py).
 """
 
 from __future__ import annotations

@@ -90,6 +90,7 @@ class Settings:
     meta_app_secret: str = ""
     instagram_app_secret: str = ""
     linkedin_version: str = ""
+    linkedin_organizations: bool = False
     meta_verify_token: str = ""
     tiktok_audited: bool = False
     tiktok_verified_domains: tuple[str, ...] = ()
@@ -148,6 +149,7 @@ class Settings:
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
+            linkedin_organizations=_flag(env.get("SWITCHBOARD_LINKEDIN_ORGANIZATIONS")),
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
             tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
             tiktok_verified_domains=tuple(

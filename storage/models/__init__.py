@@ -6,7 +6,7 @@ Times are naive UTC. JSON columns are text so SQLite and PostgreSQL store them a
 
 from __future__ import annotations
 
-from storage.models.accounts import Account, AccountChore, ConnectState, InboundRecord
+from storage.models.accounts import Account, AccountChore, ConnectSelection, ConnectState, InboundRecord
 from storage.models.analytics import FollowerSnapshot
 from storage.models.automations import AutomationContact, AutomationLog, CommentAutomation, PublicReply
 from storage.models.base import BaseModel, JSONField
@@ -23,7 +23,7 @@ from storage.models.identity import (
     User,
     Workspace,
 )
-from storage.models.inbox import Conversation, ConversationCount, Message, PaceSlot
+from storage.models.inbox import ContactLookup, Conversation, ConversationCount, Message, PaceSlot
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
 from storage.models.posts import Media, Post, PostDeletion, PostingQueue, PostTarget
 from storage.models.sequences import Enrollment, Sequence
@@ -69,6 +69,8 @@ ALL_MODELS: list[type[BaseModel]] = [
     AccountChore,
     PostDeletion,
     PostingQueue,
+    ConnectSelection,
+    ContactLookup,
 ]
 
 __all__ = [
@@ -82,7 +84,9 @@ __all__ = [
     "Broadcast",
     "BroadcastRecipient",
     "CommentAutomation",
+    "ConnectSelection",
     "ConnectState",
+    "ContactLookup",
     "Conversation",
     "ConversationCount",
     "DashboardSession",

@@ -76,3 +76,22 @@ class AccountChore(WorkModel):
 
     class Meta:
         indexes = ((("chore", "status", "next_attempt_at"), False),)  # the sweeper's due rows
+
+
+class ConnectSelection(BaseModel):
+    """What one OAuth grant reaches when it reaches several things (Facebook Pages, ad accounts,
+    LinkedIn organizations, YouTube channels), kept until the person chooses. Only a SHA-256 of the
+    `selection` token handed out is kept; the choices with their platform tokens are encrypted like
+    account credentials, and erased once chosen."""
+
+    id = CharField(primary_key=True, max_length=64)  # sha256 hex of the token
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    profile = ForeignKeyField(Profile, on_delete="CASCADE", index=False)
+    profile_id: str  # the foreign key column, for type checkers
+    platform = CharField(max_length=16)
+    choices = BlobField(null=True)  # encrypted JSON; null once used
+    redirect_url = CharField(max_length=2048, null=True)
+    created_at = DateTimeField(default=now)
+    expires_at = DateTimeField(index=True)
+    used_at = DateTimeField(null=True)

@@ -31,6 +31,9 @@ class Conversation(BaseModel):
     activity_at = DateTimeField()  # the list's sort key: last_message_at, or created_at before any message
     unread_count = IntegerField(default=0)
     status = CharField(max_length=16, default="open")
+    # When the contact's profile (name, handle) was last read from the platform, or tried: read
+    # again when the contact writes after a long silence (service/inbox/profiles.py).
+    contact_profile_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 
@@ -95,3 +98,18 @@ class ConversationCount(BaseModel):
     profile_id: str  # the foreign key column, for type checkers
     platform = CharField(max_length=16)
     total = IntegerField(default=0)
+
+
+class ContactLookup(WorkModel):
+    """Reading one contact's profile from the platform, as a row of the work engine: one per
+    conversation (its id `look_<conversation id>`), `idle` between lookups, armed `due` when a
+    contact known only by a scoped id writes (service/inbox/profiles.py)."""
+
+    id = CharField(primary_key=True, max_length=60)
+    conversation = ForeignKeyField(Conversation, on_delete="CASCADE", index=True)
+    conversation_id: str  # the foreign key column, for type checkers
+    status = CharField(max_length=16, default="idle")  # idle | due
+    created_at = DateTimeField(default=now)
+
+    class Meta:
+        indexes = ((("status", "next_attempt_at"), False),)  # the sweeper's due rows

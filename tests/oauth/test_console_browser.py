@@ -134,6 +134,48 @@ def test_a_person_connects_every_platform_then_disconnects_one_and_names_profile
     assert "Bakery & Café" in names
 
 
+def test_a_grant_reaching_several_pages_asks_which_and_a_bot_connects_with_its_channel(
+        page, client, server_url, tenant):
+    # The sandbox's consent page grants three Pages when asked (`reach=3`): added to the address the
+    # dashboard sends the browser to (a redirect's later hops cannot be intercepted, its first answer can).
+    def with_reach(route: Any) -> None:
+        answer = route.fetch(max_redirects=0)
+        route.fulfill(status=303, headers={"location": answer.headers["location"] + "&reach=3"})
+
+    page.route(re.compile(r".*/dashboard/accounts/connect/facebook$"), with_reach)
+    page.get_by_role("link", name="Accounts", exact=True).click()
+    page.get_by_role("button", name="Connect Facebook", exact=True).click()
+    expect(page.get_by_role("heading", name="Choose what to connect")).to_be_visible()
+    boxes = page.get_by_role("checkbox")
+    expect(boxes).to_have_count(3)
+    assert v1(client, tenant, "/v1/accounts")["data"] == []  # nothing yet: the person chooses
+    names = [re.sub(r" \(Page\)$", "", label) for label in page.locator("fieldset label").all_inner_texts()]
+    page.get_by_label(f"{names[0]} (Page)").check()
+    page.get_by_label(f"{names[2]} (Page)").check()
+    page.get_by_role("button", name="Connect selected").click()
+    expect(page.get_by_role("status").filter(has_text="Connected Facebook")).to_be_visible()
+    connected = v1(client, tenant, "/v1/accounts", platform="facebook")["data"]
+    assert sorted(a["displayName"] for a in connected) == sorted([names[0], names[2]])
+    expect(page.get_by_role("row")).to_have_count(3)
+
+    # A bot with the channel it posts to; a channel where it is no administrator is refused, clearly.
+    made = client.post("/sandbox/telegram/accounts", json={}).json()["credentials"]
+    page.get_by_label("Bot token").fill(made["botToken"])
+    page.get_by_label("Channel").fill("@notadmin_bakery")
+    page.get_by_role("button", name="Connect Telegram", exact=True).click()
+    expect(page.get_by_role("heading", name="That did not work")).to_be_visible()
+    expect(page.get_by_text("not an administrator of this channel")).to_be_visible()
+    page.goto(server_url + "/dashboard/accounts")
+    page.get_by_label("Bot token").fill(made["botToken"])
+    page.get_by_label("Channel").fill("@bakery_news")
+    page.get_by_role("button", name="Connect Telegram", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text="Connected Telegram account")).to_be_visible()
+    [bot] = v1(client, tenant, "/v1/accounts", platform="telegram")["data"]
+    post = client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+        "content": "Fresh bread", "publishNow": True, "targets": [{"accountId": bot["id"]}]})
+    assert post.status_code == 201, post.text  # no chatId needed: the bot's channel
+
+
 def test_an_inbound_message_shows_up_by_itself_and_the_typed_reply_reaches_the_sandbox_once(
         page, client, server_url, tenant):
     bot = connect_account(client, tenant, "telegram")

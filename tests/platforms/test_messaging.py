@@ -299,6 +299,7 @@ def test_instagram_conversations_and_contact_profile(sandbox):
         "id": "9100",
         "username": "gia",
         "name": "Gia G",
+        "profilePic": None,
     }
     with pytest.raises(Unsupported):
         sandbox.adapters["facebook"].list_conversations(acc)
