@@ -40,6 +40,7 @@ from storage.migrations import (
     m0018_posting_queue,
     m0019_message_media,
     m0020_broadcast_template,
+    m0021_inbox_polls,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -65,6 +66,7 @@ MIGRATIONS: list[Migration] = [
     (18, "posting queue", m0018_posting_queue.apply),
     (19, "message attachments", m0019_message_media.apply),
     (20, "broadcast template", m0020_broadcast_template.apply),
+    (21, "inbox polls and platform quotas", m0021_inbox_polls.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

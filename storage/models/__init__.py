@@ -23,7 +23,7 @@ from storage.models.identity import (
     User,
     Workspace,
 )
-from storage.models.inbox import Conversation, ConversationCount, Message, PaceSlot
+from storage.models.inbox import Conversation, ConversationCount, InboxPoll, Message, PaceSlot, PlatformQuota
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
 from storage.models.posts import Media, Post, PostDeletion, PostingQueue, PostTarget
 from storage.models.sequences import Enrollment, Sequence
@@ -69,6 +69,8 @@ ALL_MODELS: list[type[BaseModel]] = [
     AccountChore,
     PostDeletion,
     PostingQueue,
+    InboxPoll,
+    PlatformQuota,
 ]
 
 __all__ = [
@@ -91,6 +93,7 @@ __all__ = [
     "FollowerSnapshot",
     "IdempotencyRecord",
     "InboundRecord",
+    "InboxPoll",
     "JSONField",
     "Media",
     "Membership",
@@ -100,6 +103,7 @@ __all__ = [
     "OAuthGrant",
     "OAuthToken",
     "PaceSlot",
+    "PlatformQuota",
     "Post",
     "PostDeletion",
     "PostTarget",
