@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, computed_field
 
 from service.accounts import adapters
+from service.inbox.polls import POLLED_OR_CHECKED, inbox_state
 from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 
 PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
@@ -48,7 +49,14 @@ class Account(Record):
     @computed_field(description="What the platform allows: limits, media, buttons, window, pace.")  # type: ignore[prop-decorator]
     @property
     def capabilities(self) -> dict[str, Any]:
-        return adapters.capabilities(self.platform)
+        found = adapters.capabilities(self.platform)
+        if self.platform in POLLED_OR_CHECKED:
+            # Where the account's inbox stands: how messages arrive now, its last poll, YouTube's
+            # quota spend of the day, whether a TikTok account may use Business Messaging.
+            found["inbox"] = inbox_state(self.id, self.platform)
+            if found["inbox"].get("businessAccount") is False:
+                found["dm"] = False
+        return found
 
 
 class AccountDeleted(Record):
