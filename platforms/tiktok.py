@@ -187,6 +187,8 @@ class TikTokAdapter(BaseAdapter):
         if not isinstance(body, dict):
             raise tiktok_classify(response, account.secrets())
         code = body.get("code")
+        if code is None and "error" in body:
+            raise tiktok_classify(response, account.secrets())
         if code not in (0, None):
             raise business_failure(code, str(body.get("message") or "TikTok refused the request"), account.secrets())
         return body.get("data") or {}
