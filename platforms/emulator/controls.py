@@ -219,6 +219,7 @@ class Controls(EmulatorBase):
             account.followers = body.get("followers", 0)
             if body.get("personal"):
                 account.extra["personal"] = True  # not a TikTok Business Account: no messaging API
+                account.extra["login_hint"] = account.username  # the consent page's `login_hint` picks it
             return JSONResponse(
                 {
                     "platform": platform,
