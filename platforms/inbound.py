@@ -543,7 +543,8 @@ def _x_message(account: str, event_id: str, at: dt.datetime, sender: str, recipi
 def _parse_x_activity(payload: dict[str, Any]) -> list[InboundEvent]:
     """An Account Activity delivery: `for_user_id` and its `direct_message_events` (`message_create`)."""
     account = str(payload.get("for_user_id", ""))
-    users = payload.get("users") if isinstance(payload.get("users"), dict) else {}
+    found = payload.get("users")
+    users: dict[str, Any] = found if isinstance(found, dict) else {}
     events = []
     for item in payload.get("direct_message_events") or []:
         if not isinstance(item, dict) or item.get("type") != "message_create":

@@ -56,8 +56,7 @@ def _sent(client, platform: str, account_id: str) -> list[dict[str, Any]]:
 
 
 def _one_conversation(client, tenant, platform: str) -> dict[str, Any]:
-    found: list[dict[str, Any]] = []
-    wait_for(lambda: len(found := _conversations(client, tenant, platform)) == 1, timeout=20)  # noqa: F841
+    wait_for(lambda: len(_conversations(client, tenant, platform)) == 1, timeout=20)
     (conversation,) = _conversations(client, tenant, platform)
     return conversation
 
