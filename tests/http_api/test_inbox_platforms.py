@@ -138,6 +138,19 @@ def test_a_tiktok_business_message_arrives_by_webhook_and_is_answered_once(clien
     assert record["capabilities"]["messagingWindowHours"] == 48
 
 
+def test_a_tiktok_reply_after_the_48_hour_window_is_refused_before_any_call(client, tenant):
+    account = connect_account(client, tenant, "tiktok")
+    client.post("/sandbox/tiktok/inbound-message", json={
+        "accountId": account["id"], "from": {"id": "tt-old", "handle": "olde"}, "text": "Anyone?",
+        "timestamp": int(time.time()) - 49 * 3600}).raise_for_status()
+    conversation = _one_conversation(client, tenant, "TIKTOK")
+    answer = client.post(f"/v1/conversations/{conversation['id']}/messages", headers=bearer(tenant["apiKey"]),
+                         json={"text": "Sorry for the wait"})
+    assert answer.status_code == 422
+    assert answer.json()["error"]["code"] == "outside_messaging_window"
+    assert _sent(client, "tiktok", account["id"]) == []
+
+
 def test_tiktok_hook_refuses_a_bad_signature(client):
     secret = adapters.config().oauth_clients["tiktok"].client_secret
     body = json.dumps({"event": "im_receive_msg", "user_openid": "x", "content": "{}"}).encode()
