@@ -87,20 +87,23 @@ def run(chore_id: str) -> Outcome | None:
             if found is None:
                 return None
             account = by_id(Account, found.columns["account_id"])
-            poll = polls.row(account) if account is not None else None
-        if account is None or poll is None or account.status != "connected":
-            with db.atomic():
+            if account is None or account.status != "connected":
                 engine.settle_idle(found, next_attempt_at=clock.now() + interval())
-            return "gone"
+                return "gone"
+            cursor = polls.cursor_of(account)
+            # The first page's quota is counted with the claim (one transaction less a poll).
+            if account.platform == "youtube" and not polls.spend(account, polls.POLL_UNITS):
+                engine.settle_idle(found, next_attempt_at=polls.quota_resets_at())
+                log.info("account %s: today's YouTube poll budget is spent; polling resumes with the next quota "
+                         "day", account.id)
+                return "quota"
         if account.platform == "tiktok":
             return _check_business(found, account)
         try:
-            read = _read(account, poll.cursor)
+            read = _read(account, cursor)
         except _Spent:
             with db.atomic():
                 engine.settle_idle(found, next_attempt_at=polls.quota_resets_at())
-            log.info("account %s: today's YouTube poll budget is spent; polling resumes with the next quota day",
-                     account.id)
             return "quota"
         except (ReauthRequired, Conflict):  # flagged `needsReauth` by the call, or disconnected meanwhile
             with db.atomic():
@@ -117,9 +120,9 @@ def run(chore_id: str) -> Outcome | None:
             # The messages, the cursor and the chore move together, or not at all.
             if not engine.settle_idle(found, next_attempt_at=clock.now() + interval()):
                 return None  # the lease ran out and another worker has it: its commit counts
-            store_events(account, read.events)
-            InboxPoll.update(cursor=read.cursor, polled_at=clock.now(), updated_at=clock.now()).where(
-                InboxPoll.account == account.id).execute()
+            if read.events:
+                store_events(account, read.events)
+            polls.record_read(account.id, read.cursor)
     return "read"
 
 
@@ -137,7 +140,7 @@ def _check_business(found: engine.Claim, account: Account) -> Outcome:
 
 
 def _page(account: Account, page_token: str | None) -> dict[str, Any]:
-    if account.platform == "youtube":
+    if account.platform == "youtube" and page_token is not None:  # the first page was counted at the claim
         with db.atomic():  # counted before the call: the budget is never overrun
             if not polls.spend(account, polls.POLL_UNITS):
                 raise _Spent

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from peewee import fn
 
 from service.kit import clock, settings
+from storage.hot import run_fixed
 from storage.models import Account, InboxPoll, PlatformQuota
 
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")  # YouTube's quota day ends at midnight Pacific time
@@ -45,33 +46,38 @@ def poll_budget() -> int:
     return int(current.youtube_daily_quota * current.youtube_poll_share)
 
 
+# Written out: each runs once a poll, and building them with peewee costs more than running them.
+_ENSURE = ("INSERT INTO inbox_poll (account_id, platform, quota_units, updated_at) VALUES (?, ?, 0, ?)"
+           " ON CONFLICT (account_id) DO UPDATE SET platform = excluded.platform RETURNING cursor")
+_SPEND = ("INSERT INTO platform_quota (platform, day, units) VALUES (?, ?, ?) ON CONFLICT (platform, day)"
+          " DO UPDATE SET units = platform_quota.units + excluded.units"
+          " WHERE platform_quota.units + excluded.units <= ? RETURNING units")
+_ACCOUNT_SPEND = ("UPDATE inbox_poll SET quota_units = CASE WHEN quota_day = ? THEN quota_units + ? ELSE ? END,"
+                  " quota_day = ? WHERE account_id = ?")
+_READ = "UPDATE inbox_poll SET cursor = ?, polled_at = ?, updated_at = ? WHERE account_id = ?"
+
+
+def cursor_of(account: Account) -> str | None:
+    """The account's stored cursor; its poll row is made when missing (in the caller's transaction)."""
+    found = run_fixed(_ENSURE, (account.id, account.platform, clock.now())).fetchone()
+    return found[0] if found else None
+
+
 def spend(account: Account, units: int = POLL_UNITS) -> bool:
     """Count `units` of today's YouTube quota for one of the account's calls, if the polls' budget
-    has them: False (nothing counted) when it has not. Call inside a short write transaction."""
-    day = quota_day()
-    PlatformQuota.insert(platform=account.platform, day=day, units=0).on_conflict_ignore().execute()
-    taken = (PlatformQuota.update(units=PlatformQuota.units + units)
-             .where(PlatformQuota.platform == account.platform, PlatformQuota.day == day,
-                    PlatformQuota.units + units <= poll_budget())
-             .execute())
-    if not taken:
+    has them: False (nothing counted) when it has not. The account's poll row must exist
+    (`cursor_of`). Call inside a short write transaction."""
+    day, budget = quota_day(), poll_budget()
+    if units > budget or run_fixed(_SPEND, (account.platform, day, units, budget)).fetchone() is None:
         return False
-    row = _row(account)
-    units_today = (row.quota_units if row.quota_day == day else 0) + units
-    InboxPoll.update(quota_day=day, quota_units=units_today, updated_at=clock.now()).where(
-        InboxPoll.account == account.id).execute()
+    run_fixed(_ACCOUNT_SPEND, (day, units, units, day, account.id))
     return True
 
 
-def _row(account: Account) -> InboxPoll:
-    InboxPoll.insert(account=account.id, platform=account.platform,
-                     updated_at=clock.now()).on_conflict_ignore().execute()
-    return InboxPoll.get(InboxPoll.account == account.id)
-
-
-def row(account: Account) -> InboxPoll:
-    """The account's poll row, made when missing (in the caller's transaction)."""
-    return _row(account)
+def record_read(account_id: str, cursor: str | None) -> None:
+    """The poll committed: its cursor, and when."""
+    moment = clock.now()
+    run_fixed(_READ, (cursor, moment, moment, account_id))
 
 
 def webhook_heard(account_ids: list[str]) -> None:
