@@ -1,9 +1,9 @@
 """Inbox polls of 1,000 YouTube channels on one worker, against a bare loop of the same HTTP calls.
 
-    python bench/polls.py [--accounts 1000] [--rounds 3] [--interval 15] [--intervals 3]
+    python bench/polls.py [--accounts 1000] [--rounds 3] [--interval 15] [--intervals 3] [--scale-out]
 
 In one run, against the emulator in its own process (`switchboard sandbox serve`), on SQLite files
-(or PostgreSQL + Redis with SWITCHBOARD_DATABASE_URL / SWITCHBOARD_QUEUE_URL set):
+(or, with `--scale-out`, a PostgreSQL database made for the run and Redis):
 
 1. cost per poll: every channel's poll through the engine (the sweep arms the chores, then one
    thread runs each: claim, quota count, `commentThreads.list`, the page's events, cursor and
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import statistics
 import sys
 import time
@@ -31,7 +30,7 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import embedded_env, free_port, process, temp_dir
+from common import embedded_env, free_port, process, scale_out_env, temp_dir
 
 from service.accounts import ops as accounts
 from service.engine import core as engine
@@ -124,14 +123,27 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--interval", type=float, default=15.0)
     parser.add_argument("--intervals", type=int, default=3)
+    parser.add_argument("--scale-out", action="store_true",
+                        help="PostgreSQL (a database made for the run, BENCH_POSTGRES) and Redis (BENCH_REDIS)")
     args = parser.parse_args()
-
     data = temp_dir()
     port = free_port()
     sandbox = f"http://127.0.0.1:{port}"
-    extra = {k: v for k, v in os.environ.items() if k in ("SWITCHBOARD_DATABASE_URL", "SWITCHBOARD_QUEUE_URL")}
-    env = embedded_env(data, SWITCHBOARD_BASE_URL="http://127.0.0.1:9", SWITCHBOARD_SANDBOX="1",
-                       SWITCHBOARD_SANDBOX_URL=sandbox, SWITCHBOARD_YOUTUBE_DAILY_QUOTA="100000000", **extra)
+    extra = dict(SWITCHBOARD_BASE_URL="http://127.0.0.1:9", SWITCHBOARD_SANDBOX="1", SWITCHBOARD_SANDBOX_URL=sandbox,
+                 SWITCHBOARD_YOUTUBE_DAILY_QUOTA="100000000")
+    if not args.scale_out:
+        return run(args, embedded_env(data, **extra), sandbox, port)
+    with scale_out_env(data, **extra) as env:
+        try:
+            return run(args, env, sandbox, port)
+        finally:
+            if not db.is_closed():
+                db.close()
+            if hasattr(db.obj, "close_all"):
+                db.obj.close_all()
+
+
+def run(args: argparse.Namespace, env: dict[str, str], sandbox: str, port: int) -> int:
     settings = Settings.from_env(env)
     prepare(settings)  # the schema first: the sandbox process reads account ids from it
     with process([sys.executable, "-m", "switchboard", "sandbox", "serve", "--port", str(port)],
