@@ -90,9 +90,9 @@ def run(chore_id: str) -> Outcome | None:
             if account is None or account.status != "connected":
                 engine.settle_idle(found, next_attempt_at=clock.now() + interval())
                 return "gone"
-            cursor = polls.cursor_of(account)
             # The first page's quota is counted with the claim (one transaction less a poll).
-            if account.platform == "youtube" and not polls.spend(account, polls.POLL_UNITS):
+            paid, cursor = polls.begin(account, units=polls.POLL_UNITS if account.platform == "youtube" else 0)
+            if not paid:
                 engine.settle_idle(found, next_attempt_at=polls.quota_resets_at())
                 log.info("account %s: today's YouTube poll budget is spent; polling resumes with the next quota "
                          "day", account.id)

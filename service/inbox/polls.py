@@ -54,6 +54,11 @@ _SPEND = ("INSERT INTO platform_quota (platform, day, units) VALUES (?, ?, ?) ON
           " WHERE platform_quota.units + excluded.units <= ? RETURNING units")
 _ACCOUNT_SPEND = ("UPDATE inbox_poll SET quota_units = CASE WHEN quota_day = ? THEN quota_units + ? ELSE ? END,"
                   " quota_day = ? WHERE account_id = ?")
+_ENSURE_SPENDING = (
+    "INSERT INTO inbox_poll (account_id, platform, quota_day, quota_units, updated_at) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (account_id) DO UPDATE SET quota_units = CASE WHEN inbox_poll.quota_day = excluded.quota_day"
+    " THEN inbox_poll.quota_units + excluded.quota_units ELSE excluded.quota_units END,"
+    " quota_day = excluded.quota_day RETURNING cursor")
 _READ = "UPDATE inbox_poll SET cursor = ?, polled_at = ?, updated_at = ? WHERE account_id = ?"
 
 
@@ -61,6 +66,19 @@ def cursor_of(account: Account) -> str | None:
     """The account's stored cursor; its poll row is made when missing (in the caller's transaction)."""
     found = run_fixed(_ENSURE, (account.id, account.platform, clock.now())).fetchone()
     return found[0] if found else None
+
+
+def begin(account: Account, *, units: int) -> tuple[bool, str | None]:
+    """A poll starts: its first call's `units` of quota counted (for the project, then the account)
+    if the polls' budget has them, and the account's cursor; the poll row is made when missing.
+    `(False, cursor)`: the budget is spent, nothing counted. Call inside a short write transaction."""
+    if units:
+        day, budget = quota_day(), poll_budget()
+        if units <= budget and run_fixed(_SPEND, (account.platform, day, units, budget)).fetchone() is not None:
+            found = run_fixed(_ENSURE_SPENDING, (account.id, account.platform, day, units, clock.now())).fetchone()
+            return True, found[0] if found else None
+        return False, cursor_of(account)
+    return True, cursor_of(account)
 
 
 def spend(account: Account, units: int = POLL_UNITS) -> bool:
