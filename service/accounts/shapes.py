@@ -46,7 +46,12 @@ class Account(Record):
     created_at: Instant
     updated_at: Instant
 
-    @computed_field(description="What the platform allows: limits, media, buttons, window, pace.")  # type: ignore[prop-decorator]
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "What the platform allows: limits, media, buttons, window, pace; `conversationKind` (`direct`, or "
+        "`comment_thread` on YouTube) and `inbound` (`webhook`, `poll`, `webhook_or_poll`). On X, TikTok and "
+        "YouTube also `inbox`: how messages arrive now (`arrivesBy`), `lastPolledAt`, TikTok's "
+        "`businessAccount` (false: a personal account, `dm` false) and YouTube's `quota` of the day "
+        "(`accountUnitsToday`, `projectUnitsToday`, `dailyLimit`, `pollBudget`)."))
     @property
     def capabilities(self) -> dict[str, Any]:
         found = adapters.capabilities(self.platform)
