@@ -1,8 +1,8 @@
 """Inboxes read by polling, as a kind of the engine (`POLL_WORK`): each account's `inbox_poll` chore.
 
-Which accounts are polled: YouTube channels (their comment threads: YouTube has no webhook for
-comments), X accounts where no Account Activity webhook is heard (`polls.WEBHOOK_FRESH`), and
-TikTok accounts once, to learn whether they are Business Accounts (Business Messaging itself
+Which accounts are polled (from an interval after they connect): YouTube channels (their comment
+threads: YouTube has no webhook for comments), X accounts where no Account Activity webhook is heard
+(`polls.WEBHOOK_FRESH`), and TikTok accounts once, to learn whether they are Business Accounts (Business Messaging itself
 arrives by webhook). Every `SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account.
 
 How a poll stays exactly-once in effect, whatever the number of workers and whoever dies:
@@ -61,9 +61,12 @@ def _due(limit: int = BATCH) -> list[dict[str, str]]:
     rested = InboxPoll.select(InboxPoll.account).where(
         ((InboxPoll.platform == "x") & (InboxPoll.webhook_at > moment - polls.WEBHOOK_FRESH))
         | ((InboxPoll.platform == "tiktok") & InboxPoll.business.is_null(False)))
+    # A newly connected account is first read an interval after connecting: connecting made its own
+    # calls, and whoever tries the account at once (the sandbox's `faults` arm "the next call") should
+    # meet only the calls they made.
     candidates = (Account.select(Account.id)
                   .where(Account.status == "connected", Account.needs_reauth == False,  # noqa: E712
-                         Account.platform.in_(POLLED),
+                         Account.connected_at <= moment - interval(), Account.platform.in_(POLLED),
                          Account.id.not_in(busy), Account.id.not_in(rested))
                   .order_by(Account.id).limit(limit))
     return [{"id": f"inbox_poll_{row.id}", "account_id": row.id, "chore": "inbox_poll"} for row in candidates]
