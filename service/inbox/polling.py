@@ -2,8 +2,8 @@
 
 Which accounts are polled (from an interval after they connect): YouTube channels (their comment
 threads: YouTube has no webhook for comments), X accounts where no Account Activity webhook is heard
-(`polls.WEBHOOK_FRESH`), and TikTok accounts once, to learn whether they are Business Accounts (Business Messaging itself
-arrives by webhook). Every `SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account.
+(`polls.WEBHOOK_FRESH`), and TikTok accounts once, to learn whether they are Business Accounts
+(Business Messaging itself arrives by webhook). Every `SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account.
 
 How a poll stays exactly-once in effect, whatever the number of workers and whoever dies:
 - The chore row is armed when its own `next_attempt_at` has come (`arm_when_due`), and a run sets
