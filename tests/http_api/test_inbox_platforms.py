@@ -6,6 +6,7 @@ polled), is listed under its platform filter, and a reply reaches the platform o
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -16,8 +17,9 @@ import pytest
 
 from platforms.inbound import tiktok_signature, x_signature
 from service.accounts import adapters
+from service.kit import clock
 from storage.db import connection, db
-from storage.models import PlatformQuota
+from storage.models import AccountChore, PlatformQuota
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
@@ -234,7 +236,15 @@ def test_youtube_polls_stop_before_the_quota_is_gone(client, tenant, live):
         "accountId": account["id"], "mediaId": "v9", "from": {"id": "UCx", "handle": "@late"},
         "text": "Anyone there?"}).raise_for_status()
     spent = inbox()["quota"]["accountUnitsToday"]
-    time.sleep(3 * live.settings.inbox_poll_seconds)  # three intervals: no poll may spend now
+
+    def resting_until_the_next_quota_day() -> bool:
+        with connection():
+            chore = AccountChore.get_or_none(AccountChore.id == f"inbox_poll_{account['id']}")
+        # Not the next interval's due time: the next quota day's (midnight Pacific time).
+        later = clock.now() + dt.timedelta(seconds=5 * live.settings.inbox_poll_seconds)
+        return chore is not None and chore.status == "idle" and chore.next_attempt_at > later
+
+    wait_for(resting_until_the_next_quota_day, timeout=20)
     assert inbox()["quota"]["accountUnitsToday"] == spent
     assert inbox()["quota"]["projectUnitsToday"] == budget
     assert _conversations(client, tenant, "YOUTUBE") == []
