@@ -16,17 +16,14 @@ from service.kit import clock
 from service.kit.settings import Settings
 from storage.db import connection, db
 from storage.models import InboxPoll
-from switchboard.app import create_app
-from tests.support.live_server import live_server
+from tests.support.processes import api_without_worker
 from tests.support.sandbox import connect_account
 
 
 @pytest.fixture
 def api_only(service: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[httpx2.Client]:
     """The API and the emulator, no worker; nothing is enqueued: the test drives each step."""
-    port = int(service.base_url.rsplit(":", 1)[1])
-    with live_server(create_app(service, worker=False), port=port) as url, \
-            httpx2.Client(base_url=url, timeout=30) as http:
+    with api_without_worker(service) as http:
         monkeypatch.setattr(engine, "_nudger", None)
         yield http
 

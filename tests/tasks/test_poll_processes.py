@@ -13,10 +13,8 @@ import pytest
 from service.kit.settings import Settings
 from storage.db import connection
 from storage.models import AccountChore, InboundRecord, InboxPoll
-from switchboard.app import create_app
 from tests.conftest import bearer
-from tests.support.live_server import live_server
-from tests.support.processes import worker_processes
+from tests.support.processes import api_without_worker, worker_processes
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
 
@@ -26,9 +24,7 @@ FAST = {"SWITCHBOARD_SEND_LEASE_SECONDS": "3", "SWITCHBOARD_INBOX_POLL_SECONDS":
 @pytest.fixture
 def api_only(service: Settings) -> Iterator[httpx2.Client]:
     """The API (and the emulator) with no worker: the polls are left to the test's processes."""
-    port = int(service.base_url.rsplit(":", 1)[1])
-    with live_server(create_app(service, worker=False), port=port) as url, \
-            httpx2.Client(base_url=url, timeout=30) as http:
+    with api_without_worker(service) as http:
         yield http
 
 
