@@ -1,4 +1,5 @@
-"""`/hooks/{platform}`: where platforms deliver their webhooks. Bad signature → 403, nothing stored."""
+"""`/hooks/{platform}`: where platforms deliver their webhooks. Bad signature → 403, nothing stored.
+GET answers the platform's subscription check: Meta's `hub.challenge`, X's `crc_token`."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ async def hook(request: Request) -> Response:
     try:
         if platform not in PLATFORMS:
             raise NotFound("No such platform.")
+        if request.method == "GET" and platform == "x":
+            # X's challenge-response check (Account Activity): a JSON `response_token`.
+            return json_response(200, inbound.x_crc(request.query_params))
         if request.method == "GET":
             return PlainTextResponse(inbound.verify_challenge(request.query_params))
         raw = await read_body(request)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from http_api.routing import Operation
+from platforms.emulator import catalog as sandbox_catalog
 from service.kit import shapes
 from service.kit.settings import VERSION
 
@@ -235,7 +236,8 @@ def build(operations: list[Operation], *, base_url: str) -> dict[str, Any]:
         paths.setdefault("/v1" + op.path, {})[op.method.lower()] = operation
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Switchboard API", "version": VERSION, "description": DESCRIPTION},
+        "info": {"title": "Switchboard API", "version": VERSION,
+                 "description": DESCRIPTION + "\n" + sandbox_catalog.markdown()},
         "servers": [{"url": base_url}],
         "security": [{"apiKey": []}],
         "paths": paths,

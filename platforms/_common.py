@@ -161,6 +161,12 @@ class BaseAdapter:
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
         raise self._unsupported("replies to comments")
 
+    def inbox_page(self, account: AccountContext, *, page_token: str | None) -> dict[str, Any]:
+        raise self._unsupported("reading the inbox by polling")
+
+    def business_messaging(self, account: AccountContext) -> bool:
+        return self.capabilities.dm
+
     def send_template(
         self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
     ) -> SentMessage:

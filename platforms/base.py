@@ -80,6 +80,12 @@ class Capabilities:
     dm_media: tuple[str, ...] = ()
     dm_max_media: int = 1
     dm_caption_limit: int | None = None
+    # What a conversation is on the platform: a private thread of direct messages, or (YouTube) a
+    # public comment thread under one of the account's videos, where a message is a reply.
+    conversation_kind: Literal["direct", "comment_thread"] = "direct"
+    # How a contact's messages reach the service: the platform's webhook, polling on the work engine
+    # (`inbox_page`), or the webhook where one is subscribed and polling otherwise (X).
+    inbound: Literal["webhook", "poll", "webhook_or_poll"] | None = None
 
     def post_limit(self, *, with_media: bool) -> int | None:
         """How long a post's text may be, with or without media."""
@@ -350,6 +356,17 @@ class Adapter(Protocol):
 
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
         """`{id, username, name}` of a contact known only by a scoped id (Instagram, Facebook)."""
+        ...
+
+    def inbox_page(self, account: AccountContext, *, page_token: str | None) -> dict[str, Any]:
+        """One page, newest first, of what the platform lists of the account's inbox, as the
+        platform answers it (X: `GET /2/dm_events`; YouTube: `commentThreads.list` with replies), for
+        the platforms read by polling; `page_token` is the previous page's next token."""
+        ...
+
+    def business_messaging(self, account: AccountContext) -> bool:
+        """Whether the account may use the platform's business messaging (TikTok: a Business
+        Account; personal accounts have no messaging API)."""
         ...
 
     def subscribe_webhooks(self, account: AccountContext) -> list[str]:

@@ -5,6 +5,14 @@
   the raw body keyed with the app secret>`.
 - Telegram: `X-Telegram-Bot-Api-Secret-Token` equal to the `secret_token` given to `setWebhook`; the
   webhook URL carries `?bot=<bot id>` so the bot (and so its secret) is known before parsing.
+- X (Account Activity): GET `?crc_token=..` answered by `x_crc_response` (`sha256=` + base64 HMAC-SHA256
+  of the token keyed with the app's consumer secret); POSTs signed the same way over the raw body in
+  `x-twitter-webhooks-signature`.
+- TikTok: `TikTok-Signature: t=<unix seconds>,s=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the
+  app's client secret>`.
+
+Platforms read by polling hand their pages to `parse_x_dm_events` and `parse_youtube_threads`, which
+give the same events (with the same dedupe keys) as a webhook would.
 
 `parse` turns a verified payload into normalised `InboundEvent`s; each has a `dedupe_key` that is
 the same on every delivery of the same event, so the service can process duplicates once.
@@ -12,9 +20,12 @@ the same on every delivery of the same event, so the service can process duplica
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
 import hmac
+import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -82,6 +93,8 @@ def verify_signature(
     telegram_secret_for: Callable[[str], str | None],
     query: Mapping[str, str] | None = None,
     instagram_app_secret: str = "",
+    x_consumer_secret: str = "",
+    tiktok_client_secret: str = "",
 ) -> bool:
     """True only for a webhook that provably comes from the platform (constant-time compares).
 
@@ -104,7 +117,50 @@ def verify_signature(
         if not expected:
             return False
         return hmac.compare_digest(given.encode(), expected.encode())
+    if platform == "x":
+        given = _header(headers, "x-twitter-webhooks-signature")
+        if not given or not x_consumer_secret:
+            return False
+        return hmac.compare_digest(given.encode(), x_signature(x_consumer_secret, raw_body).encode())
+    if platform == "tiktok":
+        return _tiktok_signed(_header(headers, "TikTok-Signature"), raw_body, tiktok_client_secret)
     return False
+
+
+def x_signature(consumer_secret: str, message: bytes) -> str:
+    """X's signature of a webhook body, and its CRC `response_token` of a `crc_token`: `sha256=` and
+    the base64 HMAC-SHA256 keyed with the app's consumer secret."""
+    digest = hmac.new(consumer_secret.encode(), message, hashlib.sha256).digest()
+    return "sha256=" + base64.b64encode(digest).decode()
+
+
+def x_crc_response(params: Mapping[str, str], consumer_secret: str) -> dict[str, str] | None:
+    """The answer to X's challenge-response check, or None (no token, or no secret configured)."""
+    token = params.get("crc_token")
+    if not token or not consumer_secret:
+        return None
+    return {"response_token": x_signature(consumer_secret, token.encode())}
+
+
+# TikTok signs with the time of sending: an older signature is a replay.
+TIKTOK_SIGNATURE_TOLERANCE = 300
+
+
+def tiktok_signature(client_secret: str, raw_body: bytes, at: int) -> str:
+    """The `TikTok-Signature` header TikTok sends for `raw_body` at unix time `at`."""
+    digest = hmac.new(client_secret.encode(), f"{at}.".encode() + raw_body, hashlib.sha256).hexdigest()
+    return f"t={at},s={digest}"
+
+
+def _tiktok_signed(header: str | None, raw_body: bytes, client_secret: str) -> bool:
+    if not header or not client_secret:
+        return False
+    parts = dict(item.split("=", 1) for item in header.split(",") if "=" in item)
+    stamp, given = parts.get("t", ""), parts.get("s", "")
+    if not stamp.isdigit() or not given or abs(time.time() - int(stamp)) > TIKTOK_SIGNATURE_TOLERANCE:
+        return False
+    expected = tiktok_signature(client_secret, raw_body, int(stamp)).split("s=", 1)[1]
+    return hmac.compare_digest(given.encode(), expected.encode())
 
 
 # A platform's clock is trusted only within these bounds; anything else (a forged or broken
@@ -146,6 +202,10 @@ def parse(platform: str, payload: Any, *, query: Mapping[str, str] | None = None
         return _parse_whatsapp(payload)
     if platform == "telegram":
         return _parse_telegram(payload, (query or {}).get("bot") or "")
+    if platform == "x":
+        return _parse_x_activity(payload)
+    if platform == "tiktok":
+        return _parse_tiktok(payload)
     return []
 
 
@@ -463,3 +523,128 @@ def _parse_telegram(update: dict[str, Any], bot: str) -> list[InboundEvent]:
             )
         ]
     return []
+
+
+# -- X -----------------------------------------------------------------------------------------
+def _x_message(account: str, event_id: str, at: dt.datetime, sender: str, recipient: str, text: Any,
+               users: Mapping[str, Any]) -> InboundEvent:
+    """One DM event, a contact's message or (sent by the account) an echo, keyed as every way of
+    reading it (webhook or `GET /2/dm_events`) keys it."""
+    key = f"x:dm:{event_id}"
+    if sender == account:
+        return InboundEvent("x", "echo", account, key, at, contact_id=recipient or None,
+                            text=text if isinstance(text, str) else None, platform_message_id=event_id)
+    user = users.get(sender) or {}
+    return InboundEvent("x", "message", account, key, at, contact_id=sender,
+                        contact_handle=user.get("username") or user.get("screen_name"), contact_name=user.get("name"),
+                        text=text if isinstance(text, str) else None, platform_message_id=event_id)
+
+
+def _parse_x_activity(payload: dict[str, Any]) -> list[InboundEvent]:
+    """An Account Activity delivery: `for_user_id` and its `direct_message_events` (`message_create`)."""
+    account = str(payload.get("for_user_id", ""))
+    found = payload.get("users")
+    users: dict[str, Any] = found if isinstance(found, dict) else {}
+    events = []
+    for item in payload.get("direct_message_events") or []:
+        if not isinstance(item, dict) or item.get("type") != "message_create":
+            continue
+        create = item.get("message_create") or {}
+        sender = str(create.get("sender_id", ""))
+        recipient = str((create.get("target") or {}).get("recipient_id", ""))
+        text = (create.get("message_data") or {}).get("text")
+        events.append(_x_message(account, str(item.get("id", "")), _from_millis(item.get("created_timestamp")),
+                                 sender, recipient, text, users))
+    return events
+
+
+def _iso(value: Any) -> dt.datetime:
+    try:
+        moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return dt.datetime.now(dt.UTC)
+    return _plausible(moment.timestamp()) if moment.tzinfo is not None else dt.datetime.now(dt.UTC)
+
+
+def parse_x_dm_events(account: str, page: dict[str, Any]) -> list[InboundEvent]:
+    """One page of `GET /2/dm_events` (newest first), as events. The contact of a message the account
+    sent is the other id of its one-to-one `dm_conversation_id` (`<low id>-<high id>`)."""
+    users = {str(u.get("id")): u for u in (page.get("includes") or {}).get("users") or [] if isinstance(u, dict)}
+    events = []
+    for item in page.get("data") or []:
+        if not isinstance(item, dict) or item.get("event_type") != "MessageCreate":
+            continue
+        sender = str(item.get("sender_id", ""))
+        pair = [part for part in str(item.get("dm_conversation_id", "")).split("-") if part]
+        recipient = next((part for part in pair if part != account), "") if len(pair) == 2 else ""
+        events.append(_x_message(account, str(item.get("id", "")), _iso(item.get("created_at")), sender, recipient,
+                                 item.get("text"), users))
+    return events
+
+
+# -- TikTok Business Messaging -----------------------------------------------------------------
+def _parse_tiktok(payload: dict[str, Any]) -> list[InboundEvent]:
+    """`im_receive_msg` (a person wrote to the business) and `im_send_msg` (the business wrote,
+    here or in TikTok's own inbox): `content` is a JSON string naming the conversation, the message
+    and both sides. Conversations are addressed by TikTok's `conversation_id`."""
+    kind = payload.get("event")
+    if kind not in ("im_receive_msg", "im_send_msg"):
+        return []
+    content = payload.get("content")
+    if isinstance(content, str):
+        content = json.loads(content)
+    if not isinstance(content, dict):
+        return []
+    account = str(payload.get("user_openid", ""))
+    conversation = str(content.get("conversation_id", ""))
+    message_id = str(content.get("message_id", ""))
+    text = (content.get("text") or {}).get("body") if isinstance(content.get("text"), dict) else None
+    stamp = content.get("timestamp")
+    at = _from_millis(stamp) if stamp else _from_seconds(payload.get("create_time"))
+    key = f"tiktok:msg:{message_id}"
+    if kind == "im_send_msg":
+        return [InboundEvent("tiktok", "echo", account, key, at, contact_id=conversation or None, text=text,
+                             platform_message_id=message_id)]
+    sender = content.get("from")
+    return [InboundEvent("tiktok", "message", account, key, at, contact_id=conversation or None,
+                         contact_handle=sender if isinstance(sender, str) and sender else None, text=text,
+                         platform_message_id=message_id)]
+
+
+# -- YouTube comment threads -------------------------------------------------------------------
+def _youtube_comment(channel: str, thread_id: str, video: Any, comment: dict[str, Any], *, top: bool) -> InboundEvent:
+    snippet = comment.get("snippet") or {}
+    comment_id = str(comment.get("id", ""))
+    author = str((snippet.get("authorChannelId") or {}).get("value", ""))
+    text = snippet.get("textOriginal") or snippet.get("textDisplay")
+    at = _iso(snippet.get("publishedAt"))
+    key = f"youtube:comment:{comment_id}"
+    if author == channel:  # the channel's own reply, through us or on YouTube
+        return InboundEvent("youtube", "echo", channel, key, at, contact_id=thread_id, text=text,
+                            platform_message_id=comment_id)
+    name = snippet.get("authorDisplayName")
+    # The thread is the conversation: its starter names it; a reply by someone else adds a message
+    # without renaming it.
+    return InboundEvent("youtube", "message", channel, key, at, contact_id=thread_id,
+                        contact_handle=name if top and isinstance(name, str) and name.startswith("@") else None,
+                        contact_name=name if top and isinstance(name, str) else None, text=text,
+                        platform_message_id=comment_id, media_id=str(video) if video else None,
+                        comment_id=comment_id, parent_comment_id=None if top else thread_id)
+
+
+def parse_youtube_threads(channel: str, page: dict[str, Any]) -> list[InboundEvent]:
+    """One page of `commentThreads.list?part=snippet,replies`: each thread's top-level comment and the
+    replies listed with it, oldest first within a thread."""
+    events = []
+    for thread in page.get("items") or []:
+        if not isinstance(thread, dict):
+            continue
+        thread_id = str(thread.get("id", ""))
+        snippet = thread.get("snippet") or {}
+        top = snippet.get("topLevelComment")
+        if isinstance(top, dict):
+            events.append(_youtube_comment(channel, thread_id, snippet.get("videoId"), top, top=True))
+        replies = [r for r in (thread.get("replies") or {}).get("comments") or [] if isinstance(r, dict)]
+        replies.sort(key=lambda reply: str((reply.get("snippet") or {}).get("publishedAt", "")))
+        events += [_youtube_comment(channel, thread_id, snippet.get("videoId"), reply, top=False) for reply in replies]
+    return events

@@ -78,6 +78,9 @@ class PlatformConfig:
     graph_version: str = "v23.0"
     linkedin_version: str = "202610"
     """LinkedIn's API version (YYYYMM): LinkedIn retires each about a year after its release."""
+    x_consumer_secret: str = ""
+    """X's app consumer secret (API secret key): answers the Account Activity CRC and checks
+    `x-twitter-webhooks-signature`."""
     telegram_secret_seed: bytes = b""
     """Derives each bot's webhook `secret_token` (see `telegram_secret`)."""
     timeout_seconds: float = 15.0
@@ -145,6 +148,7 @@ class PlatformConfig:
             instagram_app_secret=derive("instagram-app-secret"),
             meta_verify_token=derive("meta-verify-token"),
             telegram_secret_seed=derive("telegram-seed").encode(),
+            x_consumer_secret=derive("x-consumer-secret"),
             sandbox=True,
         )
 

@@ -2,8 +2,10 @@
 (`GET /v2/user/info/`) and Content Posting API (`POST /v2/post/publish/creator_info/query/`,
 `POST /v2/post/publish/video/init/` with `PULL_FROM_URL` from a domain verified for the app or else
 `FILE_UPLOAD` and chunked `PUT`s to its `upload_url`, `POST /v2/post/publish/status/fetch/`,
-`POST /v2/video/list/`). No DMs, no comment API, no delete API. Unaudited clients may only post
-`SELF_ONLY`."""
+`POST /v2/video/list/`), and Business Messaging on the Business API (`business-api.tiktok.com`:
+`GET /open_api/v1.3/business/get/`, `POST /open_api/v1.3/business/message/send/` to a
+`conversation_id`, the person having written first; its webhooks `im_receive_msg`/`im_send_msg`).
+No comment API, no delete API. Unaudited clients may only post `SELF_ONLY`."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ import httpx2
 from platforms._common import BaseAdapter, expires_at, merge_refreshed
 from platforms.base import (
     AccountContext,
+    Button,
     Capabilities,
     ConnectedIdentity,
     MediaItem,
+    OutsideMessagingWindow,
     PlatformFailure,
     PublishedPost,
     PublishPending,
@@ -25,9 +29,15 @@ from platforms.base import (
     RecentPost,
     Rejected,
     RetryLater,
+    SentMessage,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 
+BUSINESS_API = "https://business-api.tiktok.com"
+NOT_BUSINESS = "40002"  # the Business API's code for an account that is not a Business Account
+WINDOW_CLOSED = "40016"  # its code for a reply after the 48-hour window
+BUSINESS_RATE = {"40100", "50002"}
+BUSINESS_AUTH = {"40104", "40105", "40001"}
 SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish")
 AUTH_CODES = {"access_token_invalid", "scope_not_authorized", "invalid_grant", "token_expired"}
 
@@ -52,12 +62,27 @@ def tiktok_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
     return Rejected(message, code)
 
 
+def business_failure(code: Any, message: str, secrets: list[str]) -> PlatformFailure:
+    """A Business API answer whose `code` is not 0 (it answers HTTP 200 with the error in the body)."""
+    code, message = str(code), redact(message, secrets)
+    if code in BUSINESS_RATE:
+        return RetryLater(message, 60.0)
+    if code in BUSINESS_AUTH:
+        return ReauthRequired(message)
+    if code == WINDOW_CLOSED:
+        return OutsideMessagingWindow(message, code)
+    return Rejected(message, code)
+
+
 class TikTokAdapter(BaseAdapter):
     platform = "tiktok"
     classify = staticmethod(tiktok_classify)
     capabilities = Capabilities(
         post_text_limit=2200, post_media="required_video", publish=True, oauth=True, followers=True,
         post_listing=True, publish_settle_seconds=30.0,
+        # Business Messaging: a person writes first; the business answers within 48 hours of their
+        # last message, in text of at most 6,000 characters. Business Accounts only.
+        dm=True, dm_text_limit=6000, messaging_window_hours=48, inbound="webhook",
     )
     status_poll_seconds = 2.0
 
@@ -145,6 +170,53 @@ class TikTokAdapter(BaseAdapter):
         )
         return int(user.get("follower_count", 0))
 
+
+    # -- Business Messaging ----------------------------------------------------------------
+    def _business_base(self) -> str:
+        # The Business API has a host of its own in production; a configured base URL (the sandbox's)
+        # serves both.
+        return BUSINESS_API if self.endpoints.api == "https://open.tiktokapis.com" else self.endpoints.api
+
+    def _business(self, account: AccountContext, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        token = account.credentials.get("accessToken")
+        if not isinstance(token, str) or not token:
+            raise ReauthRequired("the account has no access token")
+        response = self._call(method, f"{self._business_base()}/open_api/v1.3{path}",
+                              headers={"Access-Token": token}, secrets=account.secrets(), **kwargs)
+        body = json_body(response)
+        if not isinstance(body, dict):
+            raise tiktok_classify(response, account.secrets())
+        code = body.get("code")
+        if code is None and "error" in body:
+            raise tiktok_classify(response, account.secrets())
+        if code not in (0, None):
+            raise business_failure(code, str(body.get("message") or "TikTok refused the request"), account.secrets())
+        return body.get("data") or {}
+
+    def business_messaging(self, account: AccountContext) -> bool:
+        """`GET /business/get/`: a personal account is not a Business Account (no messaging API)."""
+        try:
+            self._business(account, "GET", "/business/get/", params={
+                "business_id": account.platform_account_id, "fields": '["username","display_name"]'})
+        except Rejected as failure:
+            if failure.code == NOT_BUSINESS:
+                return False
+            raise
+        return True
+
+    def send_dm(
+        self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        """`POST /business/message/send/` to the conversation (`recipient`: its `conversation_id`).
+        TikTok messages have no buttons: the URL goes after the text."""
+
+        def plain(body_text: str) -> SentMessage:
+            payload = {"business_id": account.platform_account_id, "recipient_type": "CONVERSATION",
+                       "recipient": recipient, "message_type": "TEXT", "text": {"body": body_text}}
+            data = self._business(account, "POST", "/business/message/send/", json=payload)
+            return SentMessage(str((data.get("message") or {})["message_id"]), False, payload)
+
+        return self._with_button_fallback(text, button, lambda _button: plain(text), plain)
 
     # -- publishing ------------------------------------------------------------------------
     CHUNK = 10 * 1024 * 1024  # TikTok takes chunks of 5 to 64 MB; a file under 5 MB goes whole

@@ -1,7 +1,8 @@
 """X API v2 with OAuth 2.0 Authorization Code + PKCE (`x.com/i/oauth2/authorize`,
 `POST /2/oauth2/token` with HTTP Basic client authentication; refresh tokens rotate):
 `GET /2/users/me`, `POST /2/tweets` (posts and replies), `DELETE /2/tweets/:id`,
-`POST /2/dm_conversations/with/:participant_id/messages`, `POST /2/media/upload`
+`POST /2/dm_conversations/with/:participant_id/messages`, `GET /2/dm_events` (the inbox, polled
+where no Account Activity webhook is subscribed), `POST /2/media/upload`
 (images in one call; videos in chunks: INIT, APPEND, FINALIZE, then STATUS polls).
 
 The PKCE verifier is derived from the OAuth `state` (HMAC with the client secret), so the two legs
@@ -100,6 +101,7 @@ class XAdapter(BaseAdapter):
         delete_post=True,
         oauth=True,
         followers=True,
+        inbound="webhook_or_poll",
     )
     chunk_bytes = 4 * 1024 * 1024  # X takes APPEND chunks of at most 5 MB
     status_poll_seconds = 10.0  # the longest wait between two STATUS polls of a processing video
@@ -198,6 +200,20 @@ class XAdapter(BaseAdapter):
             return SentMessage(str(answer["data"]["dm_event_id"]), False, payload)
 
         return self._with_button_fallback(text, button, lambda _button: plain(text), plain)
+
+    def inbox_page(self, account: AccountContext, *, page_token: str | None) -> dict[str, Any]:
+        """`GET /2/dm_events`: the account's DM events of the last 30 days, newest first, with the
+        senders' users expanded; `pagination_token` is the previous page's `meta.next_token`."""
+        params = {
+            "event_types": "MessageCreate",
+            "dm_event.fields": "id,text,event_type,created_at,sender_id,dm_conversation_id",
+            "expansions": "sender_id",
+            "user.fields": "username,name",
+            "max_results": "100",
+        }
+        if page_token:
+            params["pagination_token"] = page_token
+        return self._api(account, "GET", "/2/dm_events", params=params)
 
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
         answer = self._api(

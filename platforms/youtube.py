@@ -3,7 +3,8 @@
 `videos.insert` as a resumable upload (`POST /upload/youtube/v3/videos?uploadType=resumable`, then
 `PUT` of the bytes read from the media URL; `status.publishAt` schedules it), `thumbnails.set` (a
 custom thumbnail, after the upload), `videos.delete`, `comments.insert` (a reply under a
-comment thread). Google returns no new refresh token on refresh: the stored one is kept."""
+comment thread: how a conversation's message is sent), `commentThreads.list` (the threads on the
+channel's videos, polled as conversations). Google returns no new refresh token on refresh: the stored one is kept."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import httpx2
 from platforms._common import BaseAdapter, expires_at, merge_refreshed
 from platforms.base import (
     AccountContext,
+    Button,
     Capabilities,
     ConnectedIdentity,
     GrantChoice,
@@ -25,6 +27,7 @@ from platforms.base import (
     ReauthRequired,
     Rejected,
     RetryLater,
+    SentMessage,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 
@@ -72,6 +75,12 @@ class YouTubeAdapter(BaseAdapter):
         delete_post=True,
         oauth=True,
         followers=True,
+        # A conversation is a comment thread under one of the channel's videos; a message sent to it
+        # is a reply in the thread (`comments.insert`), of at most 10,000 characters.
+        dm=True,
+        dm_text_limit=10000,
+        conversation_kind="comment_thread",
+        inbound="poll",
     )
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
@@ -199,6 +208,37 @@ class YouTubeAdapter(BaseAdapter):
             self._api(account, "POST", "/youtube/v3/comments", params={"part": "snippet"}, json=body)
         )
         return str((answer or {})["id"])
+
+    # -- conversations: comment threads --------------------------------------------------------
+    def send_dm(
+        self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None
+    ) -> SentMessage:
+        """A message in a comment thread (`recipient`: the thread's id) is a reply under it:
+        `comments.insert` with `snippet.parentId` (50 units of quota). Comments have no buttons: the
+        URL goes after the text."""
+
+        def reply(body_text: str) -> SentMessage:
+            body = {"snippet": {"parentId": recipient, "textOriginal": body_text}}
+            answer = json_body(
+                self._api(account, "POST", "/youtube/v3/comments", params={"part": "snippet"}, json=body)
+            )
+            return SentMessage(str((answer or {})["id"]), False, body)
+
+        return self._with_button_fallback(text, button, lambda _button: reply(text), reply)
+
+    def inbox_page(self, account: AccountContext, *, page_token: str | None) -> dict[str, Any]:
+        """`commentThreads.list` of every thread on the channel's videos, newest first, each with its
+        top-level comment and replies (1 unit of quota a page)."""
+        params = {
+            "part": "snippet,replies",
+            "allThreadsRelatedToChannelId": account.platform_account_id,
+            "order": "time",
+            "maxResults": "100",
+            "textFormat": "plainText",
+        }
+        if page_token:
+            params["pageToken"] = page_token
+        return json_body(self._api(account, "GET", "/youtube/v3/commentThreads", params=params)) or {}
 
     # -- publishing ------------------------------------------------------------------------
     def publish_step(

@@ -33,7 +33,7 @@ from service.automations import work as automation_work
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
 from service.engine import core as engine
-from service.inbox import conversations, outbound, pacer, profiles
+from service.inbox import conversations, outbound, pacer, polling, profiles
 from service.kit import health, signals
 from service.kit import settings as settings_module
 from service.kit.settings import Settings
@@ -100,6 +100,7 @@ def wire() -> None:
     engine.register(account_work.RENEWAL_WORK)
     engine.register(analytics_work.SNAPSHOT_WORK)
     engine.register(profiles.LOOKUP_WORK)
+    engine.register(polling.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
                         post_tasks.forget_expired_uploads])

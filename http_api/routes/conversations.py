@@ -53,7 +53,9 @@ _send = op("POST", "/conversations/{id}/messages", send, summary="Send a direct 
                        "platform allows, once, and `message.sent` or `message.failed` follows. The platform refused "
                        "→ 502 and the message stays with `status: failed` and the reason in `error`. A disconnected "
                        "account → 409. Instagram, Facebook and WhatsApp accept free-form messages only within 24 h "
-                       "of the contact's last message: outside it → 422 `outside_messaging_window`, before any call. "
+                       "of the contact's last message, TikTok (Business Messaging) within 48 h: outside it → 422 "
+                       "`outside_messaging_window`, before any call. On YouTube the message is a public reply in "
+                       "the conversation's comment thread (`comments.insert` with `parentId`). "
                        "Text over the platform's own limit → 422. `buttonLabel` with `buttonUrl` adds a link button "
                        "(rendered as in broadcasts); `mediaIds` attaches completed media where the platform takes "
                        "attachments in a DM (Telegram and WhatsApp: one image or video, the text as its caption, at "
@@ -70,7 +72,12 @@ OPERATIONS = [
     op("GET", "/conversations", list_, summary="List conversations, newest message first", tag="Inbox",
        operation_id="listConversations", query=ConversationQuery, answer=page_of(Conversation),
        description="Newest `lastMessageAt` first (a conversation without messages sorts by its creation). "
-                   "`platform` is upper case and one of the six listed; anything else → 422."),
+                   "`platform` is upper case and one of the six listed; anything else → 422. Each platform's "
+                   "conversations are its own: DM threads (Instagram, Facebook, WhatsApp, Telegram), X's DM "
+                   "events (by Account Activity webhook, else polled), TikTok Business Messaging (the person "
+                   "writes first), and on YouTube the comment threads on the channel's videos (polled; "
+                   "`externalConversationId` is the thread's id). Polled platforms are read every "
+                   "`SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account."),
     op("GET", "/conversations/{id}", get, summary="Get a conversation", tag="Inbox", operation_id="getConversation",
        answer=Conversation),
     op("GET", "/conversations/{id}/messages", messages, summary="A conversation's messages, oldest first",

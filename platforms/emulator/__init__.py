@@ -30,7 +30,11 @@ import httpx2
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
+from platforms.emulator import catalog
+from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import PlatformParts
 from platforms.emulator.deliveries import WebhookControls
 from platforms.emulator.facebook import FacebookEmulator
@@ -104,8 +108,12 @@ class Emulator(
         adopt = self.parts[platform].adopt
         return adopt(request, value) if adopt is not None else None
 
+    async def c_index(self, request: Request) -> Response:
+        """`GET /sandbox/`: every control with its body."""
+        return JSONResponse({"data": catalog.listing()})
+
     def app(self) -> Starlette:
-        routes = [*self.control_routes(), *self.webhook_control_routes()]
+        routes = [Route("/", self.c_index, methods=["GET"]), *self.control_routes(), *self.webhook_control_routes()]
         # A platform's own routes (its OAuth endpoints among them) before the Graph node and edge
         # patterns, which would match `/instagram/oauth/access_token` too.
         for parts in self.parts.values():

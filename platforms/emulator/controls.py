@@ -210,10 +210,16 @@ class Controls(EmulatorBase):
         async def run(platform: str, request: Request) -> Response:
             body = check(
                 await self._body(request),
-                {"username": (str, False), "name": (str, False), "followers": (int, False)},
+                {"username": (str, False), "name": (str, False), "followers": (int, False),
+                 "personal": (bool, False)},
             )
+            if body.get("personal") and platform != "tiktok":
+                raise ControlInvalid([{"field": "personal", "message": "only TikTok tells personal accounts apart"}])
             account = self.new_account(platform, body.get("username"), body.get("name"))
             account.followers = body.get("followers", 0)
+            if body.get("personal"):
+                account.extra["personal"] = True  # not a TikTok Business Account: no messaging API
+                account.extra["login_hint"] = account.username  # the consent page's `login_hint` picks it
             return JSONResponse(
                 {
                     "platform": platform,

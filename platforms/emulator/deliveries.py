@@ -17,10 +17,10 @@ from platforms.emulator.answer import JSONResponse
 from platforms.emulator.controls import Controls, check, timestamp
 from platforms.emulator.errors import ControlInvalid, control_error
 from platforms.emulator.state import Account, Comment, Contact, random_token
-from platforms.inbound import meta_signature
+from platforms.inbound import meta_signature, tiktok_signature, x_signature
 
 META_HOOKS = ("instagram", "facebook", "whatsapp")
-INBOUND_DM = ("instagram", "facebook", "whatsapp", "telegram")
+INBOUND_DM = ("instagram", "facebook", "whatsapp", "telegram", "x", "tiktok")
 COMMENT_HOOKS = ("instagram", "facebook")
 
 
@@ -59,6 +59,7 @@ class WebhookControls(Controls):
                 Route(f"/{platform}/echo", self.c_echo, methods=["POST"]),
                 Route(f"/{platform}/receipt", self.c_receipt, methods=["POST"]),
             ]
+        routes.append(Route("/x/account-activity", self.c_account_activity, methods=["POST"]))
         return routes
 
     # -- webhook delivery --------------------------------------------------------------------
@@ -131,6 +132,10 @@ class WebhookControls(Controls):
             account = await self._account(platform, body["accountId"])
         except LookupError:
             return self._unknown(body["accountId"])
+        if platform == "x":
+            return await self._x_inbound(account, sender, body["text"], times)
+        if platform == "tiktok":
+            return await self._tiktok_inbound(account, sender, body["text"], timestamp(body.get("timestamp")), times)
         at = timestamp(body.get("timestamp"))
         contact_id = str(sender["id"]).lstrip("+") if platform == "whatsapp" else str(sender["id"])
         with self.state.lock:
@@ -259,7 +264,7 @@ class WebhookControls(Controls):
                 "parentId": (str, False),
             },
         )
-        if platform not in COMMENT_HOOKS:
+        if platform not in (*COMMENT_HOOKS, "youtube"):
             raise ControlInvalid([{"field": "accountId", "message": f"{platform} sends no comment webhooks"}])
         sender = body["from"]
         if not sender.get("id"):
@@ -268,6 +273,8 @@ class WebhookControls(Controls):
             account = await self._account(platform, body["accountId"])
         except LookupError:
             return self._unknown(body["accountId"])
+        if platform == "youtube":
+            return self._youtube_comment(account, body)
         at = timestamp(body.get("timestamp"))
         comment_id = body.get("commentId") or (
             str(17850000000000000 + self.state.serial())
@@ -403,3 +410,94 @@ class WebhookControls(Controls):
                 "entry": [{"time": now * 1000, "id": account.id, "messaging": [event]}],
             }
         return await self._send_hook(platform, account, payload)
+
+    # -- X, TikTok and YouTube conversations ------------------------------------------------------
+    async def _x_inbound(self, account: Account, sender: dict[str, Any], text: str, times: int) -> Response:
+        """The contact's DM joins the account's DM events (`GET /2/dm_events` lists it); an account
+        subscribed to Account Activity also gets it by webhook, signed as X signs."""
+        contact_id = str(sender["id"])
+        if not contact_id.isdigit() or contact_id == account.id:
+            raise ControlInvalid([{"field": "from.id", "message": "must be another X user's numeric id"}])
+        user = {"id": contact_id, "username": sender.get("handle") or f"user{contact_id}",
+                "name": sender.get("name") or sender.get("handle") or contact_id}
+        event_id = str(1900000000000000000 + self.state.serial())
+        event = self.x_add_dm_event(account, event_id, contact_id, account.id, text, user)  # type: ignore[attr-defined]
+        if not account.extra.get("activity_subscribed"):
+            return JSONResponse({"delivered": False, "keptForPoll": True, "dmEventId": event_id})
+        payload = {
+            "for_user_id": account.id,
+            "direct_message_events": [{
+                "type": "message_create", "id": event_id, "created_timestamp": str(int(self.now() * 1000)),
+                "message_create": {"target": {"recipient_id": account.id}, "sender_id": contact_id,
+                                   "message_data": {"text": text, "entities": {"hashtags": [], "symbols": [],
+                                                                               "user_mentions": [], "urls": []}}},
+            }],
+            "users": {contact_id: {"id": contact_id, "name": user["name"], "screen_name": user["username"]}},
+        }
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        headers = {"x-twitter-webhooks-signature": x_signature(self.config.x_consumer_secret, body)}
+        status, error = await self.deliver(f"{self.config.hooks_base_url.rstrip('/')}/hooks/x", body, headers, times)
+        if error is not None:
+            return control_error(502, "hook_unreachable", f"The webhook could not be delivered ({error}).")
+        return JSONResponse({"delivered": status is not None and 200 <= status < 300, "hookStatus": status,
+                             "payload": payload, "dmEventId": event["id"]})
+
+    async def c_account_activity(self, request: Request) -> Response:
+        """`{accountId, subscribed}`: the app subscribes the X account to Account Activity (its DM
+        events come by webhook to `/hooks/x`), or unsubscribes it (they wait for the poll)."""
+
+        async def run(platform: str, request: Request) -> Response:
+            body = check(await self._body(request), {"accountId": (str, True), "subscribed": (bool, True)})
+            try:
+                account = await self._account(platform, body["accountId"])
+            except LookupError:
+                return self._unknown(body["accountId"])
+            account.extra["activity_subscribed"] = body["subscribed"]
+            return JSONResponse({"accountId": body["accountId"], "subscribed": body["subscribed"]})
+
+        return await self._guard(request, run)
+
+    async def _tiktok_inbound(self, account: Account, sender: dict[str, Any], text: str, at: float,
+                              times: int) -> Response:
+        """A person writes to the Business Account: the conversation opens (or its 48 hours start
+        again) and TikTok posts `im_receive_msg`, signed with the app's client secret."""
+        if account.extra.get("personal"):
+            return control_error(409, "not_business", "A personal TikTok account has no Business Messaging.")
+        contact_id = str(sender["id"])
+        conversations = account.extra.setdefault("tt_conversations", {})
+        conversation_id = next((cid for cid, c in conversations.items() if c["from_id"] == contact_id), None)
+        if conversation_id is None:
+            conversation_id = "tt_conv_" + random_token(20)
+        conversations[conversation_id] = {"from_id": contact_id, "last_inbound": at}
+        message_id = f"tt_msg_{self.state.serial()}_{random_token(10)}"
+        content = {
+            "conversation_id": conversation_id, "message_id": message_id, "timestamp": int(at * 1000),
+            "type": "text", "text": {"body": text}, "from": sender.get("handle") or contact_id,
+            "from_user": {"id": contact_id, "role": "personal_account"},
+            "to": account.username, "to_user": {"id": account.id, "role": "business_account"},
+        }
+        client = self.config.oauth_clients.get("tiktok")
+        payload = {"client_key": client.client_id if client else "", "event": "im_receive_msg",
+                   "create_time": int(at), "user_openid": account.id,
+                   "content": json.dumps(content, separators=(",", ":"))}
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        headers = {"TikTok-Signature": tiktok_signature(client.client_secret if client else "", body, int(time.time()))}
+        status, error = await self.deliver(f"{self.config.hooks_base_url.rstrip('/')}/hooks/tiktok", body, headers,
+                                           times)
+        if error is not None:
+            return control_error(502, "hook_unreachable", f"The webhook could not be delivered ({error}).")
+        return JSONResponse({"delivered": status is not None and 200 <= status < 300, "hookStatus": status,
+                             "payload": payload, "conversationId": conversation_id})
+
+    def _youtube_comment(self, account: Account, body: dict[str, Any]) -> Response:
+        """A viewer comments on one of the channel's videos (`parentId`: replies in that thread).
+        YouTube sends no webhook for comments: the comment waits for `commentThreads.list`."""
+        sender = body["from"]
+        comment = self.yt_add_comment(  # type: ignore[attr-defined]
+            account, video_id=body["mediaId"], author=str(sender["id"]), handle=sender.get("handle"),
+            text=body["text"], parent_id=body.get("parentId"), comment_id=body.get("commentId"))
+        if comment is None:
+            raise ControlInvalid([{"field": "parentId", "message": "is not a comment thread on the channel's videos"}])
+        thread_id = comment["snippet"].get("parentId") or comment["id"]
+        return JSONResponse({"delivered": False, "keptForPoll": True, "commentId": comment["id"],
+                             "threadId": thread_id})

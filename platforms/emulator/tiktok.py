@@ -35,6 +35,8 @@ class TikTokEmulator(OAuthServer):
             Route("/tiktok/v2/post/publish/status/fetch/", self.tt_status, methods=["POST"]),
             Route("/tiktok/upload/{publish_id}", self.tt_upload, methods=["PUT"]),
             Route("/tiktok/v2/video/list/", self.tt_videos, methods=["POST"]),
+            Route("/tiktok/open_api/v1.3/business/get/", self.tt_business, methods=["GET"]),
+            Route("/tiktok/open_api/v1.3/business/message/send/", self.tt_business_send, methods=["POST"]),
         ]
 
     def new_tiktok_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -249,3 +251,58 @@ class TikTokEmulator(OAuthServer):
             )
 
         return await self.api("tiktok", request, handle)
+
+    # -- Business Messaging (the Business API: `Access-Token` header, errors as `code` in a 200) -----
+    @staticmethod
+    def tt_business_answer(code: int, message: str, data: dict[str, Any] | None = None) -> JSONResponse:
+        return JSONResponse({"code": code, "message": message, "request_id": random_token(24), "data": data or {}})
+
+    def tt_business_refusal(self, account: Account, business_id: Any) -> JSONResponse | None:
+        if business_id != account.id:
+            return self.tt_business_answer(40002, "business_id does not match the access token's account.")
+        if account.extra.get("personal"):
+            return self.tt_business_answer(40002, "The account is not a TikTok Business Account.")
+        return None
+
+    async def tt_business(self, request: Request) -> Response:
+        """`GET /business/get/?business_id=`: the Business Account's profile (a personal account: 40002)."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self.tt_business_refusal(account, call.query.get("business_id"))
+            if refused is not None:
+                return refused
+            profile = {"username": account.username, "display_name": account.display_name}
+            return self.tt_business_answer(0, "OK", profile)
+
+        return await self.api("tiktok", request, handle, token_value=request.headers.get("access-token") or "")
+
+    async def tt_business_send(self, request: Request) -> Response:
+        """`POST /business/message/send/`: text to a conversation a person opened by writing first,
+        within 48 hours of their last message; `text.body` of 1 to 6,000 characters."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            body = call.body_json()
+            if not isinstance(body, dict):
+                return self.tt_business_answer(40002, "The request body must be a JSON object.")
+            refused = self.tt_business_refusal(account, body.get("business_id"))
+            if refused is not None:
+                return refused
+            if body.get("recipient_type") != "CONVERSATION" or body.get("message_type") != "TEXT":
+                return self.tt_business_answer(40002, "recipient_type must be CONVERSATION and message_type TEXT.")
+            text = (body.get("text") or {}).get("body") if isinstance(body.get("text"), dict) else None
+            if not isinstance(text, str) or not 1 <= len(text) <= 6000:
+                return self.tt_business_answer(40002, "text.body must be 1 to 6000 characters.")
+            conversation = account.extra.get("tt_conversations", {}).get(str(body.get("recipient")))
+            if conversation is None:
+                return self.tt_business_answer(40010, "The conversation does not exist: the user must write first.")
+            if self.now() - conversation["last_inbound"] >= 48 * 3600:
+                return self.tt_business_answer(40016, "The 48-hour reply window of this conversation has closed.")
+            message_id = f"tt_msg_{self.state.serial()}_{random_token(10)}"
+            self.record(call, "dm", str(body["recipient"]), text, message_id)
+            return self.tt_business_answer(0, "OK", {"message": {"message_id": message_id}})
+
+        return await self.api("tiktok", request, handle, token_value=request.headers.get("access-token") or "")

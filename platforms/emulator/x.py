@@ -12,10 +12,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from platforms.emulator.answer import JSONResponse
-from platforms.emulator.core import Call, PlatformParts
+from platforms.emulator.core import Call, PlatformParts, iso_ms
 from platforms.emulator.errors import oauth_error, x_error
 from platforms.emulator.oauth import OAuthServer
-from platforms.emulator.state import Account
+from platforms.emulator.state import Account, random_token
 from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
 
 X_VIDEO_TYPES = ("video/mp4", "video/quicktime", "video/webm")
@@ -43,6 +43,7 @@ class XEmulator(OAuthServer):
             Route("/x/2/tweets/{id}", self.x_delete, methods=["DELETE"]),
             Route("/x/2/users/{id}/tweets", self.x_timeline, methods=["GET"]),
             Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
+            Route("/x/2/dm_events", self.x_dm_events, methods=["GET"]),
             Route("/x/2/media/upload", self.x_media, methods=["GET", "POST"]),
         ]
 
@@ -226,6 +227,8 @@ class XEmulator(OAuthServer):
             low, high = sorted((int(account.id), int(participant)))
             event_id = str(1900000000000000000 + self.state.serial())
             self.record(call, "dm", participant, text, event_id)
+            # X lists the account's own messages among its DM events too.
+            self.x_add_dm_event(account, event_id, account.id, participant, text)
             return JSONResponse(
                 {"data": {"dm_conversation_id": f"{low}-{high}", "dm_event_id": event_id}}, status_code=201
             )
@@ -319,3 +322,61 @@ class XEmulator(OAuthServer):
         if upload["state"] == "succeeded":
             return {"state": "succeeded", "progress_percent": 100}
         return {"state": "in_progress" if status else "pending", "check_after_secs": 1, "progress_percent": 0}
+
+    # -- DM events: the inbox ------------------------------------------------------------------
+    def x_add_dm_event(self, account: Account, event_id: str, sender: str, other: str, text: str,
+                       user: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Keep a DM event in the account's list (newest last), as `GET /2/dm_events` shows it."""
+        low, high = sorted((int(account.id), int(other) if other.isdigit() else 0))
+        event = {"id": event_id, "event_type": "MessageCreate", "text": text, "sender_id": sender,
+                 "dm_conversation_id": f"{low}-{high}", "created_at": iso_ms(self.now())}
+        account.extra.setdefault("dm_events", []).append(event)
+        if user is not None:
+            account.extra.setdefault("dm_users", {})[user["id"]] = user
+        self.state.touch(account)
+        return event
+
+    async def x_dm_events(self, request: Request) -> Response:
+        """`GET /2/dm_events`: the user's DM events of the last 30 days, newest first, `max_results`
+        (1..100, default 100) a page; `meta.next_token` leads to the next page, given back as
+        `pagination_token` (any other token is refused). `expansions=sender_id` adds the senders
+        under `includes.users`."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            query = call.query
+            size = query.get("max_results", "100")
+            if not size.isdigit() or not 1 <= int(size) <= 100:
+                return x_invalid("The `max_results` query parameter value is not between 1 and 100.")
+            if query.get("event_types") not in (None, "MessageCreate", "ParticipantsJoin", "ParticipantsLeave"):
+                return x_invalid("The `event_types` query parameter value is not one of the allowed values.")
+            month_ago = iso_ms(self.now() - 30 * 86400)
+            events = [e for e in reversed(account.extra.get("dm_events", [])) if e["created_at"] >= month_ago]
+            start = 0
+            token = query.get("pagination_token")
+            if token is not None:
+                offset = account.extra.get("dm_tokens", {}).get(token)
+                if offset is None:
+                    return x_invalid("The `pagination_token` query parameter value is not valid.")
+                start = int(offset)
+            page = events[start:start + int(size)]
+            fields = set(query.get("dm_event.fields", "").split(","))
+            keep = {"id", "event_type", "text"} | fields
+            data = [{k: v for k, v in event.items() if k in keep} for event in page]
+            meta: dict[str, Any] = {"result_count": len(data)}
+            if start + int(size) < len(events):
+                next_token = random_token(16)
+                account.extra.setdefault("dm_tokens", {})[next_token] = start + int(size)
+                meta["next_token"] = next_token
+            body: dict[str, Any] = {"data": data, "meta": meta} if data else {"meta": meta}
+            if "sender_id" in query.get("expansions", "") and data:
+                users = account.extra.get("dm_users", {})
+                senders = {event["sender_id"] for event in page}
+                known = [users[s] for s in sorted(senders) if s in users]
+                if account.id in senders:
+                    known.append({"id": account.id, "name": account.display_name, "username": account.username})
+                body["includes"] = {"users": known}
+            return JSONResponse(body)
+
+        return await self.api("x", request, handle)

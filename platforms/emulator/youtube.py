@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from platforms.emulator.answer import JSONResponse
-from platforms.emulator.core import Call, PlatformParts
+from platforms.emulator.core import Call, PlatformParts, iso_z
 from platforms.emulator.errors import google_error, oauth_error
 from platforms.emulator.oauth import OAuthServer
 from platforms.emulator.state import Account, random_token
@@ -31,6 +31,7 @@ class YouTubeEmulator(OAuthServer):
             Route("/youtube/youtube/v3/videos", self.yt_delete, methods=["DELETE"]),
             Route("/youtube/upload/youtube/v3/thumbnails/set", self.yt_thumbnail, methods=["POST"]),
             Route("/youtube/youtube/v3/comments", self.yt_comment, methods=["POST"]),
+            Route("/youtube/youtube/v3/commentThreads", self.yt_threads, methods=["GET"]),
         ]
 
     def new_youtube_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -266,6 +267,10 @@ class YouTubeEmulator(OAuthServer):
 
     async def yt_comment(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if "snippet" not in call.query.get("part", "").split(","):
+                return google_error(400, "missingRequiredParameter", "No part parameter given: expected snippet.")
             snippet = call.body_json().get("snippet") or {}
             parent, text = snippet.get("parentId"), snippet.get("textOriginal")
             if not parent or not isinstance(text, str) or not text:
@@ -275,10 +280,116 @@ class YouTubeEmulator(OAuthServer):
                     "The request metadata is invalid.",
                     domain="youtube.comment",
                 )
+            if len(text) > 10000:
+                return google_error(400, "commentTextTooLong", "The comment is longer than 10,000 characters.",
+                                    domain="youtube.comment")
             comment_id = f"{parent}.{random_token(22)}"
-            self.record(call, "public_reply", parent, text, comment_id)
+            thread = self.yt_thread(account, str(parent))
+            if thread is not None:
+                # A reply in a thread on the channel's videos: a conversation's message.
+                thread["replies"].append(self.yt_comment_resource(
+                    comment_id, account.id, account.username, account.id, text, thread["videoId"], str(parent)))
+                self.state.touch(account)
+                self.record(call, "comment_reply", parent, text, comment_id)
+            else:
+                self.record(call, "public_reply", parent, text, comment_id)
             return JSONResponse(
                 {"kind": "youtube#comment", "id": comment_id, "snippet": {**snippet, "textDisplay": text}}
             )
+
+        return await self.api("youtube", request, handle)
+
+    # -- comment threads: conversations ------------------------------------------------------------
+    def yt_thread(self, account: Account, thread_id: str) -> dict[str, Any] | None:
+        return next((t for t in account.extra.get("threads", []) if t["id"] == thread_id), None)
+
+    def yt_comment_resource(self, comment_id: str, author_channel: str, author_name: str | None, channel: str,
+                            text: str, video_id: str, parent_id: str | None) -> dict[str, Any]:
+        at = iso_z(self.now())
+        snippet: dict[str, Any] = {
+            "channelId": channel, "videoId": video_id, "textDisplay": text, "textOriginal": text,
+            "authorDisplayName": author_name or author_channel, "authorChannelId": {"value": author_channel},
+            "canRate": True, "viewerRating": "none", "likeCount": 0, "publishedAt": at, "updatedAt": at,
+        }
+        if parent_id:
+            snippet["parentId"] = parent_id
+        return {"kind": "youtube#comment", "etag": random_token(12), "id": comment_id, "snippet": snippet}
+
+    def yt_add_comment(self, account: Account, *, video_id: str, author: str, handle: str | None, text: str,
+                       parent_id: str | None, comment_id: str | None) -> dict[str, Any] | None:
+        """A viewer's comment: a new thread on the video, or (`parent_id`) a reply in a thread; None
+        when that thread is not on the channel's videos."""
+        threads = account.extra.setdefault("threads", [])
+        if parent_id:
+            thread = self.yt_thread(account, parent_id)
+            if thread is None:
+                return None
+            reply = self.yt_comment_resource(comment_id or f"{parent_id}.{random_token(22)}", author, handle,
+                                             account.id, text, thread["videoId"], parent_id)
+            thread["replies"].append(reply)
+            self.state.touch(account)
+            return reply
+        thread_id = comment_id or "Ug" + random_token(24)
+        top = self.yt_comment_resource(thread_id, author, handle, account.id, text, video_id, None)
+        threads.append({"id": thread_id, "videoId": video_id, "top": top, "replies": []})
+        self.state.touch(account)
+        return top
+
+    async def yt_threads(self, request: Request) -> Response:
+        """`commentThreads.list`: `part` (id, snippet, replies) and exactly one filter
+        (`allThreadsRelatedToChannelId` of the caller's own channel here, `videoId` or `id`);
+        newest thread first (`order=time`, by the top-level comment); `maxResults` 1..100 (default
+        20); `nextPageToken` leads on, given back as `pageToken` (any other token is refused)."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            query = call.query
+            parts = set(query.get("part", "").split(",")) - {""}
+            if not parts or not parts <= {"id", "snippet", "replies"}:
+                return google_error(400, "invalidPart", "The part parameter is missing or names an unknown part.")
+            filters = [name for name in ("allThreadsRelatedToChannelId", "videoId", "id") if query.get(name)]
+            if len(filters) != 1:
+                return google_error(400, "incompatibleParameters",
+                                    "Specify exactly one of allThreadsRelatedToChannelId, videoId and id.")
+            if query.get("allThreadsRelatedToChannelId") not in (None, account.id):
+                return google_error(403, "forbidden", "The comment threads of that channel cannot be listed.",
+                                    domain="youtube.commentThread")
+            if query.get("order", "time") not in ("time", "relevance"):
+                return google_error(400, "invalidValue", "The order parameter value is not supported.")
+            size = query.get("maxResults", "20")
+            if not size.isdigit() or not 1 <= int(size) <= 100:
+                return google_error(400, "invalidValue", "maxResults must be between 1 and 100.")
+            threads = list(reversed(account.extra.get("threads", [])))
+            if query.get("videoId"):
+                threads = [t for t in threads if t["videoId"] == query["videoId"]]
+            if query.get("id"):
+                wanted = set(query["id"].split(","))
+                threads = [t for t in threads if t["id"] in wanted]
+            start = 0
+            if query.get("pageToken"):
+                offset = account.extra.get("thread_tokens", {}).get(query["pageToken"])
+                if offset is None:
+                    return google_error(400, "invalidPageToken", "The pageToken parameter value is invalid.")
+                start = int(offset)
+            page = threads[start:start + int(size)]
+            items = []
+            for thread in page:
+                item: dict[str, Any] = {"kind": "youtube#commentThread", "etag": random_token(12), "id": thread["id"]}
+                if "snippet" in parts:
+                    item["snippet"] = {"channelId": account.id, "videoId": thread["videoId"],
+                                       "topLevelComment": thread["top"], "canReply": True,
+                                       "totalReplyCount": len(thread["replies"]), "isPublic": True}
+                if "replies" in parts and thread["replies"]:
+                    item["replies"] = {"comments": list(reversed(thread["replies"]))}
+                items.append(item)
+            body: dict[str, Any] = {"kind": "youtube#commentThreadListResponse", "etag": random_token(12),
+                                    "pageInfo": {"totalResults": len(items), "resultsPerPage": int(size)},
+                                    "items": items}
+            if start + int(size) < len(threads):
+                token = random_token(20)
+                account.extra.setdefault("thread_tokens", {})[token] = start + int(size)
+                body["nextPageToken"] = token
+            return JSONResponse(body)
 
         return await self.api("youtube", request, handle)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, computed_field
 
 from service.accounts import adapters
+from service.inbox.polls import POLLED_OR_CHECKED, inbox_state
 from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 
 PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
@@ -45,10 +46,22 @@ class Account(Record):
     created_at: Instant
     updated_at: Instant
 
-    @computed_field(description="What the platform allows: limits, media, buttons, window, pace.")  # type: ignore[prop-decorator]
+    @computed_field(description=(  # type: ignore[prop-decorator]
+        "What the platform allows: limits, media, buttons, window, pace; `conversationKind` (`direct`, or "
+        "`comment_thread` on YouTube) and `inbound` (`webhook`, `poll`, `webhook_or_poll`). On X, TikTok and "
+        "YouTube also `inbox`: how messages arrive now (`arrivesBy`), `lastPolledAt`, TikTok's "
+        "`businessAccount` (false: a personal account, `dm` false) and YouTube's `quota` of the day "
+        "(`accountUnitsToday`, `projectUnitsToday`, `dailyLimit`, `pollBudget`)."))
     @property
     def capabilities(self) -> dict[str, Any]:
-        return adapters.capabilities(self.platform)
+        found = adapters.capabilities(self.platform)
+        if self.platform in POLLED_OR_CHECKED:
+            # Where the account's inbox stands: how messages arrive now, its last poll, YouTube's
+            # quota spend of the day, whether a TikTok account may use Business Messaging.
+            found["inbox"] = inbox_state(self.id, self.platform)
+            if found["inbox"].get("businessAccount") is False:
+                found["dm"] = False
+        return found
 
 
 class AccountDeleted(Record):

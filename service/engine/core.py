@@ -75,6 +75,9 @@ class Kind:
     # giving the rows (column dicts with their `id`) that are due now; `arm` makes them ready.
     idle: str | None = None
     arm: Callable[[], list[dict[str, Any]]] | None = None
+    # An idle row is armed only once its own `next_attempt_at` has come (a recurring chore that
+    # sets when it is next due as it settles): two sweepers that both found it due arm it once.
+    arm_when_due: bool = False
 
     @cached_property
     def _ready_sql(self) -> str:
@@ -312,18 +315,23 @@ def arm(kind: Kind, rows: list[dict[str, Any]]) -> list[str]:
     assert kind.idle is not None
     moment = clock.now()
     armed: list[str] = []
-    for row in sorted(rows, key=lambda item: item["id"]):  # in id order: two armers wait, never deadlock
-        values = {**row, "status": kind.ready[0], "attempts": 0, "next_attempt_at": moment, "created_at": moment,
-                  "updated_at": moment}
-        names = ", ".join(values)
-        marks = ", ".join("?" * len(values))
-        found = db.execute_sql(
-            _sql(f"INSERT INTO {kind.table} ({names}) VALUES ({marks}) ON CONFLICT (id) DO UPDATE SET "  # noqa: S608
-                 "status = ?, attempts = 0, next_attempt_at = ?, nudged_at = NULL, updated_at = ? "
-                 f"WHERE {kind.table}.status = ? AND {kind.table}.claim_token IS NULL RETURNING id"),
-            (*values.values(), kind.ready[0], moment, moment, kind.idle),
-        ).fetchall()
-        armed += [item[0] for item in found]
+    when_due = (f" AND ({kind.table}.next_attempt_at IS NULL OR {kind.table}.next_attempt_at <= ?)"
+                if kind.arm_when_due else "")
+    ordered = sorted(rows, key=lambda item: item["id"])  # in id order: two armers wait, never deadlock
+    if not ordered:
+        return armed
+    names = [*ordered[0], "status", "attempts", "next_attempt_at", "created_at", "updated_at"]
+    values: list[Any] = []
+    for row in ordered:  # one statement for them all: a round trip per row costs more than the rows
+        values += [*(row[name] for name in ordered[0]), kind.ready[0], 0, moment, moment, moment]
+    marks = ", ".join(["(" + ", ".join("?" * len(names)) + ")"] * len(ordered))
+    found = db.execute_sql(
+        _sql(f"INSERT INTO {kind.table} ({', '.join(names)}) VALUES {marks} ON CONFLICT (id) DO UPDATE SET "  # noqa: S608
+             "status = ?, attempts = 0, next_attempt_at = ?, nudged_at = NULL, updated_at = ? "
+             f"WHERE {kind.table}.status = ? AND {kind.table}.claim_token IS NULL{when_due} RETURNING id"),
+        (*values, kind.ready[0], moment, moment, kind.idle, *((moment,) if kind.arm_when_due else ())),
+    ).fetchall()
+    armed += [item[0] for item in found]
     return armed
 
 

@@ -360,6 +360,8 @@ def reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
     )
     if known:
         return
+    if _ours_in_flight(account.id, event) is not None:
+        return
     conversation, created = _find_or_create(
         account, external_id=event.contact_id, handle=None, name=None, from_contact=True
     )
@@ -374,6 +376,20 @@ def reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
         _announce_started(Conversation.get_by_id(conversation.id), "inbound")
     events.emit(workspace_id=account.workspace_id, type="message.sent",
                 data=MessageRecord.model_validate(message).dump())
+
+
+def _ours_in_flight(account_id: str, event: InboundEvent) -> Message | None:
+    """A message of ours the platform lists before our send's answer was recorded (X's DM events and
+    YouTube's threads, read by polling, carry no app id): the same text, sent by us without an id yet."""
+    return (
+        Message.select(Message.id, Message.status)
+        .join(Conversation)
+        .where(Conversation.account == account_id, Conversation.external_conversation_id == event.contact_id,
+               Message.direction == "outbound", Message.status.in_(("pending", "sending", "unknown")),
+               Message.platform_message_id.is_null(), Message.text == event.text)
+        .order_by(Message.created_at)
+        .first()
+    )
 
 
 # A receipt moves a message forward only: from the statuses listed to the receipt's status.

@@ -17,6 +17,7 @@ from typing import Any
 from platforms import inbound as platform_inbound
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
+from service.inbox import polls
 from service.kit import clock, ids, signals
 from service.kit.errors import BadRequest, Forbidden
 from storage.models import Account, InboundRecord
@@ -31,12 +32,21 @@ def verify_challenge(params: Mapping[str, str]) -> str:
     return challenge
 
 
+def x_crc(params: Mapping[str, str]) -> dict[str, str]:
+    """X's challenge-response check of `/hooks/x`: the `response_token`, or 403."""
+    answer = platform_inbound.x_crc_response(params, adapters.config().x_consumer_secret)
+    if answer is None:
+        raise Forbidden("No crc_token, or no X consumer secret is configured.")
+    return answer
+
+
 def verify(platform: str, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> None:
     config = adapters.config()
     if not platform_inbound.verify_signature(
         platform, headers, raw_body, app_secret=config.meta_app_secret,
         instagram_app_secret=config.instagram_app_secret,
-        telegram_secret_for=config.telegram_secret, query=query,
+        telegram_secret_for=config.telegram_secret, query=query, x_consumer_secret=config.x_consumer_secret,
+        tiktok_client_secret=config.oauth_clients["tiktok"].client_secret if "tiktok" in config.oauth_clients else "",
     ):
         raise Forbidden("The webhook signature is missing or wrong.")
 
@@ -59,6 +69,7 @@ def receive(platform: str, payload: Any, query: Mapping[str, str]) -> int:
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BadRequest("The webhook payload could not be read.") from None
     stored = 0
+    heard: set[str] = set()
     for event in events:
         accounts = Account.select().where(
             Account.platform == platform,
@@ -66,20 +77,33 @@ def receive(platform: str, payload: Any, query: Mapping[str, str]) -> int:
             Account.status == "connected",
         )
         for account in accounts:
-            inserted = list(
-                InboundRecord.insert(
-                    id=ids.new_id("inb"), account=account.id, platform=platform, kind=event.kind,
-                    dedupe_key=event.dedupe_key[:255], event=_jsonable(event), received_at=clock.now(),
-                )
-                .on_conflict_ignore()
-                .returning(InboundRecord.id)
-                .execute()
+            heard.add(account.id)
+            stored += store_events(account, [event])
+    if platform == "x" and heard:
+        # X's DM events come by this webhook now: its poll rests while it keeps coming (`polling`).
+        polls.webhook_heard(sorted(heard))
+    return stored
+
+
+def store_events(account: Account, events: list[InboundEvent]) -> int:
+    """Store each event once for the account (a webhook's, or a poll's page) and run the handlers
+    of the new ones; how many were new. Call inside a write transaction."""
+    stored = 0
+    for event in events:
+        inserted = list(
+            InboundRecord.insert(
+                id=ids.new_id("inb"), account=account.id, platform=account.platform, kind=event.kind,
+                dedupe_key=event.dedupe_key[:255], event=_jsonable(event), received_at=clock.now(),
             )
-            if not inserted:  # delivered before: already handled
-                continue
-            stored += 1
-            signals.platform_event.send(account, event)  # each receiver in a savepoint of its own
-            InboundRecord.update(processed_at=clock.now()).where(
-                InboundRecord.account == account.id, InboundRecord.dedupe_key == event.dedupe_key[:255]
-            ).execute()
+            .on_conflict_ignore()
+            .returning(InboundRecord.id)
+            .execute()
+        )
+        if not inserted:  # delivered (or read) before: already handled
+            continue
+        stored += 1
+        signals.platform_event.send(account, event)  # each receiver in a savepoint of its own
+        InboundRecord.update(processed_at=clock.now()).where(
+            InboundRecord.account == account.id, InboundRecord.dedupe_key == event.dedupe_key[:255]
+        ).execute()
     return stored

@@ -44,7 +44,8 @@ class StartConversation(Body):
     contact_name: Annotated[str, Field(max_length=255)] | None = None
     external_conversation_id: Text255 = Field(LEFT_OUT, description=(
         "The platform's id of the contact's thread, what DMs are addressed to: the scoped user id "
-        "(Instagram, Facebook), the chat id (Telegram), the wa_id (WhatsApp)."))
+        "(Instagram, Facebook), the chat id (Telegram), the wa_id (WhatsApp), the user id (X), the "
+        "`conversation_id` (TikTok), the comment thread's id (YouTube)."))
 
 
 class Template(Body):

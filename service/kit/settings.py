@@ -94,6 +94,13 @@ class Settings:
     meta_verify_token: str = ""
     tiktok_audited: bool = False
     tiktok_verified_domains: tuple[str, ...] = ()
+    # Inboxes read by polling (YouTube's comment threads, X's DM events without a webhook): how often
+    # each account is read, and YouTube's daily quota per project (a poll costs 1 unit; polls stop
+    # at `youtube_poll_share` of it, leaving the rest to uploads and replies).
+    inbox_poll_seconds: float = 60.0
+    youtube_daily_quota: int = 10_000
+    youtube_poll_share: float = 0.8
+    x_consumer_secret: str = ""
 
     @property
     def sandbox_base_url(self) -> str:
@@ -155,6 +162,10 @@ class Settings:
             tiktok_verified_domains=tuple(
                 d.strip().lower() for d in (env.get("SWITCHBOARD_TIKTOK_VERIFIED_DOMAINS") or "").split(",")
                 if d.strip()),
+            inbox_poll_seconds=float(env.get("SWITCHBOARD_INBOX_POLL_SECONDS") or 60),
+            youtube_daily_quota=int(env.get("SWITCHBOARD_YOUTUBE_DAILY_QUOTA") or 10_000),
+            youtube_poll_share=float(env.get("SWITCHBOARD_YOUTUBE_POLL_SHARE") or 0.8),
+            x_consumer_secret=env.get("SWITCHBOARD_X_CONSUMER_SECRET") or "",
         )
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
 

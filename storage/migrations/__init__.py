@@ -41,6 +41,7 @@ from storage.migrations import (
     m0019_message_media,
     m0020_broadcast_template,
     m0021_connect_choices_contacts,
+    m0022_inbox_polls,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -67,6 +68,7 @@ MIGRATIONS: list[Migration] = [
     (19, "message attachments", m0019_message_media.apply),
     (20, "broadcast template", m0020_broadcast_template.apply),
     (21, "connect choices and contact profiles", m0021_connect_choices_contacts.apply),
+    (22, "inbox polls and platform quotas", m0022_inbox_polls.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

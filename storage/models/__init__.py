@@ -23,7 +23,15 @@ from storage.models.identity import (
     User,
     Workspace,
 )
-from storage.models.inbox import ContactLookup, Conversation, ConversationCount, Message, PaceSlot
+from storage.models.inbox import (
+    ContactLookup,
+    Conversation,
+    ConversationCount,
+    InboxPoll,
+    Message,
+    PaceSlot,
+    PlatformQuota,
+)
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
 from storage.models.posts import Media, Post, PostDeletion, PostingQueue, PostTarget
 from storage.models.sequences import Enrollment, Sequence
@@ -71,6 +79,8 @@ ALL_MODELS: list[type[BaseModel]] = [
     PostingQueue,
     ConnectSelection,
     ContactLookup,
+    InboxPoll,
+    PlatformQuota,
 ]
 
 __all__ = [
@@ -95,6 +105,7 @@ __all__ = [
     "FollowerSnapshot",
     "IdempotencyRecord",
     "InboundRecord",
+    "InboxPoll",
     "JSONField",
     "Media",
     "Membership",
@@ -104,6 +115,7 @@ __all__ = [
     "OAuthGrant",
     "OAuthToken",
     "PaceSlot",
+    "PlatformQuota",
     "Post",
     "PostDeletion",
     "PostTarget",

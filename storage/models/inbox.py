@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from peewee import CharField, DateTimeField, FloatField, ForeignKeyField, IntegerField, TextField
+from peewee import (
+    BooleanField,
+    CharField,
+    CompositeKey,
+    DateTimeField,
+    FloatField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
 
 from service.kit.clock import now
 from storage.models.accounts import Account
@@ -113,3 +122,32 @@ class ContactLookup(WorkModel):
 
     class Meta:
         indexes = ((("status", "next_attempt_at"), False),)  # the sweeper's due rows
+class InboxPoll(BaseModel):
+    """Where an account's inbox stands on a platform read by polling (YouTube's comment threads, X's
+    DM events without a webhook) or checked once (whether a TikTok account may use Business
+    Messaging). Its `cursor` moves in the transaction that stores the messages it covers, so a
+    worker that dies mid-poll leaves it where it was and the next poll reads the same items again
+    (stored once: inbound records are unique per platform message id)."""
+
+    account = ForeignKeyField(Account, on_delete="CASCADE", primary_key=True)
+    account_id: str  # the foreign key column, for type checkers
+    platform = CharField(max_length=16)
+    cursor = TextField(null=True)  # the platform's newest-seen position (an id, or an instant)
+    polled_at = DateTimeField(null=True)  # the last poll that committed
+    webhook_at = DateTimeField(null=True)  # the last signed webhook heard for the account (X)
+    business = BooleanField(null=True)  # TikTok: a Business Account (None: not asked yet)
+    quota_day = CharField(max_length=10, null=True)  # YouTube: the quota day (Pacific time) of `quota_units`
+    quota_units = IntegerField(default=0)  # units this account's polls spent that day
+    updated_at = DateTimeField(default=now)
+
+
+class PlatformQuota(BaseModel):
+    """Units of a platform's per-project daily quota spent on one day (YouTube: 10,000 a day by
+    default, reset at midnight Pacific time), counted before each call so polls stop short of it."""
+
+    platform = CharField(max_length=16)
+    day = CharField(max_length=10)
+    units = IntegerField(default=0)
+
+    class Meta:
+        primary_key = CompositeKey("platform", "day")

@@ -277,7 +277,8 @@ def test_facebook_private_and_public_reply(sandbox):
 
 
 def test_platforms_without_dms_say_unsupported(sandbox):
-    for platform in ("tiktok", "youtube", "linkedin", "meta_ads"):
+    # TikTok (Business Messaging) and YouTube (comment threads) have conversations of their own.
+    for platform in ("linkedin", "meta_ads"):
         acc = sandbox.account(platform)
         assert sandbox.adapters[platform].capabilities.dm is False
         with pytest.raises(Unsupported):

@@ -91,3 +91,16 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 30
                 return
         time.sleep(0.05)
     raise RuntimeError("switchboard did not become healthy")
+
+
+@contextlib.contextmanager
+def api_without_worker(settings: Settings) -> Iterator[httpx2.Client]:
+    """The API (and the emulator) in this process with no worker, on the settings' port: the work
+    is left to the test's worker processes, or to the test itself."""
+    from switchboard.app import create_app
+    from tests.support.live_server import live_server
+
+    port = int(settings.base_url.rsplit(":", 1)[1])
+    with live_server(create_app(settings, worker=False), port=port) as url, \
+            httpx2.Client(base_url=url, timeout=30) as http:
+        yield http

@@ -1,0 +1,62 @@
+"""The inbox poll as a kind of the engine: however many workers sweep and take tasks at once, an
+account is read once per interval (the chore is armed when its own time has come, and claimed by
+one worker)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx2
+import pytest
+
+from service.engine import core as engine
+from service.inbox import polling
+from service.kit import clock
+from service.kit.settings import Settings
+from storage.db import connection, db
+from storage.models import InboxPoll
+from tests.support.processes import api_without_worker
+from tests.support.sandbox import connect_account
+
+
+@pytest.fixture
+def api_only(service: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[httpx2.Client]:
+    """The API and the emulator, no worker; nothing is enqueued: the test drives each step."""
+    with api_without_worker(service) as http:
+        monkeypatch.setattr(engine, "_nudger", None)
+        yield http
+
+
+def _sweep() -> list[str]:
+    with connection(), db.atomic():
+        return engine.sweep(polling.POLL_WORK).nudged
+
+
+def _units(account_id: str) -> int:
+    with connection():
+        row = InboxPoll.get_or_none(InboxPoll.account == account_id)
+        return row.quota_units if row is not None else 0
+
+
+def test_an_account_is_polled_once_an_interval_whatever_the_number_of_workers(api_only, tenant):
+    channel = connect_account(api_only, tenant, "youtube")
+    chore = f"inbox_poll_{channel['id']}"
+    assert _sweep() == []  # connected just now: first read an interval later
+    clock.advance(polling.interval().total_seconds() + 1)
+
+    with ThreadPoolExecutor(3) as pool:  # three workers' ticks at once
+        swept = [ids for ids in pool.map(lambda _: _sweep(), range(3))]
+    assert sorted(chore_id for ids in swept for chore_id in ids) == [chore]
+
+    with ThreadPoolExecutor(2) as pool:  # the task twice (a duplicate nudge): one worker reads
+        outcomes = list(pool.map(polling.run, [chore, chore]))
+    assert sorted(outcomes, key=str) == [None, "read"]
+    assert _units(channel["id"]) == 1
+
+    assert _sweep() == []  # idle until its next interval
+    assert polling.run(chore) is None
+    clock.advance(polling.interval().total_seconds() + 1)
+    assert _sweep() == [chore]
+    assert polling.run(chore) == "read"
+    assert _units(channel["id"]) == 2
