@@ -575,3 +575,68 @@ def published_counts(*, account_ids: list[str], start: dt.datetime, end: dt.date
     return {row["account"]: {"count": int(row["count"]), "likes": int(row["likes"] or 0),
                              "comments": int(row["comments"] or 0), "shares": int(row["shares"] or 0)}
             for row in rows}
+
+
+# -- for the composer and the calendar -------------------------------------------------------------
+@dataclass(frozen=True)
+class TextMeasure:
+    """A text as one platform counts it: `used` of `limit` (None: the platform sets no limit)."""
+
+    platform: str
+    used: int
+    limit: int | None
+    unit: str
+
+    @property
+    def over(self) -> bool:
+        return self.limit is not None and self.used > self.limit
+
+
+def measure(*, platform: str, text: str, with_media: bool = False) -> TextMeasure:
+    """How `platform` counts `text` for a post, with the very rule `check` applies: X's weighted
+    length (a link 23, CJK and emoji 2), else characters against the text or caption limit."""
+    if platform == "x":
+        return TextMeasure(platform, weighted_length(text), X_LIMIT, "weighted characters")
+    capabilities = adapters.adapter(platform).capabilities
+    return TextMeasure(platform, len(text), capabilities.post_limit(with_media=with_media), "characters")
+
+
+@dataclass(frozen=True)
+class CalendarEntry:
+    id: str
+    content: str
+    status: str
+    at: dt.datetime
+
+
+def calendar(*, actor: Actor, from_: str, to: str, per_day: int = 4, zone: dt.tzinfo = dt.UTC
+             ) -> dict[dt.date, tuple[list[CalendarEntry], int]]:
+    """The posts `list_posts(from_=, to=)` finds in a window, by day (in `zone`): each day's first
+    `per_day` by time and how many it holds in all. Reads only the columns a calendar shows, so a
+    month of thousands of posts stays one light query."""
+    start, end = _window(from_, to) or (EARLIEST, LATEST)
+    live = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
+                                                   PostTarget.published_at >= start, PostTarget.published_at < end)
+    query = (Post.select(Post.id, Post.content, Post.status, Post.scheduled_for, Post.published_at)
+             .where(Post.workspace == actor.workspace_id,
+                    ((Post.scheduled_for >= start) & (Post.scheduled_for < end))
+                    | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live)))
+    if actor.profile_ids is not None:
+        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
+        query = query.where(Post.id.not_in(outside))
+    days: dict[dt.date, tuple[list[CalendarEntry], int]] = {}
+    rows: Any = query.tuples()
+    for post_id, content, status, scheduled_for, published_at in rows:
+        at = published_at or scheduled_for
+        if at is None:
+            continue
+        if isinstance(at, str):
+            at = dt.datetime.fromisoformat(at)
+        local = at.replace(tzinfo=dt.UTC).astimezone(zone)
+        shown, count = days.get(local.date(), ([], 0))
+        shown.append(CalendarEntry(post_id, content[:80], status, local))
+        days[local.date()] = (shown, count + 1)
+    for day, (shown, count) in days.items():
+        shown.sort(key=lambda entry: (entry.at, entry.id))
+        days[day] = (shown[:per_day], count)
+    return days

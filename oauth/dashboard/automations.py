@@ -1,0 +1,154 @@
+"""Comment automations: the list with stats, create and edit (every field of
+`POST /v1/comment-automations`), pause and resume, delete, and the log comment by comment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from oauth.dashboard.console import NoSeat, Seat, acting, back_to, confirm, failure, field, flash, not_found, page, seat
+from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines
+from oauth.dashboard.shell import data_of, in_db
+from service.automations import ops as automations
+from service.automations.shapes import CreateCommentAutomation, UpdateCommentAutomation
+from service.kit import shapes
+from service.kit.errors import ServiceError
+from service.kit.settings import Settings
+
+PAGE = "/dashboard/automations"
+LOG_LIMIT = 100
+MATCH_TYPES = {"contains": "Contains a keyword", "exact": "Is exactly a keyword", "any": "Any comment"}
+REASONS = {"no_match": "No keyword matched.", "once_per_user": "This person already got the DM (once per user).",
+           "already_replied": "The comment already had its private reply.",
+           "outside_messaging_window": "The comment is older than the 7 days of private replies.",
+           "account_disconnected": "The account was disconnected."}
+
+
+def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": field(form, "name"), "keywords": lines(form, "keywords", commas=True),
+        "matchType": field(form, "matchType"), "dmText": form.get("dmText") or "",
+        "mediaIds": lines(form, "mediaIds", commas=True), "oncePerUser": form.get("oncePerUser") == "on",
+        "status": field(form, "status") or "active",
+        "publicReplyText": field(form, "publicReplyText") or None,
+    }
+    label, url = field(form, "dmButtonLabel"), field(form, "dmButtonUrl")
+    if label or url:
+        body["dmButtonLabel"], body["dmButtonUrl"] = label, url
+    elif editing:
+        body["dmButtonLabel"] = ""  # emptied in the form: the button goes
+    if not editing:
+        body["accountId"] = field(form, "accountId")
+    return body
+
+
+def _listing(where: Seat) -> dict[str, Any]:
+    actor = where.actor()
+    names = labels(account_rows(actor, connected=False))
+    found = automations.list_automations(actor=actor, limit=PER_PAGE)
+    return {"automations": [{**a, "account": names.get(a["accountId"], a["accountId"])} for a in data_of(found)],
+            "total": found.total}
+
+
+def _form_data(where: Seat, automation_id: str | None) -> dict[str, Any]:
+    actor = where.actor()
+    data: dict[str, Any] = {"accounts": account_rows(actor, capability="privateReplies"), "automation": None}
+    if automation_id:
+        record = automations.get(actor=actor, automation_id=automation_id).dump()
+        logs = [{**row, "why": REASONS.get(row["reason"] or "", row["reason"] or "")}
+                for row in data_of(automations.list_logs(actor=actor, automation_id=automation_id, limit=LOG_LIMIT))]
+        names = labels(account_rows(actor, connected=False))
+        data.update(automation={**record, "account": names.get(record["accountId"], record["accountId"])}, logs=logs)
+    return data
+
+
+def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
+    async def list_page(request: Request) -> Response:
+        try:
+            where = await seat(request)
+            listed = await in_db(_listing, where)
+        except NoSeat as no:
+            return no.response
+        return page(request, "automations.html", where, title="Automations", nav="automations", **listed)
+
+    async def edit_page(request: Request) -> Response:
+        automation_id = request.path_params.get("id")
+        try:
+            where = await seat(request)
+            data = await in_db(_form_data, where, automation_id)
+        except NoSeat as no:
+            return no.response
+        except ServiceError:
+            return not_found(request, "No automation with that id.")
+        title = f"Automation · {data['automation']['name']}" if automation_id else "New automation"
+        return page(request, "automation.html", where, title=title, nav="automations", match_types=MATCH_TYPES, **data)
+
+    async def save(request: Request) -> Response:
+        automation_id = request.path_params.get("id")
+        back = f"{PAGE}/{automation_id}" if automation_id else f"{PAGE}/new"
+        try:
+            where, form = await acting(request)
+        except NoSeat as no:
+            return no.response
+        try:
+            if automation_id:
+                changes = shapes.parse(UpdateCommentAutomation, _fields(form, editing=True))
+                made = await in_db(lambda: automations.update(actor=where.actor(), automation_id=automation_id,
+                                                              **dict(changes)))
+            else:
+                body = shapes.parse(CreateCommentAutomation, _fields(form, editing=False))
+                made = await in_db(lambda: automations.create(actor=where.actor(), **dict(body)))
+        except ServiceError as problem:
+            if problem.status == 404:
+                return not_found(request, "No automation with that id.")
+            return failure(request, problem, f"{back}?workspace={where.workspace_id}")
+        flash(request, f"Saved the automation {made.name}.")
+        return RedirectResponse(f"{PAGE}/{made.id}?workspace={where.workspace_id}", status_code=303)
+
+    async def set_status(request: Request) -> Response:
+        automation_id = request.path_params["id"]
+        try:
+            where, form = await acting(request)
+            status = "paused" if field(form, "status") == "paused" else "active"
+            await in_db(lambda: automations.update(actor=where.actor(), automation_id=automation_id, status=status))
+        except NoSeat as no:
+            return no.response
+        except ServiceError:
+            return not_found(request, "No automation with that id.")
+        flash(request, "Paused the automation." if status == "paused" else "Resumed the automation.")
+        return back_to(f"{PAGE}/{automation_id}", where)
+
+    async def delete(request: Request) -> Response:
+        automation_id = request.path_params["id"]
+        try:
+            if request.method == "GET":
+                where = await seat(request)
+                found = await in_db(lambda: automations.get(actor=where.actor(), automation_id=automation_id))
+                return confirm(request, where, title="Delete automation",
+                               question=f"Delete the automation {found.name}?",
+                               detail="It goes with its log. DMs already queued still go.",
+                               action=f"{PAGE}/{automation_id}/delete", button="Delete",
+                               cancel=f"{PAGE}/{automation_id}?workspace={where.workspace_id}")
+            where, _form = await acting(request)
+            await in_db(lambda: automations.delete(actor=where.actor(), automation_id=automation_id))
+        except NoSeat as no:
+            return no.response
+        except ServiceError:
+            return not_found(request, "No automation with that id.")
+        flash(request, "Deleted the automation.")
+        return back_to(PAGE, where)
+
+    return [
+        Route(PAGE, list_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/status", set_status, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
+    ]

@@ -1,0 +1,208 @@
+"""Sequences: the list, create and edit (trigger, keywords, stop on reply, steps with their delays
+and buttons), pause and resume, delete, enrolling a conversation by hand, and the enrolments with
+each step's outcome."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from oauth.dashboard.console import (
+    NoSeat,
+    Seat,
+    acting,
+    back_to,
+    confirm,
+    failure,
+    field,
+    flash,
+    in_own,
+    not_found,
+    page,
+    seat,
+)
+from oauth.dashboard.inbox import contact_label
+from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines, number
+from oauth.dashboard.shell import data_of, in_db
+from service.automations import ops as automations
+from service.inbox import conversations
+from service.kit import shapes
+from service.kit.errors import ServiceError
+from service.kit.settings import Settings
+from service.sequences import ops as sequences
+from service.sequences.shapes import MAX_STEPS, CreateSequence, UpdateSequence
+
+PAGE = "/dashboard/sequences"
+BLANK_STEPS = 2
+TRIGGERS = {"manual": "Manual: only enrolled by hand", "conversation_started": "A conversation starts",
+            "comment_automation": "A comment automation messaged the contact",
+            "story_reply": "A contact replies to a story"}
+MATCH_TYPES = {"contains": "Contains a keyword", "exact": "Is exactly a keyword", "any": "Any reply"}
+
+
+def _steps(form: FormData) -> list[dict[str, Any]]:
+    steps = []
+    for n in range(1, MAX_STEPS + 1):
+        text = form.get(f"step-{n}-text")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        step: dict[str, Any] = {"delayMinutes": number(field(form, f"step-{n}-delay") or "0"), "text": text}
+        label, url = field(form, f"step-{n}-buttonLabel"), field(form, f"step-{n}-buttonUrl")
+        if label or url:
+            step["buttonLabel"], step["buttonUrl"] = label, url
+        steps.append(step)
+    return steps
+
+
+def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": field(form, "name"), "trigger": field(form, "trigger"),
+                            "keywords": lines(form, "keywords", commas=True),
+                            "matchType": field(form, "matchType") or "contains",
+                            "stopOnReply": form.get("stopOnReply") == "on", "steps": _steps(form),
+                            "status": field(form, "status") or "active"}
+    if field(form, "automationId"):
+        body["automationId"] = field(form, "automationId")
+    elif editing:
+        body["automationId"] = None
+    if not editing:
+        body["accountId"] = field(form, "accountId")
+    return body
+
+
+def _listing(where: Seat) -> dict[str, Any]:
+    actor = where.actor()
+    names = labels(account_rows(actor, connected=False))
+    found = sequences.list_sequences(actor=actor, limit=PER_PAGE)
+    return {"sequences": [{**s, "account": names.get(s["accountId"], s["accountId"])} for s in data_of(found)],
+            "total": found.total}
+
+
+def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
+    actor = where.actor()
+    known = account_rows(actor, capability="dm")
+    names = labels(account_rows(actor, connected=False))
+    found_automations = [{**a, "account": names.get(a["accountId"], "")}
+                         for a in data_of(automations.list_automations(actor=actor, limit=100))]
+    data: dict[str, Any] = {"accounts": known, "automations": found_automations, "sequence": None,
+                            "steps": [{}] * BLANK_STEPS}
+    if sequence_id:
+        record = sequences.get(actor=actor, sequence_id=sequence_id).dump()
+        offered = [{**c, "contact": contact_label(c)} for c in data_of(conversations.list_conversations(
+            actor=actor, account_id=record["accountId"], limit=100))]
+        by_id = {c["id"]: c["contact"] for c in offered}
+        enrolments = [{**e, "contact": by_id.get(e["conversationId"], e["conversationId"])}
+                      for e in data_of(sequences.list_enrollments(actor=actor, sequence_id=sequence_id, limit=100))]
+        steps = record["steps"] + [{}] * min(BLANK_STEPS, MAX_STEPS - len(record["steps"]))
+        data.update(sequence={**record, "account": names.get(record["accountId"], record["accountId"])},
+                    steps=steps, conversations=offered, enrolments=enrolments)
+    return data
+
+
+def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
+    async def list_page(request: Request) -> Response:
+        try:
+            where = await seat(request)
+            listed = await in_db(_listing, where)
+        except NoSeat as no:
+            return no.response
+        return page(request, "sequences.html", where, title="Sequences", nav="sequences", **listed)
+
+    async def edit_page(request: Request) -> Response:
+        sequence_id = request.path_params.get("id")
+        try:
+            where = await seat(request)
+            data = await in_db(_form_data, where, sequence_id)
+        except NoSeat as no:
+            return no.response
+        except ServiceError:
+            return not_found(request, "No sequence with that id.")
+        title = f"Sequence · {data['sequence']['name']}" if sequence_id else "New sequence"
+        return page(request, "sequence.html", where, title=title, nav="sequences", triggers=TRIGGERS,
+                    match_types=MATCH_TYPES, **data)
+
+    async def save(request: Request) -> Response:
+        sequence_id = request.path_params.get("id")
+        back = f"{PAGE}/{sequence_id}" if sequence_id else f"{PAGE}/new"
+        try:
+            where, form = await acting(request)
+        except NoSeat as no:
+            return no.response
+        try:
+            actor = await in_db(where.actor)
+            if sequence_id:
+                changes = shapes.parse(UpdateSequence, _fields(form, editing=True))
+                made = await in_own(lambda: sequences.update(actor=actor, sequence_id=sequence_id, **dict(changes)))
+            else:
+                body = shapes.parse(CreateSequence, _fields(form, editing=False))
+                made = await in_own(lambda: sequences.create(actor=actor, **dict(body)))
+        except ServiceError as problem:
+            if problem.status == 404:
+                return not_found(request, "No sequence with that id.")
+            return failure(request, problem, f"{back}?workspace={where.workspace_id}")
+        flash(request, f"Saved the sequence {made.name}.")
+        return RedirectResponse(f"{PAGE}/{made.id}?workspace={where.workspace_id}", status_code=303)
+
+    async def set_status(request: Request) -> Response:
+        sequence_id = request.path_params["id"]
+        try:
+            where, form = await acting(request)
+            status = "paused" if field(form, "status") == "paused" else "active"
+            await in_db(lambda: sequences.update(actor=where.actor(), sequence_id=sequence_id, status=status))
+        except NoSeat as no:
+            return no.response
+        except ServiceError:
+            return not_found(request, "No sequence with that id.")
+        flash(request, "Paused the sequence." if status == "paused" else "Resumed the sequence.")
+        return back_to(f"{PAGE}/{sequence_id}", where)
+
+    async def enroll(request: Request) -> Response:
+        sequence_id = request.path_params["id"]
+        back = f"{PAGE}/{sequence_id}"
+        try:
+            where, form = await acting(request)
+            conversation_id = field(form, "conversationId")
+            await in_db(lambda: sequences.enroll(actor=where.actor(), sequence_id=sequence_id,
+                                                 conversation_id=conversation_id or None))
+        except NoSeat as no:
+            return no.response
+        except ServiceError as problem:
+            if problem.status == 404:
+                return not_found(request, problem.message)
+            return failure(request, problem, back)
+        flash(request, "Enrolled the conversation.")
+        return back_to(back, where)
+
+    async def delete(request: Request) -> Response:
+        sequence_id = request.path_params["id"]
+        try:
+            if request.method == "GET":
+                where = await seat(request)
+                found = await in_db(lambda: sequences.get(actor=where.actor(), sequence_id=sequence_id))
+                return confirm(request, where, title="Delete sequence", question=f"Delete the sequence {found.name}?",
+                               detail="Its active enrolments are cancelled: no further step is sent.",
+                               action=f"{PAGE}/{sequence_id}/delete", button="Delete",
+                               cancel=f"{PAGE}/{sequence_id}?workspace={where.workspace_id}")
+            where, _form = await acting(request)
+            await in_db(lambda: sequences.delete(actor=where.actor(), sequence_id=sequence_id))
+        except NoSeat as no:
+            return no.response
+        except ServiceError:
+            return not_found(request, "No sequence with that id.")
+        flash(request, "Deleted the sequence.")
+        return back_to(PAGE, where)
+
+    return [
+        Route(PAGE, list_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/status", set_status, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/enroll", enroll, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
+    ]
