@@ -97,6 +97,8 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return no.response
         try:
             if automation_id:
+                # Another workspace's automation is a 404 before its fields are judged.
+                await in_db(lambda: automations.get_row(actor=where.actor(), automation_id=automation_id))
                 changes = shapes.parse(UpdateCommentAutomation, _fields(form, editing=True))
                 made = await in_db(lambda: automations.update(actor=where.actor(), automation_id=automation_id,
                                                               **dict(changes)))

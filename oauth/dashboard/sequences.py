@@ -135,6 +135,8 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         try:
             actor = await in_db(where.actor)
             if sequence_id:
+                # Another workspace's sequence is a 404 before its fields are judged.
+                await in_db(lambda: sequences.get_row(actor=actor, sequence_id=sequence_id))
                 changes = shapes.parse(UpdateSequence, _fields(form, editing=True))
                 made = await in_own(lambda: sequences.update(actor=actor, sequence_id=sequence_id, **dict(changes)))
             else:
