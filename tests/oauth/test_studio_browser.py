@@ -113,8 +113,11 @@ def test_a_person_composes_for_three_platforms_retries_a_failure_and_finds_tomor
     day.get_by_role("link", name=re.compile("Tomorrow's launch")).click()
     expect(page.get_by_text("Scheduled for")).to_contain_text(f"{tomorrow.isoformat()}T09:30:00Z")
 
-    page.get_by_label("View").select_option("week")
-    page.goto(f"{server_url}/dashboard/calendar?view=week&date={tomorrow.isoformat()}")
+    page.get_by_role("link", name="Calendar", exact=True).click()
+    page.get_by_label("View", exact=True).select_option("week")
+    page.get_by_label("Date").fill(tomorrow.isoformat())
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Week of")
     expect(page.get_by_role("link", name=re.compile("Tomorrow's launch"))).to_be_visible()
 
 
@@ -137,7 +140,8 @@ def test_a_person_broadcasts_automates_a_comment_runs_a_sequence_and_reads_the_f
     page.get_by_role("button", name="Send now").click()
     expect(page.locator("#broadcast-status")).to_have_text("Completed")  # the page follows it by itself
     expect(page.get_by_label("Sending progress")).to_have_attribute("value", "100")
-    expect(page.get_by_role("table", name="Recipients").get_by_role("row").filter(has_text="sent")).to_have_count(2)
+    recipients = page.get_by_role("table", name="Recipients").get_by_role("row")
+    expect(recipients.filter(has=page.get_by_role("cell", name="sent", exact=True))).to_have_count(2)
     assert sorted(row["to"] for row in _sent(client, bot, "dm")) == ["7001", "7002"]
     (broadcast,) = v1(client, tenant, "/v1/broadcasts")["data"]
     assert broadcast["counts"] == {"targeted": 2, "sent": 2, "failed": 0, "skipped": 0}
@@ -169,7 +173,7 @@ def test_a_person_broadcasts_automates_a_comment_runs_a_sequence_and_reads_the_f
     page.get_by_role("link", name="New sequence").click()
     page.get_by_label("Account").select_option(label=f"Telegram · {_name(client, tenant, bot)}")
     page.get_by_label("Name").fill("Welcome")
-    page.get_by_label("Trigger").select_option("manual")
+    page.get_by_label("Trigger", exact=True).select_option("manual")
     page.get_by_label("Stop on reply").check()
     page.get_by_label("Step 1 delay (minutes)").fill("0")
     page.get_by_label("Step 1 text").fill("Welcome aboard!")
