@@ -190,13 +190,13 @@ def test_a_person_broadcasts_automates_a_comment_runs_a_sequence_and_reads_the_f
     wait_for(lambda: "Welcome aboard!" in [row["text"] for row in _sent(client, bot, "dm")])
 
     # Two days of follower counts, then the chart.
-    client.post("/sandbox/telegram/followers", json={"accountId": bot["id"], "followers": 1200})
-    analytics.take_now(account_ids=[bot["id"]])
-    clock.advance(86_400)
-    client.post("/sandbox/telegram/followers", json={"accountId": bot["id"], "followers": 1234})
-    analytics.take_now(account_ids=[bot["id"]])
+    for count in (1200, 1234):
+        client.post("/sandbox/instagram/followers", json={"accountId": instagram["id"], "followers": count})
+        (snapshot,) = analytics.take_now(account_ids=[instagram["id"]])
+        assert (snapshot.outcome, snapshot.followers) == ("taken", count)
+        clock.advance(86_400 if count == 1200 else 0)
     page.get_by_role("link", name="Analytics", exact=True).click()
-    chart = page.get_by_role("img", name=re.compile(r"^Followers of Telegram · .*: 1200 to 1234$"))
+    chart = page.get_by_role("img", name=re.compile(r"^Followers of Instagram · .*: 1200 to 1234$"))
     expect(chart).to_be_visible()
     expect(page.get_by_role("definition").filter(has_text="+34")).to_be_visible()
 
