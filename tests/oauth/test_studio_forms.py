@@ -1,0 +1,135 @@
+"""The studio's forms as plain HTTP, the way any HTML client sends them: what the server checks and
+answers (counts, validation, one post per form, the audience preview, bad filters). Tenancy and
+CSRF for every route are in test_console_tenancy.py; the browser journeys in test_studio_browser.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.conftest import bearer
+from tests.support.oauth_flow import hidden
+from tests.support.sandbox import connect_account
+
+pytestmark = pytest.mark.shared_service
+
+
+def _form(browser: httpx2.Client, path: str, tenant: dict[str, str], **fields: Any) -> dict[str, Any]:
+    page = browser.get(path)
+    assert page.status_code == 200, page.text
+    once = {"idempotencyKey": hidden(page.text, "idempotencyKey")} if 'name="idempotencyKey"' in page.text else {}
+    return {"csrf_token": hidden(page.text, "csrf_token"), "workspaceId": tenant["workspaceId"], **once, **fields}
+
+
+def _posts(client: httpx2.Client, tenant: dict[str, str]) -> list[dict[str, Any]]:
+    return client.get("/v1/posts", headers=bearer(tenant["apiKey"])).json()["data"]
+
+
+def test_the_composers_check_counts_as_each_platform_counts_and_names_what_post_v1_would_refuse(
+        browser, client, tenant):
+    x = connect_account(client, tenant, "x")
+    linkedin = connect_account(client, tenant, "linkedin")
+    cjk = "日本語のテキスト" * 20  # 160 characters, each weighing 2 on X
+    form = _form(browser, "/dashboard/posts/new", tenant, text=cjk, accounts=[x["id"], linkedin["id"]])
+    answer = browser.post("/dashboard/posts/check", data=form)
+    assert answer.status_code == 200
+    assert "320 / 280" in answer.text and "weighs 320 of X&#39;s 280" in answer.text
+    assert "160 / 3000" in answer.text
+    assert _posts(client, tenant) == []  # a check saves nothing
+
+    form[f"content-{x['id']}"] = "short for X"
+    answer = browser.post("/dashboard/posts/check", data=form)
+    assert "11 / 280" in answer.text and "weighs" not in answer.text
+
+    # Nothing chosen: an invitation, not a refusal.
+    answer = browser.post("/dashboard/posts/check", data={**form, "accounts": []})
+    assert "Choose accounts" in answer.text and "error" not in answer.text
+
+
+def test_a_composer_form_sent_twice_makes_one_post_and_a_refused_one_says_which_account(browser, client, tenant):
+    x = connect_account(client, tenant, "x")
+    form = _form(browser, "/dashboard/posts/new", tenant, text="x" * 300, accounts=[x["id"]], action="publish")
+    refused = browser.post("/dashboard/posts/new", data=form)
+    assert refused.status_code == 422
+    assert "X · " in refused.text and "weighs 300 of X" in refused.text
+    assert _posts(client, tenant) == []
+
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    form.update(text="Launch day", action="schedule", scheduledFor=tomorrow, timezone="Europe/Paris")
+    first = browser.post("/dashboard/posts/new", data=form)
+    again = browser.post("/dashboard/posts/new", data=form)
+    assert first.status_code == again.status_code == 303
+    (post,) = _posts(client, tenant)
+    assert (post["status"], post["timezone"], post["content"]) == ("scheduled", "Europe/Paris", "Launch day")
+
+    no_time = browser.post("/dashboard/posts/new", data={**form, "scheduledFor": "", "idempotencyKey": "other-form"})
+    assert no_time.status_code == 422 and "scheduledFor" in no_time.text
+
+
+def test_bad_filters_and_windows_are_a_422_page_never_a_500(browser, tenant):
+    for path, params in (("/dashboard/posts", {"from": "yesterday"}), ("/dashboard/posts", {"status": "lost"}),
+                         ("/dashboard/posts", {"from": "2026-05-02", "to": "2026-05-01"}),
+                         ("/dashboard/calendar", {"date": "2026-13-01"}), ("/dashboard/calendar", {"view": "year"}),
+                         ("/dashboard/calendar", {"tz": "Mars/Olympus"}), ("/dashboard/calendar", {"date": "9999-12-30"}),
+                         ("/dashboard/analytics", {"from": "2026-05-02", "to": "2026-05-01"}),
+                         ("/dashboard/analytics", {"granularity": "hour"})):
+        answer = browser.get(path, params=params)
+        assert answer.status_code == 422, (path, params, answer.status_code)
+        assert answer.headers["content-type"].startswith("text/html")
+
+
+def test_the_broadcast_preview_counts_the_audience_and_those_outside_the_window(browser, client, tenant):
+    wa = connect_account(client, tenant, "whatsapp")
+    client.post("/sandbox/whatsapp/inbound-message", json={
+        "accountId": wa["id"], "from": {"id": "15550000001", "name": "Recent"}, "text": "hi"})
+    client.post("/sandbox/whatsapp/inbound-message", json={
+        "accountId": wa["id"], "from": {"id": "15550000002", "name": "Old"}, "text": "hi",
+        "timestamp": "2020-01-01T00:00:00Z"})
+    form = _form(browser, "/dashboard/broadcasts/new", tenant, accountId=wa["id"])
+    answer = browser.post("/dashboard/broadcasts/preview", data=form)
+    assert "Reaches 1 conversation</strong> of the 2" in answer.text
+    assert "1 is outside the platform's 24-hour messaging window" in answer.text
+
+    refused = browser.post("/dashboard/broadcasts/new", data={**form, "name": "Sale", "text": "hi",
+                                                               "buttonLabel": "Shop", "action": "send"})
+    assert refused.status_code == 422 and "buttonUrl" in refused.text
+    assert client.get("/v1/broadcasts", headers=bearer(tenant["apiKey"])).json()["data"] == []
+
+
+def test_automation_and_sequence_forms_store_every_field(browser, client, tenant):
+    instagram = connect_account(client, tenant, "instagram")
+    made = browser.post("/dashboard/automations/new", data=_form(
+        browser, "/dashboard/automations/new", tenant, accountId=instagram["id"], name="Prices",
+        keywords="price, preço", matchType="contains", mediaIds="m1, m2", dmText="Our prices",
+        dmButtonLabel="See", dmButtonUrl="https://shop.example.com", publicReplyText="Sent!", oncePerUser="on",
+        status="active"))
+    assert made.status_code == 303
+    (automation,) = client.get("/v1/comment-automations", headers=bearer(tenant["apiKey"])).json()["data"]
+    assert (automation["keywords"], automation["mediaIds"], automation["dmButtonUrl"], automation["oncePerUser"],
+            automation["publicReplyText"]) == (["price", "preço"], ["m1", "m2"], "https://shop.example.com", True,
+                                               "Sent!")
+    # Edited with the button emptied: the button goes.
+    edited = browser.post(f"/dashboard/automations/{automation['id']}", data=_form(
+        browser, f"/dashboard/automations/{automation['id']}", tenant, name="Prices", keywords="price",
+        matchType="exact", dmText="Our prices", status="paused"))
+    assert edited.status_code == 303
+    automation = client.get(f"/v1/comment-automations/{automation['id']}", headers=bearer(tenant["apiKey"])).json()
+    assert (automation["matchType"], automation["dmButtonLabel"], automation["status"]) == ("exact", None, "paused")
+
+    made = browser.post("/dashboard/sequences/new", data=_form(
+        browser, "/dashboard/sequences/new", tenant, accountId=instagram["id"], name="Follow-up",
+        trigger="comment_automation", automationId=automation["id"], stopOnReply="on", status="active",
+        **{"step-1-delay": "0", "step-1-text": "Thanks!", "step-2-delay": "60", "step-2-text": "Questions?",
+           "step-2-buttonLabel": "Ask", "step-2-buttonUrl": "https://shop.example.com/ask"}))
+    assert made.status_code == 303
+    (sequence,) = client.get("/v1/sequences", headers=bearer(tenant["apiKey"])).json()["data"]
+    assert (sequence["trigger"], sequence["automationId"], sequence["stopOnReply"]) == (
+        "comment_automation", automation["id"], True)
+    assert [(s["delayMinutes"], s["text"], s["buttonLabel"]) for s in sequence["steps"]] == [
+        (0, "Thanks!", None), (60, "Questions?", "Ask")]
+    no_steps = browser.post("/dashboard/sequences/new", data=_form(
+        browser, "/dashboard/sequences/new", tenant, accountId=instagram["id"], name="Empty", trigger="manual"))
+    assert no_steps.status_code == 422 and "steps" in no_steps.text
