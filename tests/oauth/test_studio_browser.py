@@ -15,10 +15,13 @@ import pytest
 from service.analytics import ops as analytics
 from service.kit import clock
 from tests.conftest import bearer
-from tests.oauth.test_console_browser import CHROMIUM, chromium, page, sign_in, v1  # noqa: F401 - fixtures
+from tests.oauth import test_console_browser as console
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
 
+CHROMIUM, v1 = console.CHROMIUM, console.v1
+# The console's fixtures: Chromium for the module, a signed-in tab at 1280 px per test.
+chromium, page = console.chromium, console.page
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 pytestmark = [pytest.mark.shared_service,
