@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from oauth.dashboard.accounts import account_name, platform_name
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
@@ -32,7 +33,7 @@ from oauth.dashboard.console import (
     page,
     seat,
 )
-from oauth.dashboard.picks import PER_PAGE, account_rows, form_key, labels, number, once
+from oauth.dashboard.picks import PER_PAGE, account_rows, form_key, labels, number, once, zone_of
 from oauth.dashboard.shell import data_of, in_db, render
 from service.accounts import ops as accounts
 from service.identity.auth import Actor
@@ -91,8 +92,6 @@ def _options(form: FormData, account: dict[str, Any]) -> dict[str, Any]:
 
 def _instant(local: str, zone_name: str) -> str:
     """A `datetime-local` value read in the form's time zone, as the ISO instant YouTube's option takes."""
-    from oauth.dashboard.picks import zone_of
-
     try:
         moment = dt.datetime.fromisoformat(local)
     except ValueError:
@@ -263,10 +262,7 @@ def _filters(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
             query[name] = f"{day.isoformat()}T00:00:00Z"
     if chosen["page"]:
         query["page"] = chosen["page"]
-    parsed = dict(shapes.parse(PostQuery, query))
-    if "from_" in parsed or "to" in parsed:
-        posts._window(parsed.get("from_"), parsed.get("to"))  # a bad window is the page's 422
-    return parsed, chosen
+    return dict(shapes.parse(PostQuery, query)), chosen  # a bad window: list_posts's 422
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
@@ -404,8 +400,6 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             if problem.status == 404:
                 return not_found(request, "No account with that id.")
             return failure(request, problem, back)
-        from oauth.dashboard.accounts import account_name, platform_name
-
         label = f"{platform_name(account['platform'])} · {account_name(account)}"
         return page(request, "queue.html", where, title=f"Queue of {label}", nav="accounts", queue=record,
                     label=label, account=account)

@@ -451,18 +451,8 @@ def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | Non
                account_id: str | None = None, platform: str | None = None, source: str | None = None,
                page: int | None = None, limit: int | None = None, from_: str | None = None,
                to: str | None = None) -> Page:
-    query = Post.select().where(Post.workspace == actor.workspace_id)
     dates = _window(from_, to)
-    if dates is not None:
-        start, end = dates
-        # A calendar shows a post on the day it is due or went live (a target of a partial post too).
-        live = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
-                                                       PostTarget.published_at >= start, PostTarget.published_at < end)
-        query = query.where(((Post.scheduled_for >= start) & (Post.scheduled_for < end))
-                            | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live))
-    if actor.profile_ids is not None:
-        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
-        query = query.where(Post.id.not_in(outside))
+    query = _visible(actor, Post.select(), dates)
     if status is not None:
         query = query.where(Post.status == status)
     if source not in (None, "all"):
@@ -486,6 +476,23 @@ def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | Non
             by_post[target.post_id].append(target)
     items = [record(row, by_post[row.id]) for row in rows]
     return Page(PostRecord, records(PostRecord, items), page, limit, total)
+
+
+def _visible(actor: Actor, query: Any, dates: tuple[dt.datetime, dt.datetime] | None) -> Any:
+    """The workspace's posts the actor may see, those of the window `[start, end)` when given: the
+    one filter of `GET /v1/posts?from=&to=` and of the dashboard's calendar."""
+    query = query.where(Post.workspace == actor.workspace_id)
+    if dates is not None:
+        start, end = dates
+        # A calendar shows a post on the day it is due or went live (a target of a partial post too).
+        live = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
+                                                       PostTarget.published_at >= start, PostTarget.published_at < end)
+        query = query.where(((Post.scheduled_for >= start) & (Post.scheduled_for < end))
+                            | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live))
+    if actor.profile_ids is not None:
+        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
+        query = query.where(Post.id.not_in(outside))
+    return query
 
 
 # The contract's range of instants a caller may send (1970-01-01 .. 9999-12-30).
@@ -617,16 +624,8 @@ def calendar(*, actor: Actor, from_: str, to: str, per_day: int = 4, zone: dt.tz
     query (the time as stored, no conversion per row; each row's day found by bisection among the
     days' starts) and one more for the few shown."""
     start, end = _window(from_, to) or (EARLIEST, LATEST)
-    live = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
-                                                   PostTarget.published_at >= start, PostTarget.published_at < end)
     when = fn.COALESCE(Post.published_at, Post.scheduled_for).coerce(False)
-    query = (Post.select(when, Post.id)
-             .where(Post.workspace == actor.workspace_id,
-                    ((Post.scheduled_for >= start) & (Post.scheduled_for < end))
-                    | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live)))
-    if actor.profile_ids is not None:
-        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
-        query = query.where(Post.id.not_in(outside))
+    query = _visible(actor, Post.select(when, Post.id), (start, end))
     first_day = start.replace(tzinfo=dt.UTC).astimezone(zone).date() - dt.timedelta(days=1)
     last_day = min(end, LATEST).replace(tzinfo=dt.UTC).astimezone(zone).date() + dt.timedelta(days=1)
     days = [first_day + dt.timedelta(days=n) for n in range((last_day - first_day).days + 1)]
