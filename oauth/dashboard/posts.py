@@ -44,6 +44,7 @@ from service.media import library
 from service.posts import ops as posts
 from service.posts import publishing, queue
 from service.posts.shapes import POST_STATUSES, PostIn, PostQuery, QueueIn
+from service.posts.shapes import Post as PostRecord
 
 PAGE = "/dashboard/posts"
 # What a target's status means, and what to do about it.
@@ -145,6 +146,34 @@ def _targets_problem(problem: ValidationFailed, known: list[dict[str, Any]], bod
                 where = f"{names.get(body['targets'][index]['accountId'], 'an account')} ({rest})"
         parts.append(f"{where}: {detail.message}")
     return "; ".join(parts) or problem.message
+
+
+def _local(moment: dt.datetime | None, zone_name: str | None) -> str:
+    """A stored UTC time as a `datetime-local` value in the post's time zone."""
+    if moment is None:
+        return ""
+    return moment.replace(tzinfo=dt.UTC).astimezone(zone_of(zone_name or "UTC")).strftime("%Y-%m-%dT%H:%M")
+
+
+def _draft(found: dict[str, Any] | None) -> dict[str, Any]:
+    """What the composer shows filled in: nothing for a new post, else the post being edited."""
+    if found is None:
+        return {"id": None, "content": "", "chosen": set(), "overrides": {}, "options": {}, "publish_at": {},
+                "media": set(), "scheduled": "", "timezone": "UTC"}
+    zone_name = found["timezone"] or "UTC"
+    options = {t["account_id"]: t["options"] for t in found["targets"]}
+    publish_at = {}
+    for account_id, chosen in options.items():
+        if isinstance(chosen.get("publishAt"), str):
+            try:
+                moment = dt.datetime.fromisoformat(chosen["publishAt"].replace("Z", "+00:00"))
+                publish_at[account_id] = _local(moment.astimezone(dt.UTC).replace(tzinfo=None), zone_name)
+            except ValueError:
+                continue
+    return {"id": found["id"], "content": found["content"], "chosen": set(options), "options": options,
+            "overrides": {t["account_id"]: t["content"] for t in found["targets"] if t["content"] is not None},
+            "publish_at": publish_at, "media": set(found["media_ids"]),
+            "scheduled": _local(found["scheduled_for"], zone_name), "timezone": zone_name}
 
 
 # -- the check as the person types ---------------------------------------------------------------------
@@ -280,15 +309,22 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
                     params=params, current_page=int(query.get("page") or 1), **listed)
 
     async def composer(request: Request) -> Response:
+        post_id = request.path_params.get("id")
         try:
             where = await seat(request)
             data = await in_db(_composer_data, where)
             actor = await in_db(where.actor)
+            found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id)) if post_id else None
         except NoSeat as no:
             return no.response
+        except ServiceError as problem:
+            if problem.status == 404:
+                return not_found(request, "No post with that id.")
+            return failure(request, problem, f"{PAGE}/{post_id}")
         levels = await in_own(lambda: _tiktok_levels(actor, data["accounts"]))
-        return page(request, "composer.html", where, title="New post", nav="posts", levels=levels,
-                    form_key=form_key(), actions=ACTIONS, first_comment=FIRST_COMMENT, **data)
+        return page(request, "composer.html", where, title="Edit post" if post_id else "New post", nav="posts",
+                    levels=levels, form_key=form_key(), actions=ACTIONS, first_comment=FIRST_COMMENT,
+                    draft=_draft(found), **data)
 
     async def check(request: Request) -> Response:
         try:
@@ -300,24 +336,35 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         return await in_own(lambda: check_answer(request, actor, form, known))
 
     async def create(request: Request) -> Response:
+        post_id = request.path_params.get("id")
+        back = f"{PAGE}/{post_id}/edit" if post_id else f"{PAGE}/new"
         try:
             where, form = await acting(request)
         except NoSeat as no:
             return no.response
         action = field(form, "action")
-        known = await in_db(lambda: account_rows(where.actor()))
         body: dict[str, Any] = {}
         try:
+            actor = await in_db(where.actor)
+            if post_id:  # another workspace's post is a 404 before its fields are judged
+                await in_db(lambda: posts.get_row(actor=actor, post_id=post_id))
+            known = await in_db(lambda: account_rows(actor))
             if action not in ACTIONS:
                 raise ValidationFailed.field("action", "choose Publish now, Schedule, Add to queue or Save draft")
             body = _body(form, known, action)
             parsed = shapes.parse(PostIn, body)
-            made = await once(request, where, form, lambda actor: posts.create(actor=actor, **dict(parsed)))
+            made: PostRecord | None
+            if post_id:
+                made = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(parsed)))
+            else:
+                made = await once(request, where, form, lambda actor: posts.create(actor=actor, **dict(parsed)))
         except ValidationFailed as problem:
             readable = ValidationFailed(_targets_problem(problem, known, body)) if body.get("targets") else problem
-            return failure(request, readable, f"{PAGE}/new?workspace={where.workspace_id}")
+            return failure(request, readable, f"{back}?workspace={where.workspace_id}")
         except ServiceError as problem:
-            return failure(request, problem, f"{PAGE}/new?workspace={where.workspace_id}")
+            if problem.status == 404:
+                return not_found(request, "No post with that id.")
+            return failure(request, problem, f"{back}?workspace={where.workspace_id}")
         if made is None:
             flash(request, "This post was saved already (the form was sent twice).")
             return back_to(PAGE, where)
@@ -410,6 +457,8 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         Route(f"{PAGE}/new", create, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/check", check, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}", post_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/edit", composer, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/edit", create, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/retry", retry, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
         Route("/dashboard/accounts/{id}/queue", queue_page, methods=["GET", "POST"], middleware=middleware),

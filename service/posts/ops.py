@@ -447,6 +447,19 @@ def update(*, actor: Actor, post_id: str, content: str, targets: list[Any], medi
         return record(post)
 
 
+def editable(*, actor: Actor, post_id: str) -> dict[str, Any]:
+    """A draft or scheduled post as `PUT /v1/posts/{id}` takes it back (each target's own content
+    and options, which the record does not show), for a form that edits it; else 409."""
+    post = get_row(actor=actor, post_id=post_id)
+    if post.status not in ("draft", "scheduled"):
+        raise Conflict(f"A {post.status} post cannot change; only drafts and scheduled posts can.")
+    targets = PostTarget.select().where(PostTarget.post == post.id).order_by(PostTarget.position)
+    return {"id": post.id, "content": post.content, "media_ids": list(post.media_ids or []), "status": post.status,
+            "scheduled_for": post.scheduled_for, "timezone": post.timezone,
+            "targets": [{"account_id": t.account_id, "content": t.content, "options": dict(t.options or {})}
+                        for t in targets]}
+
+
 def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | None = None,
                account_id: str | None = None, platform: str | None = None, source: str | None = None,
                page: int | None = None, limit: int | None = None, from_: str | None = None,

@@ -133,3 +133,34 @@ def test_automation_and_sequence_forms_store_every_field(browser, client, tenant
     no_steps = browser.post("/dashboard/sequences/new", data=_form(
         browser, "/dashboard/sequences/new", tenant, accountId=instagram["id"], name="Empty", trigger="manual"))
     assert no_steps.status_code == 422 and "steps" in no_steps.text
+
+
+def test_a_saved_draft_opens_in_the_composer_as_it_was_and_is_scheduled_from_there(browser, client, tenant):
+    x = connect_account(client, tenant, "x")
+    saved = browser.post("/dashboard/posts/new", data=_form(
+        browser, "/dashboard/posts/new", tenant, text="Draft text", accounts=[x["id"]], action="draft",
+        **{f"content-{x['id']}": "X's own", f"thread-{x['id']}": "second part\n\nthird part",
+           f"firstComment-{x['id']}": "More below"}))
+    assert saved.status_code == 303
+    (draft,) = _posts(client, tenant)
+    assert (draft["status"], draft["targets"][0]["content"]) == ("draft", "X's own")
+
+    editor = browser.get(f"/dashboard/posts/{draft['id']}/edit")
+    assert editor.status_code == 200
+    assert ">Draft text</textarea>" in editor.text and "X&#39;s own</textarea>" in editor.text
+    assert "second part\n\nthird part</textarea>" in editor.text and 'value="More below"' in editor.text
+    assert f'value="{x["id"]}" checked' in editor.text
+
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).replace(second=0, microsecond=0)
+    form = _form(browser, f"/dashboard/posts/{draft['id']}/edit", tenant, text="Final text", accounts=[x["id"]],
+                 action="schedule", scheduledFor=tomorrow.strftime("%Y-%m-%dT%H:%M"), timezone="UTC",
+                 **{f"thread-{x['id']}": "second part"})
+    assert browser.post(f"/dashboard/posts/{draft['id']}/edit", data=form).status_code == 303
+    (post,) = _posts(client, tenant)  # the same post, changed
+    assert (post["id"], post["status"], post["content"]) == (draft["id"], "scheduled", "Final text")
+    assert post["scheduledFor"] == tomorrow.strftime("%Y-%m-%dT%H:%M:00Z")
+    assert f"{tomorrow:%Y-%m-%dT%H:%M}" in browser.get(f"/dashboard/posts/{draft['id']}/edit").text
+
+    published = client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+        "content": "Live now", "targets": [{"accountId": x["id"]}], "publishNow": True}).json()
+    assert browser.get(f"/dashboard/posts/{published['id']}/edit").status_code == 409
