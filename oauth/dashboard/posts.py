@@ -423,6 +423,39 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         flash(request, "Deleted the post" + (" here and on the platforms." if everywhere else "."))
         return back_to(PAGE, where)
 
+    async def move(request: Request) -> Response:
+        """A scheduled post moved to another day (the calendar's drag and drop, or the post page's
+        form), at the same time of day in its time zone: the post's own body sent back through
+        `posts.update` with the new time, so every rule of a change holds."""
+        post_id = request.path_params["id"]
+        try:
+            where, form = await acting(request)
+            actor = await in_db(where.actor)
+            found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id))
+            try:
+                day = dt.date.fromisoformat(field(form, "date"))
+            except ValueError:
+                raise ValidationFailed.field("date", "must be a date (YYYY-MM-DD)") from None
+            if found["scheduled_for"] is None:
+                raise ValidationFailed.field("date", "only a scheduled post moves; give a draft its time in Edit")
+            zone_name = found["timezone"] or "UTC"
+            local = found["scheduled_for"].replace(tzinfo=dt.UTC).astimezone(zone_of(zone_name))
+            body = shapes.parse(PostIn, {
+                "content": found["content"], "mediaIds": found["media_ids"],
+                "targets": [{"accountId": t["account_id"],
+                             **({"content": t["content"]} if t["content"] is not None else {}),
+                             **({"options": t["options"]} if t["options"] else {})} for t in found["targets"]],
+                "scheduledFor": f"{day.isoformat()}T{local:%H:%M:%S}", "timezone": zone_name})
+            moved = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(body)))
+        except NoSeat as no:
+            return no.response
+        except ServiceError as problem:
+            if problem.status == 404:
+                return not_found(request, "No post with that id.")
+            return failure(request, problem, f"{PAGE}/{post_id}")
+        flash(request, f"Moved to {day:%A %d %B}: scheduled for {moved.dump()['scheduledFor']}.")
+        return back_to(f"{PAGE}/{post_id}", where)
+
     async def queue_page(request: Request) -> Response:
         account_id = request.path_params["id"]
         back = f"/dashboard/accounts/{account_id}/queue"
@@ -459,6 +492,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         Route(f"{PAGE}/{{id}}", post_page, methods=["GET"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/edit", composer, methods=["GET"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/edit", create, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/move", move, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/retry", retry, methods=["POST"], middleware=middleware),
         Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
         Route("/dashboard/accounts/{id}/queue", queue_page, methods=["GET", "POST"], middleware=middleware),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx2
 import pytest
@@ -164,3 +165,25 @@ def test_a_saved_draft_opens_in_the_composer_as_it_was_and_is_scheduled_from_the
     published = client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
         "content": "Live now", "targets": [{"accountId": x["id"]}], "publishNow": True}).json()
     assert browser.get(f"/dashboard/posts/{published['id']}/edit").status_code == 409
+
+
+def test_a_scheduled_post_moves_to_another_day_at_the_same_local_time_and_a_draft_does_not(browser, client, tenant):
+    linkedin = connect_account(client, tenant, "linkedin")
+    auth = bearer(tenant["apiKey"])
+    day = dt.date.today() + dt.timedelta(days=10)
+    scheduled = client.post("/v1/posts", headers=auth, json={
+        "content": "Paris morning", "targets": [{"accountId": linkedin["id"], "options": {"firstComment": "More"}}],
+        "scheduledFor": f"{day.isoformat()}T09:15:00", "timezone": "Europe/Paris"}).json()
+    later = day + dt.timedelta(days=3)
+    form = _form(browser, f"/dashboard/posts/{scheduled['id']}", tenant, date=later.isoformat())
+    assert browser.post(f"/dashboard/posts/{scheduled['id']}/move", data=form).status_code == 303
+    moved = client.get(f"/v1/posts/{scheduled['id']}", headers=auth).json()
+    local = dt.datetime.fromisoformat(moved["scheduledFor"].replace("Z", "+00:00")).astimezone(ZoneInfo("Europe/Paris"))
+    assert (local.date(), local.strftime("%H:%M"), moved["timezone"]) == (later, "09:15", "Europe/Paris")
+    assert 'value="More"' in browser.get(f"/dashboard/posts/{scheduled['id']}/edit").text  # its options kept
+
+    draft = client.post("/v1/posts", headers=auth, json={
+        "content": "No time yet", "targets": [{"accountId": linkedin["id"]}]}).json()
+    refused = browser.post(f"/dashboard/posts/{draft['id']}/move", data=form)
+    assert refused.status_code == 422 and "only a scheduled post moves" in refused.text
+    assert client.get(f"/v1/posts/{draft['id']}", headers=auth).json()["status"] == "draft"
