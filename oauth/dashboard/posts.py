@@ -286,6 +286,8 @@ def _filters(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
                 day = dt.date.fromisoformat(chosen[name])
             except ValueError:
                 raise ValidationFailed.field(name, "must be a date (YYYY-MM-DD)") from None
+            if not dt.date(1970, 1, 1) <= day <= dt.date(9999, 12, 29):
+                raise ValidationFailed.field(name, "must lie between 1970-01-01 and 9999-12-29")
             if name == "to":
                 day += dt.timedelta(days=1)  # the last day is included
             query[name] = f"{day.isoformat()}T00:00:00Z"

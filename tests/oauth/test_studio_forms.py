@@ -187,3 +187,45 @@ def test_a_scheduled_post_moves_to_another_day_at_the_same_local_time_and_a_draf
     refused = browser.post(f"/dashboard/posts/{draft['id']}/move", data=form)
     assert refused.status_code == 422 and "only a scheduled post moves" in refused.text
     assert client.get(f"/v1/posts/{draft['id']}", headers=auth).json()["status"] == "draft"
+
+
+def test_odd_values_in_the_studios_forms_and_filters_are_4xx_pages_never_a_500(browser, client, tenant):
+    x = connect_account(client, tenant, "x")
+    bot = connect_account(client, tenant, "telegram")
+    youtube = connect_account(client, tenant, "youtube")
+    draft = client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+        "content": "d", "targets": [{"accountId": x["id"]}]}).json()
+    odd = ["", "x", "-1", "0", "99999999999999999999", "9999-12-31", "0000-01-01", "2026-02-30T25:61",
+           "../../etc/passwd", "\ud7ff", "<script>", "1 25:00", "8 09:00", "Mars/Olympus"]
+    gets = [("/dashboard/posts", ("status", "account", "from", "to", "page")),
+            ("/dashboard/calendar", ("view", "date", "tz")),
+            ("/dashboard/analytics", ("from", "to", "granularity", "account")),
+            ("/dashboard/broadcasts", ("status",))]
+    for path, names in gets:
+        for name in names:
+            for value in odd:
+                answer = browser.get(path, params={name: value})
+                assert answer.status_code in (200, 403, 404, 422), (path, name, value, answer.status_code)
+    posts = [
+        ("/dashboard/posts/check", {"accounts": [x["id"], youtube["id"], "acc_nope"], "mediaIds": "med_nope",
+                                    "action": "schedule", f"publishAt-{youtube['id']}": "soon"}),
+        ("/dashboard/posts/new", {"accounts": x["id"], "action": "schedule", "text": "t"}),
+        ("/dashboard/posts/new", {"accounts": x["id"], "action": "queue", "text": "t"}),
+        (f"/dashboard/posts/{draft['id']}/move", {}),
+        (f"/dashboard/accounts/{x['id']}/queue", {}),
+        ("/dashboard/broadcasts/preview", {"accountId": bot["id"]}),
+        ("/dashboard/broadcasts/new", {"accountId": bot["id"], "name": "n", "text": "t", "action": "schedule"}),
+        ("/dashboard/media/uploads", {"filename": "a.png", "contentType": "image/png"}),
+        ("/dashboard/automations/new", {"accountId": x["id"], "name": "n", "dmText": "t"}),
+        ("/dashboard/sequences/new", {"accountId": bot["id"], "name": "n", "trigger": "manual", "step-1-text": "t"}),
+    ]
+    fields = ("scheduledFor", "timezone", "date", "slots", "activeWithinDays", "size", "matchType", "keywords",
+              "step-1-delay", "idempotencyKey", "template", "conversationIds")
+    signed = _form(browser, "/dashboard/posts", tenant)
+    for path, base in posts:
+        for name in fields:
+            for value in odd:
+                form = {**signed, **base, name: value}
+                answer = browser.post(path, data=form)
+                assert answer.status_code in (200, 201, 303, 404, 409, 422), (path, name, value, answer.status_code)
+                assert "Traceback" not in answer.text
