@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from oauth.dashboard.console import NoSeat, Seat, acting, back_to, confirm, failure, field, flash, not_found, page, seat
+from oauth.dashboard.actions import confirmed_delete, pause_or_resume
+from oauth.dashboard.console import NoSeat, Seat, acting, failure, field, flash, not_found, page, seat
 from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines
 from oauth.dashboard.shell import data_of, in_db
 from service.automations import ops as automations
@@ -112,38 +113,11 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         flash(request, f"Saved the automation {made.name}.")
         return RedirectResponse(f"{PAGE}/{made.id}?workspace={where.workspace_id}", status_code=303)
 
-    async def set_status(request: Request) -> Response:
-        automation_id = request.path_params["id"]
-        try:
-            where, form = await acting(request)
-            status = "paused" if field(form, "status") == "paused" else "active"
-            await in_db(lambda: automations.update(actor=where.actor(), automation_id=automation_id, status=status))
-        except NoSeat as no:
-            return no.response
-        except ServiceError:
-            return not_found(request, "No automation with that id.")
-        flash(request, "Paused the automation." if status == "paused" else "Resumed the automation.")
-        return back_to(f"{PAGE}/{automation_id}", where)
-
-    async def delete(request: Request) -> Response:
-        automation_id = request.path_params["id"]
-        try:
-            if request.method == "GET":
-                where = await seat(request)
-                found = await in_db(lambda: automations.get(actor=where.actor(), automation_id=automation_id))
-                return confirm(request, where, title="Delete automation",
-                               question=f"Delete the automation {found.name}?",
-                               detail="It goes with its log. DMs already queued still go.",
-                               action=f"{PAGE}/{automation_id}/delete", button="Delete",
-                               cancel=f"{PAGE}/{automation_id}?workspace={where.workspace_id}")
-            where, _form = await acting(request)
-            await in_db(lambda: automations.delete(actor=where.actor(), automation_id=automation_id))
-        except NoSeat as no:
-            return no.response
-        except ServiceError:
-            return not_found(request, "No automation with that id.")
-        flash(request, "Deleted the automation.")
-        return back_to(PAGE, where)
+    set_status = pause_or_resume(base=PAGE, noun="automation", update=lambda actor, thing, status:
+                                 automations.update(actor=actor, automation_id=thing, status=status))
+    delete = confirmed_delete(base=PAGE, noun="automation", detail="It goes with its log. DMs already queued still go.",
+                              name_of=lambda actor, thing: automations.get(actor=actor, automation_id=thing).name,
+                              delete=lambda actor, thing: automations.delete(actor=actor, automation_id=thing))
 
     return [
         Route(PAGE, list_page, methods=["GET"], middleware=middleware),

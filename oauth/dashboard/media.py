@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from oauth.dashboard.console import NoSeat, Seat, acting, back_to, confirm, failure, field, flash, not_found, page, seat
+from oauth.dashboard.actions import confirmed_delete
+from oauth.dashboard.console import NoSeat, Seat, acting, failure, field, not_found, page, seat
 from oauth.dashboard.picks import number
 from oauth.dashboard.shell import data_of, in_db
 from service.kit import shapes
@@ -69,26 +70,10 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return failure(request, problem, PAGE)
         return _json({"mediaId": made.id, "filename": made.filename, "contentType": made.content_type})
 
-    async def delete(request: Request) -> Response:
-        media_id = request.path_params["id"]
-        try:
-            if request.method == "GET":
-                where = await seat(request)
-                found = await in_db(lambda: media.get(actor=where.actor(), media_id=media_id))
-                return confirm(request, where, title="Delete media", question=f"Delete {found.filename}?",
-                               detail="Its address stops working. Posts already published keep their copy.",
-                               action=f"{PAGE}/{media_id}/delete", button="Delete",
-                               cancel=f"{PAGE}?workspace={where.workspace_id}")
-            where, _form = await acting(request)
-            await in_db(lambda: library.delete(actor=where.actor(), media_id=media_id))
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No media with that id.")
-            return failure(request, problem, PAGE)
-        flash(request, "Deleted the media.")
-        return back_to(PAGE, where)
+    delete = confirmed_delete(base=PAGE, noun="media", cancel_to_thing=False,
+                              detail="Its address stops working. Posts already published keep their copy.",
+                              name_of=lambda actor, thing: media.get(actor=actor, media_id=thing).filename,
+                              delete=lambda actor, thing: library.delete(actor=actor, media_id=thing))
 
     return [
         Route(PAGE, library_page, methods=["GET"], middleware=middleware),

@@ -12,12 +12,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from oauth.dashboard.actions import confirmed_delete, pause_or_resume
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
     acting,
     back_to,
-    confirm,
     failure,
     field,
     flash,
@@ -149,19 +149,6 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         flash(request, f"Saved the sequence {made.name}.")
         return RedirectResponse(f"{PAGE}/{made.id}?workspace={where.workspace_id}", status_code=303)
 
-    async def set_status(request: Request) -> Response:
-        sequence_id = request.path_params["id"]
-        try:
-            where, form = await acting(request)
-            status = "paused" if field(form, "status") == "paused" else "active"
-            await in_db(lambda: sequences.update(actor=where.actor(), sequence_id=sequence_id, status=status))
-        except NoSeat as no:
-            return no.response
-        except ServiceError:
-            return not_found(request, "No sequence with that id.")
-        flash(request, "Paused the sequence." if status == "paused" else "Resumed the sequence.")
-        return back_to(f"{PAGE}/{sequence_id}", where)
-
     async def enroll(request: Request) -> Response:
         sequence_id = request.path_params["id"]
         back = f"{PAGE}/{sequence_id}"
@@ -179,24 +166,12 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         flash(request, "Enrolled the conversation.")
         return back_to(back, where)
 
-    async def delete(request: Request) -> Response:
-        sequence_id = request.path_params["id"]
-        try:
-            if request.method == "GET":
-                where = await seat(request)
-                found = await in_db(lambda: sequences.get(actor=where.actor(), sequence_id=sequence_id))
-                return confirm(request, where, title="Delete sequence", question=f"Delete the sequence {found.name}?",
-                               detail="Its active enrolments are cancelled: no further step is sent.",
-                               action=f"{PAGE}/{sequence_id}/delete", button="Delete",
-                               cancel=f"{PAGE}/{sequence_id}?workspace={where.workspace_id}")
-            where, _form = await acting(request)
-            await in_db(lambda: sequences.delete(actor=where.actor(), sequence_id=sequence_id))
-        except NoSeat as no:
-            return no.response
-        except ServiceError:
-            return not_found(request, "No sequence with that id.")
-        flash(request, "Deleted the sequence.")
-        return back_to(PAGE, where)
+    set_status = pause_or_resume(base=PAGE, noun="sequence", update=lambda actor, thing, status:
+                                 sequences.update(actor=actor, sequence_id=thing, status=status))
+    delete = confirmed_delete(base=PAGE, noun="sequence",
+                              detail="Its active enrolments are cancelled: no further step is sent.",
+                              name_of=lambda actor, thing: sequences.get(actor=actor, sequence_id=thing).name,
+                              delete=lambda actor, thing: sequences.delete(actor=actor, sequence_id=thing))
 
     return [
         Route(PAGE, list_page, methods=["GET"], middleware=middleware),
