@@ -7,18 +7,14 @@ from typing import Any
 
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from oauth.dashboard.actions import confirmed_delete, pause_or_resume
-from oauth.dashboard.console import NoSeat, Seat, acting, failure, field, flash, not_found, page, seat
+from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
+from oauth.dashboard.console import Seat, field
 from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines
-from oauth.dashboard.shell import data_of, in_db
+from oauth.dashboard.shell import data_of
 from service.automations import ops as automations
 from service.automations.shapes import CreateCommentAutomation, UpdateCommentAutomation
-from service.kit import shapes
-from service.kit.errors import ServiceError
 from service.kit.settings import Settings
 
 PAGE = "/dashboard/automations"
@@ -69,50 +65,15 @@ def _form_data(where: Seat, automation_id: str | None) -> dict[str, Any]:
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    async def list_page(request: Request) -> Response:
-        try:
-            where = await seat(request)
-            listed = await in_db(_listing, where)
-        except NoSeat as no:
-            return no.response
-        return page(request, "automations.html", where, title="Automations", nav="automations", **listed)
-
-    async def edit_page(request: Request) -> Response:
-        automation_id = request.path_params.get("id")
-        try:
-            where = await seat(request)
-            data = await in_db(_form_data, where, automation_id)
-        except NoSeat as no:
-            return no.response
-        except ServiceError:
-            return not_found(request, "No automation with that id.")
-        title = f"Automation · {data['automation']['name']}" if automation_id else "New automation"
-        return page(request, "automation.html", where, title=title, nav="automations", match_types=MATCH_TYPES, **data)
-
-    async def save(request: Request) -> Response:
-        automation_id = request.path_params.get("id")
-        back = f"{PAGE}/{automation_id}" if automation_id else f"{PAGE}/new"
-        try:
-            where, form = await acting(request)
-        except NoSeat as no:
-            return no.response
-        try:
-            if automation_id:
-                # Another workspace's automation is a 404 before its fields are judged.
-                await in_db(lambda: automations.get_row(actor=where.actor(), automation_id=automation_id))
-                changes = shapes.parse(UpdateCommentAutomation, _fields(form, editing=True))
-                made = await in_db(lambda: automations.update(actor=where.actor(), automation_id=automation_id,
-                                                              **dict(changes)))
-            else:
-                body = shapes.parse(CreateCommentAutomation, _fields(form, editing=False))
-                made = await in_db(lambda: automations.create(actor=where.actor(), **dict(body)))
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No automation with that id.")
-            return failure(request, problem, f"{back}?workspace={where.workspace_id}")
-        flash(request, f"Saved the automation {made.name}.")
-        return RedirectResponse(f"{PAGE}/{made.id}?workspace={where.workspace_id}", status_code=303)
-
+    list_page = listing(template="automations.html", title="Automations", nav="automations", load=_listing)
+    edit_page = editor(template="automation.html", noun="automation", nav="automations", load=_form_data,
+                       match_types=MATCH_TYPES)
+    save = saver(base=PAGE, noun="automation", fields=lambda form, editing: _fields(form, editing=editing),
+                 create_shape=CreateCommentAutomation, update_shape=UpdateCommentAutomation,
+                 exists=lambda actor, thing: automations.get_row(actor=actor, automation_id=thing),
+                 create=lambda actor, **body: automations.create(actor=actor, **body),
+                 update=lambda actor, thing, **changes: automations.update(actor=actor, automation_id=thing,
+                                                                            **changes))
     set_status = pause_or_resume(base=PAGE, noun="automation", update=lambda actor, thing, status:
                                  automations.update(actor=actor, automation_id=thing, status=status))
     delete = confirmed_delete(base=PAGE, noun="automation", detail="It goes with its log. DMs already queued still go.",

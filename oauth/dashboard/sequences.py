@@ -9,10 +9,10 @@ from typing import Any
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from oauth.dashboard.actions import confirmed_delete, pause_or_resume
+from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
@@ -21,17 +21,13 @@ from oauth.dashboard.console import (
     failure,
     field,
     flash,
-    in_own,
     not_found,
-    page,
-    seat,
 )
 from oauth.dashboard.inbox import contact_label
 from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines, number
 from oauth.dashboard.shell import data_of, in_db
 from service.automations import ops as automations
 from service.inbox import conversations
-from service.kit import shapes
 from service.kit.errors import ServiceError
 from service.kit.settings import Settings
 from service.sequences import ops as sequences
@@ -104,50 +100,15 @@ def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    async def list_page(request: Request) -> Response:
-        try:
-            where = await seat(request)
-            listed = await in_db(_listing, where)
-        except NoSeat as no:
-            return no.response
-        return page(request, "sequences.html", where, title="Sequences", nav="sequences", **listed)
-
-    async def edit_page(request: Request) -> Response:
-        sequence_id = request.path_params.get("id")
-        try:
-            where = await seat(request)
-            data = await in_db(_form_data, where, sequence_id)
-        except NoSeat as no:
-            return no.response
-        except ServiceError:
-            return not_found(request, "No sequence with that id.")
-        title = f"Sequence · {data['sequence']['name']}" if sequence_id else "New sequence"
-        return page(request, "sequence.html", where, title=title, nav="sequences", triggers=TRIGGERS,
-                    match_types=MATCH_TYPES, **data)
-
-    async def save(request: Request) -> Response:
-        sequence_id = request.path_params.get("id")
-        back = f"{PAGE}/{sequence_id}" if sequence_id else f"{PAGE}/new"
-        try:
-            where, form = await acting(request)
-        except NoSeat as no:
-            return no.response
-        try:
-            actor = await in_db(where.actor)
-            if sequence_id:
-                # Another workspace's sequence is a 404 before its fields are judged.
-                await in_db(lambda: sequences.get_row(actor=actor, sequence_id=sequence_id))
-                changes = shapes.parse(UpdateSequence, _fields(form, editing=True))
-                made = await in_own(lambda: sequences.update(actor=actor, sequence_id=sequence_id, **dict(changes)))
-            else:
-                body = shapes.parse(CreateSequence, _fields(form, editing=False))
-                made = await in_own(lambda: sequences.create(actor=actor, **dict(body)))
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No sequence with that id.")
-            return failure(request, problem, f"{back}?workspace={where.workspace_id}")
-        flash(request, f"Saved the sequence {made.name}.")
-        return RedirectResponse(f"{PAGE}/{made.id}?workspace={where.workspace_id}", status_code=303)
+    list_page = listing(template="sequences.html", title="Sequences", nav="sequences", load=_listing)
+    edit_page = editor(template="sequence.html", noun="sequence", nav="sequences", load=_form_data,
+                       triggers=TRIGGERS, match_types=MATCH_TYPES)
+    # Steps' WhatsApp templates are checked with the platform: the save waits on the network.
+    save = saver(base=PAGE, noun="sequence", fields=lambda form, editing: _fields(form, editing=editing),
+                 create_shape=CreateSequence, update_shape=UpdateSequence, waits=True,
+                 exists=lambda actor, thing: sequences.get_row(actor=actor, sequence_id=thing),
+                 create=lambda actor, **body: sequences.create(actor=actor, **body),
+                 update=lambda actor, thing, **changes: sequences.update(actor=actor, sequence_id=thing, **changes))
 
     async def enroll(request: Request) -> Response:
         sequence_id = request.path_params["id"]
