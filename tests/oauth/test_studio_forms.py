@@ -229,3 +229,28 @@ def test_odd_values_in_the_studios_forms_and_filters_are_4xx_pages_never_a_500(b
                 answer = browser.post(path, data=form)
                 assert answer.status_code in (200, 201, 303, 404, 409, 422), (path, name, value, answer.status_code)
                 assert "Traceback" not in answer.text
+
+
+def test_the_calendar_shows_each_days_first_posts_links_the_rest_and_reads_days_in_its_time_zone(
+        browser, client, tenant):
+    linkedin = connect_account(client, tenant, "linkedin")
+    day = dt.date.today() + dt.timedelta(days=20)
+    for hour in range(5):
+        client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+            "content": f"Busy day {hour}", "targets": [{"accountId": linkedin["id"]}],
+            "scheduledFor": f"{day.isoformat()}T{10 + hour}:00:00Z"}).raise_for_status()
+    late = client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+        "content": "Late in London", "targets": [{"accountId": linkedin["id"]}],
+        "scheduledFor": f"{day.isoformat()}T23:30:00Z"}).json()
+
+    month = browser.get("/dashboard/calendar", params={"date": day.isoformat()})
+    assert month.status_code == 200
+    assert "6 posts in view" in month.text
+    assert month.text.count("Busy day") == 3 and ">3 more</a>" in month.text  # the day's other 3 behind a link
+    assert f"from={day.isoformat()}&amp;to={day.isoformat()}" in month.text
+
+    week = browser.get("/dashboard/calendar", params={"date": day.isoformat(), "view": "week", "tz": "Asia/Tokyo"})
+    tokyo_next_day = (day + dt.timedelta(days=1)).isoformat()
+    start = week.text.index(f'data-day="{tokyo_next_day}"')
+    cell = week.text[start:week.text.find("data-day=", start + 1)]
+    assert f"/dashboard/posts/{late['id']}" in cell and "08:30" in cell  # 23:30 UTC is 08:30 the next day in Tokyo
