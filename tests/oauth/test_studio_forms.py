@@ -249,8 +249,8 @@ def test_the_calendar_shows_each_days_first_posts_links_the_rest_and_reads_days_
     assert month.text.count("Busy day") == 3 and ">3 more</a>" in month.text  # the day's other 3 behind a link
     assert f"from={day.isoformat()}&amp;to={day.isoformat()}" in month.text
 
-    week = browser.get("/dashboard/calendar", params={"date": day.isoformat(), "view": "week", "tz": "Asia/Tokyo"})
     tokyo_next_day = (day + dt.timedelta(days=1)).isoformat()
+    week = browser.get("/dashboard/calendar", params={"date": tokyo_next_day, "view": "week", "tz": "Asia/Tokyo"})
     start = week.text.index(f'data-day="{tokyo_next_day}"')
     cell = week.text[start:week.text.find("data-day=", start + 1)]
     assert f"/dashboard/posts/{late['id']}" in cell and "08:30" in cell  # 23:30 UTC is 08:30 the next day in Tokyo
