@@ -265,8 +265,8 @@ def _post_page(where: Seat, post_id: str) -> dict[str, Any]:
     actor = where.actor()
     post = posts.get(actor=actor, post_id=post_id).dump()
     names = labels(account_rows(actor, connected=False))
-    targets = [{**t, "label": names.get(t["accountId"], t["platform"]), "help": TARGET_HELP.get(t["status"], "")}
-               for t in post["targets"]]
+    targets = [{**t, "label": names.get(t["accountId"], t["platform"]), "help": TARGET_HELP.get(t["status"], ""),
+                "platformName": platform_name(t["platform"])} for t in post["targets"]]
     return {"post": {**post, "targets": targets},
             "retryable": any(t["status"] in ("failed", "unknown") for t in targets)}
 
