@@ -73,9 +73,11 @@ def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
 def _listing(where: Seat) -> dict[str, Any]:
     actor = where.actor()
     names = labels(account_rows(actor, connected=False))
-    found = sequences.list_sequences(actor=actor, limit=PER_PAGE)
-    return {"sequences": [{**s, "account": names.get(s["accountId"], s["accountId"])} for s in data_of(found)],
-            "total": found.total}
+    listed = sequences.list_sequences(actor=actor, limit=PER_PAGE)
+    found = data_of(listed)
+    counts = sequences.enrollment_counts(actor=actor, sequence_ids=[s["id"] for s in found])
+    return {"sequences": [{**s, "account": names.get(s["accountId"], s["accountId"]), "counts": counts.get(s["id"], {})}
+                          for s in found], "total": listed.total}
 
 
 def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
@@ -94,7 +96,9 @@ def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
         enrolments = [{**e, "contact": by_id.get(e["conversationId"], e["conversationId"])}
                       for e in data_of(sequences.list_enrollments(actor=actor, sequence_id=sequence_id, limit=100))]
         steps = record["steps"] + [{}] * min(BLANK_STEPS, MAX_STEPS - len(record["steps"]))
-        data.update(sequence={**record, "account": names.get(record["accountId"], record["accountId"])},
+        counts = sequences.enrollment_counts(actor=actor, sequence_ids=[record["id"]]).get(record["id"], {})
+        data.update(sequence={**record, "account": names.get(record["accountId"], record["accountId"]),
+                              "counts": counts},
                     steps=steps, conversations=offered, enrolments=enrolments)
     return data
 

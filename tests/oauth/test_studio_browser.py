@@ -202,6 +202,7 @@ def test_a_person_broadcasts_automates_a_comment_runs_a_sequence_and_reads_the_f
     page.get_by_role("button", name="Enrol").click()
     expect(page.get_by_role("table", name="Enrolments").get_by_role("row").filter(has_text="Ada Lovelace")
            ).to_contain_text("active")
+    expect(page.get_by_text(re.compile(r"^Enrolments: 1 active · 0 completed"))).to_be_visible()  # the stats
     (sequence,) = v1(client, tenant, "/v1/sequences")["data"]
     assert [s["delayMinutes"] for s in sequence["steps"]] == [0, 1440] and sequence["stopOnReply"] is True
     wait_for(lambda: "Welcome aboard!" in [row["text"] for row in _sent(client, bot, "dm")])
