@@ -10,10 +10,28 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from oauth.dashboard import accounts, api_keys, connected_apps, frame, home, inbox, shell, signin, webhooks
+from oauth.dashboard import (
+    accounts,
+    analytics,
+    api_keys,
+    automations,
+    broadcasts,
+    calendar,
+    connected_apps,
+    frame,
+    home,
+    inbox,
+    media,
+    posts,
+    sequences,
+    shell,
+    signin,
+    webhooks,
+)
 from service.kit.settings import Settings
 
-PAGES = [signin, home, frame, accounts, inbox, api_keys, connected_apps, webhooks]
+PAGES = [signin, home, frame, accounts, inbox, posts, calendar, media, broadcasts, automations, sequences, analytics,
+         api_keys, connected_apps, webhooks]
 
 
 def build_routes(settings: Settings) -> list[BaseRoute]:

@@ -1,5 +1,5 @@
-"""The console's frame: its static files, the workspace switcher, the studio's pages still to come,
-and the HTML 404 for every other `/dashboard/...` path (listed last)."""
+"""The console's frame: its static files, the workspace switcher, and the HTML 404
+for every other `/dashboard/...` path (listed last)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,11 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from oauth.dashboard.console import WORKSPACE_KEY, NoSeat, acting, field, flash, page, seat
+from oauth.dashboard.console import WORKSPACE_KEY, NoSeat, acting, field, flash
 from oauth.dashboard.shell import current_user, error_page, safe_next
 from service.kit.settings import Settings
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
-
-# The studio's pages (the navigation names them all); each says what the API already does there.
-STUDIO = {
-    "posts": ("Posts", "Publishing and scheduling posts", "Posts"),
-    "calendar": ("Calendar", "Scheduled and published posts by month and week", "Posts"),
-    "broadcasts": ("Broadcasts", "One message to many contacts", "Broadcasts"),
-    "automations": ("Automations", "Replies to comments that match keywords", "Comment automations"),
-    "sequences": ("Sequences", "Timed series of messages", "Sequences"),
-    "analytics": ("Analytics", "Follower counts over time", "Follower analytics"),
-}
-
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[BaseRoute]:
     async def switch_workspace(request: Request) -> Response:
@@ -39,22 +28,9 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[BaseRoute]:
         target = safe_next(field(form, "next"))
         return RedirectResponse(f"{target}?workspace={where.workspace_id}", status_code=303)
 
-    def studio(key: str) -> Route:
-        title, summary, tag = STUDIO[key]
-
-        async def studio_page(request: Request) -> Response:
-            try:
-                where = await seat(request)
-            except NoSeat as no:
-                return no.response
-            return page(request, "studio.html", where, title=title, nav=key, summary=summary, tag=tag)
-
-        return Route(f"/dashboard/{key}", studio_page, methods=["GET"], middleware=middleware)
-
     return [
         Mount("/dashboard/static", app=StaticFiles(directory=STATIC), name="dashboard-static"),
         Route("/dashboard/workspace", switch_workspace, methods=["POST"], middleware=middleware),
-        *(studio(key) for key in STUDIO),
     ]
 
 

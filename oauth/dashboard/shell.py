@@ -200,7 +200,7 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
             "X-Frame-Options": "DENY",  # the consent page must not be framed (clickjacking)
             # Scripts only from this site (the vendored htmx), which may call back only to this site.
             "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-            "script-src 'self'; connect-src 'self'; "
+            "media-src 'self'; script-src 'self'; connect-src 'self'; "
             "form-action 'self' *; frame-ancestors 'none'; base-uri 'none'",
             "Referrer-Policy": "no-referrer",
         },

@@ -10,11 +10,10 @@ finish listener calls.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from platforms.base import Button
-from service.broadcasts import ops
+from service.broadcasts import audience, ops
 from service.engine import core as engine
 from service.inbox import outbound
 from service.kit import clock, ids, settings
@@ -57,12 +56,8 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     if account.status != "connected":
         _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
         return False
-    query = Conversation.select().where(Conversation.account == account.id)
-    if row.conversation_ids:
-        query = query.where(Conversation.id.in_(row.conversation_ids))
-    elif row.active_within_days:
-        since = (row.started_at or moment) - dt.timedelta(days=row.active_within_days)
-        query = query.where(Conversation.last_inbound_at >= since)
+    query = audience.conversations(account.id, conversation_ids=row.conversation_ids,
+                                   active_within_days=row.active_within_days, since=row.started_at or moment)
     if row.fanout_cursor:
         query = query.where(Conversation.id > row.fanout_cursor)
     chunk = list(query.order_by(Conversation.id).limit(ops.CHUNK))

@@ -12,6 +12,7 @@ every problem by its field (`targets[1].content`, `mediaIds`).
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import threading
 import time
@@ -446,22 +447,25 @@ def update(*, actor: Actor, post_id: str, content: str, targets: list[Any], medi
         return record(post)
 
 
+def editable(*, actor: Actor, post_id: str) -> dict[str, Any]:
+    """A draft or scheduled post as `PUT /v1/posts/{id}` takes it back (each target's own content
+    and options, which the record does not show), for a form that edits it; else 409."""
+    post = get_row(actor=actor, post_id=post_id)
+    if post.status not in ("draft", "scheduled"):
+        raise Conflict(f"A {post.status} post cannot change; only drafts and scheduled posts can.")
+    targets = PostTarget.select().where(PostTarget.post == post.id).order_by(PostTarget.position)
+    return {"id": post.id, "content": post.content, "media_ids": list(post.media_ids or []), "status": post.status,
+            "scheduled_for": post.scheduled_for, "timezone": post.timezone,
+            "targets": [{"account_id": t.account_id, "content": t.content, "options": dict(t.options or {})}
+                        for t in targets]}
+
+
 def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | None = None,
                account_id: str | None = None, platform: str | None = None, source: str | None = None,
                page: int | None = None, limit: int | None = None, from_: str | None = None,
                to: str | None = None) -> Page:
-    query = Post.select().where(Post.workspace == actor.workspace_id)
     dates = _window(from_, to)
-    if dates is not None:
-        start, end = dates
-        # A calendar shows a post on the day it is due or went live (a target of a partial post too).
-        live = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
-                                                       PostTarget.published_at >= start, PostTarget.published_at < end)
-        query = query.where(((Post.scheduled_for >= start) & (Post.scheduled_for < end))
-                            | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live))
-    if actor.profile_ids is not None:
-        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
-        query = query.where(Post.id.not_in(outside))
+    query = _visible(actor, Post.select(), dates)
     if status is not None:
         query = query.where(Post.status == status)
     if source not in (None, "all"):
@@ -485,6 +489,23 @@ def list_posts(*, actor: Actor, status: str | None = None, profile_id: str | Non
             by_post[target.post_id].append(target)
     items = [record(row, by_post[row.id]) for row in rows]
     return Page(PostRecord, records(PostRecord, items), page, limit, total)
+
+
+def _visible(actor: Actor, query: Any, dates: tuple[dt.datetime, dt.datetime] | None) -> Any:
+    """The workspace's posts the actor may see, those of the window `[start, end)` when given: the
+    one filter of `GET /v1/posts?from=&to=` and of the dashboard's calendar."""
+    query = query.where(Post.workspace == actor.workspace_id)
+    if dates is not None:
+        start, end = dates
+        # A calendar shows a post on the day it is due or went live (a target of a partial post too).
+        live = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
+                                                       PostTarget.published_at >= start, PostTarget.published_at < end)
+        query = query.where(((Post.scheduled_for >= start) & (Post.scheduled_for < end))
+                            | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live))
+    if actor.profile_ids is not None:
+        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
+        query = query.where(Post.id.not_in(outside))
+    return query
 
 
 # The contract's range of instants a caller may send (1970-01-01 .. 9999-12-30).
@@ -575,3 +596,75 @@ def published_counts(*, account_ids: list[str], start: dt.datetime, end: dt.date
     return {row["account"]: {"count": int(row["count"]), "likes": int(row["likes"] or 0),
                              "comments": int(row["comments"] or 0), "shares": int(row["shares"] or 0)}
             for row in rows}
+
+
+# -- for the composer and the calendar -------------------------------------------------------------
+@dataclass(frozen=True)
+class TextMeasure:
+    """A text as one platform counts it: `used` of `limit` (None: the platform sets no limit)."""
+
+    platform: str
+    used: int
+    limit: int | None
+    unit: str
+
+    @property
+    def over(self) -> bool:
+        return self.limit is not None and self.used > self.limit
+
+
+def measure(*, platform: str, text: str, with_media: bool = False) -> TextMeasure:
+    """How `platform` counts `text` for a post, with the very rule `check` applies: X's weighted
+    length (a link 23, CJK and emoji 2), else characters against the text or caption limit."""
+    if platform == "x":
+        return TextMeasure(platform, weighted_length(text), X_LIMIT, "weighted characters")
+    capabilities = adapters.adapter(platform).capabilities
+    return TextMeasure(platform, len(text), capabilities.post_limit(with_media=with_media), "characters")
+
+
+@dataclass(frozen=True)
+class CalendarEntry:
+    id: str
+    content: str
+    status: str
+    at: dt.datetime
+
+
+def calendar(*, actor: Actor, from_: str, to: str, per_day: int = 4, zone: dt.tzinfo = dt.UTC
+             ) -> dict[dt.date, tuple[list[CalendarEntry], int]]:
+    """The posts `list_posts(from_=, to=)` finds in a window, by day (in `zone`): each day's first
+    `per_day` by time and how many it holds in all. A month of thousands of posts is one narrow
+    query (the time as stored, no conversion per row; each row's day found by bisection among the
+    days' starts) and one more for the few shown."""
+    start, end = _window(from_, to) or (EARLIEST, LATEST)
+    when = fn.COALESCE(Post.published_at, Post.scheduled_for).coerce(False)
+    query = _visible(actor, Post.select(when, Post.id), (start, end))
+    first_day = start.replace(tzinfo=dt.UTC).astimezone(zone).date() - dt.timedelta(days=1)
+    last_day = min(end, LATEST).replace(tzinfo=dt.UTC).astimezone(zone).date() + dt.timedelta(days=1)
+    days = [first_day + dt.timedelta(days=n) for n in range((last_day - first_day).days + 1)]
+    # Each day's first instant in UTC, written as the database writes a naive UTC time.
+    starts = [dt.datetime.combine(day, dt.time(), tzinfo=zone).astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+              for day in days]
+    counts: dict[int, int] = {}
+    shown: dict[int, list[str]] = {}
+    # The driver's own rows: peewee's per-row conversion would cost more than the rest of the page.
+    rows: Any = db.execute(query.order_by(when, Post.id)).fetchall()
+    for at, post_id in rows:
+        if at is None:
+            continue
+        index = bisect.bisect_right(starts, str(at)) - 1
+        counts[index] = counts.get(index, 0) + 1
+        if counts[index] <= per_day:
+            shown.setdefault(index, []).append(post_id)
+    wanted = [post_id for ids_ in shown.values() for post_id in ids_]
+    found = {post.id: post for post in Post.select(Post.id, Post.content, Post.status, Post.scheduled_for,
+                                                   Post.published_at).where(Post.id.in_(wanted))} if wanted else {}
+    out: dict[dt.date, tuple[list[CalendarEntry], int]] = {}
+    for index, count in counts.items():
+        entries = []
+        for post_id in shown.get(index, []):
+            post = found[post_id]
+            at = (post.published_at or post.scheduled_for or start).replace(tzinfo=dt.UTC).astimezone(zone)
+            entries.append(CalendarEntry(post.id, post.content[:80], post.status, at))
+        out[days[index]] = (entries, count)
+    return out

@@ -25,6 +25,8 @@ import datetime as dt
 import logging
 from typing import Any
 
+from peewee import fn
+
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
@@ -80,6 +82,25 @@ def list_enrollments(*, actor: Actor, sequence_id: str, page: int | None = None,
     row = get_row(actor=actor, sequence_id=sequence_id)
     query = Enrollment.select().where(Enrollment.sequence == row.id).order_by(Enrollment.enrolled_at, Enrollment.id)
     return paginate(query, page=page, limit=limit, record=EnrollmentRecord)
+
+
+ENROLLMENT_STATUSES = ("active", "completed", "stopped", "cancelled")
+
+
+def enrollment_counts(*, actor: Actor, sequence_ids: list[str]) -> dict[str, dict[str, int]]:
+    """How many enrolments each sequence has in each status (a sequence's stats), in one query;
+    sequences outside the actor's reach count nothing."""
+    reachable = [row.id for row in Sequence.select(Sequence.id).where(
+        Sequence.id.in_(sequence_ids), Sequence.workspace == actor.workspace_id,
+        *([Sequence.profile.in_(sorted(actor.profile_ids))] if actor.profile_ids is not None else []))]
+    counts = {sequence_id: dict.fromkeys(ENROLLMENT_STATUSES, 0) for sequence_id in reachable}
+    if reachable:
+        query = (Enrollment.select(Enrollment.sequence, Enrollment.status, fn.COUNT(Enrollment.id))
+                 .where(Enrollment.sequence.in_(reachable)).group_by(Enrollment.sequence, Enrollment.status))
+        rows: Any = query.tuples()
+        for sequence_id, status, count in rows:
+            counts[sequence_id][status] = int(count)
+    return counts
 
 
 # -- writing -----------------------------------------------------------------------------------

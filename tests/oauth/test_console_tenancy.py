@@ -49,18 +49,46 @@ def _theirs(client: httpx2.Client, other: dict[str, str]) -> dict[str, str]:
     # Subscribed to an event nothing here causes: its log holds the test delivery alone, unless a
     # dashboard route sends or redelivers to it.
     hook = client.post("/v1/webhooks", headers=auth, json={"url": "https://localhost:9/theirs",
-                                                           "events": ["media.uploaded"]}).json()
+                                                           "events": ["sequence.completed"]}).json()
     delivery = client.post(f"/v1/webhooks/{hook['id']}/test", headers=auth).json()
     key = client.post("/v1/api-keys", headers=auth, json={"name": "their key"}).json()
+    post = client.post("/v1/posts", headers=auth, json={
+        "content": "their secret launch", "targets": [{"accountId": bot["id"], "options": {"chatId": "@theirs"}}]}).json()
+    broadcast = client.post("/v1/broadcasts", headers=auth, json={
+        "accountId": bot["id"], "name": "their broadcast", "text": "their secret offer"}).json()
+    sequence = client.post("/v1/sequences", headers=auth, json={
+        "accountId": bot["id"], "name": "their sequence", "trigger": "manual",
+        "steps": [{"delayMinutes": 0, "text": "their secret step"}]}).json()
+    insta = connect_account(client, other, "instagram")
+    automation = client.post("/v1/comment-automations", headers=auth, json={
+        "accountId": insta["id"], "name": "their automation", "matchType": "any", "dmText": "their secret dm"}).json()
+    media = _their_media(client, auth)
     return {"account": bot["id"], "conversation": conversation["id"], "webhook": hook["id"],
             "delivery": delivery["id"], "key": key["id"], "profile": other["profileId"],
-            "workspace": other["workspaceId"]}
+            "workspace": other["workspaceId"], "post": post["id"], "broadcast": broadcast["id"],
+            "sequence": sequence["id"], "automation": automation["id"], "media": media}
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002"
+                    "00010005fe02fea70000000049454e44ae426082")
+
+
+def _their_media(client: httpx2.Client, auth: dict[str, str]) -> str:
+    upload = client.post("/v1/media/uploads", headers=auth,
+                         json={"filename": "their.png", "contentType": "image/png", "size": len(PNG)}).json()
+    client.put(f"/v1/media/uploads/{upload['token']}", content=PNG)
+    done = client.post(f"/v1/media/uploads/{upload['token']}/complete", headers=auth)
+    assert done.status_code == 200, done.text
+    return str(done.json()["mediaId"])
 
 
 def _fill(path: str, theirs: dict[str, str], action: str) -> str:
+    studio = {"/dashboard/posts": "post", "/dashboard/broadcasts": "broadcast", "/dashboard/sequences": "sequence",
+              "/dashboard/automations": "automation", "/dashboard/media": "media"}
     family = ("delivery" if "/deliveries/" in path else "account" if path.startswith("/dashboard/accounts")
               else "conversation" if path.startswith("/dashboard/inbox") else "webhook" if "/webhooks" in path
-              else "key" if "/api-keys" in path else "profile")
+              else "key" if "/api-keys" in path
+              else next((name for prefix, name in studio.items() if path.startswith(prefix + "/")), "profile"))
     return (path.replace("{platform}", "telegram").replace("{action:str}", action)
             .replace("{id}", theirs[family]))
 
@@ -75,6 +103,13 @@ def _state(client: httpx2.Client, other: dict[str, str], theirs: dict[str, str])
         "deliveries": client.get(f"/v1/webhooks/{theirs['webhook']}/deliveries", headers=auth).json()["pagination"],
         "keys": client.get("/v1/api-keys", headers=auth).json()["data"],
         "profiles": client.get("/v1/profiles", headers=auth).json()["data"],
+        "post": client.get(f"/v1/posts/{theirs['post']}", headers=auth).json(),
+        "broadcast": client.get(f"/v1/broadcasts/{theirs['broadcast']}", headers=auth).json(),
+        "sequence": client.get(f"/v1/sequences/{theirs['sequence']}", headers=auth).json(),
+        "enrollments": client.get(f"/v1/sequences/{theirs['sequence']}/enrollments", headers=auth).json(),
+        "automation": client.get(f"/v1/comment-automations/{theirs['automation']}", headers=auth).json(),
+        "media": client.get("/v1/media", headers=auth).json()["data"],
+        "queue": client.get(f"/v1/accounts/{theirs['account']}/queue", headers=auth).json(),
     }
 
 
@@ -95,7 +130,8 @@ def test_no_dashboard_route_shows_or_changes_another_workspace(browser, client, 
                         "csrf_token": hidden(page.text, "csrf_token"), "workspaceId": workspace,
                         "profileId": theirs["profile"], "botToken": "123456:AAtheirbot", "name": "taken over",
                         "url": "https://localhost:9/mine", "text": "hello from elsewhere", "enabled": "false",
-                        "next": "/dashboard"})
+                        "next": "/dashboard", "conversationId": theirs["conversation"],
+                        "accountId": theirs["account"], "slots": "1 09:00", "status": "paused"})
                 tried += 1
                 # A page of our own workspace, or an action that makes something in it, answers; any
                 # path naming their workspace or one of their things is a 404.
@@ -103,7 +139,8 @@ def test_no_dashboard_route_shows_or_changes_another_workspace(browser, client, 
                 expected = {200, 201, 303, 422} if ours else {404}
                 assert answer.status_code in expected, (method, path, workspace, answer.status_code)
                 assert answer.status_code == 303 or answer.headers["content-type"].startswith("text/html"), path
-                for secret in ("Secret Sam", "private words", theirs["conversation"], theirs["webhook"], theirs["key"]):
+                for secret in ("Secret Sam", "private words", theirs["conversation"], theirs["webhook"], theirs["key"],
+                               "their secret", "their.png"):
                     assert secret not in answer.text, (method, path, secret)
     assert tried > 40
     assert _state(client, other_tenant, theirs) == before
@@ -111,7 +148,8 @@ def test_no_dashboard_route_shows_or_changes_another_workspace(browser, client, 
 
 def test_every_form_refuses_a_post_without_its_csrf_token(browser, tenant, live):
     mine = {"account": "acc_x", "conversation": "conv_x", "webhook": "wh_x", "delivery": "whd_x", "key": "key_x",
-            "profile": tenant["profileId"], "workspace": tenant["workspaceId"]}
+            "profile": tenant["profileId"], "workspace": tenant["workspaceId"], "post": "post_x", "broadcast": "bc_x",
+            "sequence": "seq_x", "automation": "ca_x", "media": "med_x"}
     posts = [path for method, path in _routes(live.settings) if method == "POST"]
     posts += ["/dashboard/logout", "/dashboard/settings/connected-apps/revoke"]
     for template in posts:

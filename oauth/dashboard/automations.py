@@ -1,0 +1,91 @@
+"""Comment automations: the list with stats, create and edit (every field of
+`POST /v1/comment-automations`), pause and resume, delete, and the log comment by comment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.routing import Route
+
+from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
+from oauth.dashboard.console import Seat, field
+from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines
+from oauth.dashboard.shell import data_of
+from service.automations import ops as automations
+from service.automations.shapes import CreateCommentAutomation, UpdateCommentAutomation
+from service.kit.settings import Settings
+
+PAGE = "/dashboard/automations"
+LOG_LIMIT = 100
+MATCH_TYPES = {"contains": "Contains a keyword", "exact": "Is exactly a keyword", "any": "Any comment"}
+REASONS = {"no_match": "No keyword matched.", "once_per_user": "This person already got the DM (once per user).",
+           "already_replied": "The comment already had its private reply.",
+           "outside_messaging_window": "The comment is older than the 7 days of private replies.",
+           "account_disconnected": "The account was disconnected."}
+
+
+def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": field(form, "name"), "keywords": lines(form, "keywords", commas=True),
+        "matchType": field(form, "matchType"), "dmText": form.get("dmText") or "",
+        "mediaIds": lines(form, "mediaIds", commas=True), "oncePerUser": form.get("oncePerUser") == "on",
+        "status": field(form, "status") or "active",
+        "publicReplyText": field(form, "publicReplyText") or None,
+    }
+    label, url = field(form, "dmButtonLabel"), field(form, "dmButtonUrl")
+    if label or url:
+        body["dmButtonLabel"], body["dmButtonUrl"] = label, url
+    elif editing:
+        body["dmButtonLabel"] = ""  # emptied in the form: the button goes
+    if not editing:
+        body["accountId"] = field(form, "accountId")
+    return body
+
+
+def _listing(where: Seat) -> dict[str, Any]:
+    actor = where.actor()
+    names = labels(account_rows(actor, connected=False))
+    found = automations.list_automations(actor=actor, limit=PER_PAGE)
+    return {"automations": [{**a, "account": names.get(a["accountId"], a["accountId"])} for a in data_of(found)],
+            "total": found.total}
+
+
+def _form_data(where: Seat, automation_id: str | None) -> dict[str, Any]:
+    actor = where.actor()
+    data: dict[str, Any] = {"accounts": account_rows(actor, capability="privateReplies"), "automation": None}
+    if automation_id:
+        record = automations.get(actor=actor, automation_id=automation_id).dump()
+        logs = [{**row, "why": REASONS.get(row["reason"] or "", row["reason"] or "")}
+                for row in data_of(automations.list_logs(actor=actor, automation_id=automation_id, limit=LOG_LIMIT))]
+        names = labels(account_rows(actor, connected=False))
+        data.update(automation={**record, "account": names.get(record["accountId"], record["accountId"])}, logs=logs)
+    return data
+
+
+def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
+    list_page = listing(template="automations.html", title="Automations", nav="automations", load=_listing)
+    edit_page = editor(template="automation.html", noun="automation", nav="automations", load=_form_data,
+                       match_types=MATCH_TYPES)
+    save = saver(base=PAGE, noun="automation", fields=lambda form, editing: _fields(form, editing=editing),
+                 create_shape=CreateCommentAutomation, update_shape=UpdateCommentAutomation,
+                 exists=lambda actor, thing: automations.get_row(actor=actor, automation_id=thing),
+                 create=lambda actor, **body: automations.create(actor=actor, **body),
+                 update=lambda actor, thing, **changes: automations.update(actor=actor, automation_id=thing,
+                                                                            **changes))
+    set_status = pause_or_resume(base=PAGE, noun="automation", update=lambda actor, thing, status:
+                                 automations.update(actor=actor, automation_id=thing, status=status))
+    delete = confirmed_delete(base=PAGE, noun="automation", detail="It goes with its log. DMs already queued still go.",
+                              name_of=lambda actor, thing: automations.get(actor=actor, automation_id=thing).name,
+                              delete=lambda actor, thing: automations.delete(actor=actor, automation_id=thing))
+
+    return [
+        Route(PAGE, list_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/status", set_status, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
+    ]

@@ -1,0 +1,150 @@
+"""Sequences: the list, create and edit (trigger, keywords, stop on reply, steps with their delays
+and buttons), pause and resume, delete, enrolling a conversation by hand, and the enrolments with
+each step's outcome."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
+from oauth.dashboard.console import (
+    NoSeat,
+    Seat,
+    acting,
+    back_to,
+    failure,
+    field,
+    flash,
+    not_found,
+)
+from oauth.dashboard.inbox import contact_label
+from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines, number
+from oauth.dashboard.shell import data_of, in_db
+from service.automations import ops as automations
+from service.inbox import conversations
+from service.kit.errors import ServiceError
+from service.kit.settings import Settings
+from service.sequences import ops as sequences
+from service.sequences.shapes import MAX_STEPS, CreateSequence, UpdateSequence
+
+PAGE = "/dashboard/sequences"
+BLANK_STEPS = 2
+TRIGGERS = {"manual": "Manual: only enrolled by hand", "conversation_started": "A conversation starts",
+            "comment_automation": "A comment automation messaged the contact",
+            "story_reply": "A contact replies to a story"}
+MATCH_TYPES = {"contains": "Contains a keyword", "exact": "Is exactly a keyword", "any": "Any reply"}
+
+
+def _steps(form: FormData) -> list[dict[str, Any]]:
+    steps = []
+    for n in range(1, MAX_STEPS + 1):
+        text = form.get(f"step-{n}-text")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        step: dict[str, Any] = {"delayMinutes": number(field(form, f"step-{n}-delay") or "0"), "text": text}
+        label, url = field(form, f"step-{n}-buttonLabel"), field(form, f"step-{n}-buttonUrl")
+        if label or url:
+            step["buttonLabel"], step["buttonUrl"] = label, url
+        steps.append(step)
+    return steps
+
+
+def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": field(form, "name"), "trigger": field(form, "trigger"),
+                            "keywords": lines(form, "keywords", commas=True),
+                            "matchType": field(form, "matchType") or "contains",
+                            "stopOnReply": form.get("stopOnReply") == "on", "steps": _steps(form),
+                            "status": field(form, "status") or "active"}
+    if field(form, "automationId"):
+        body["automationId"] = field(form, "automationId")
+    elif editing:
+        body["automationId"] = None
+    if not editing:
+        body["accountId"] = field(form, "accountId")
+    return body
+
+
+def _listing(where: Seat) -> dict[str, Any]:
+    actor = where.actor()
+    names = labels(account_rows(actor, connected=False))
+    listed = sequences.list_sequences(actor=actor, limit=PER_PAGE)
+    found = data_of(listed)
+    counts = sequences.enrollment_counts(actor=actor, sequence_ids=[s["id"] for s in found])
+    return {"sequences": [{**s, "account": names.get(s["accountId"], s["accountId"]), "counts": counts.get(s["id"], {})}
+                          for s in found], "total": listed.total}
+
+
+def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
+    actor = where.actor()
+    known = account_rows(actor, capability="dm")
+    names = labels(account_rows(actor, connected=False))
+    found_automations = [{**a, "account": names.get(a["accountId"], "")}
+                         for a in data_of(automations.list_automations(actor=actor, limit=100))]
+    data: dict[str, Any] = {"accounts": known, "automations": found_automations, "sequence": None,
+                            "steps": [{}] * BLANK_STEPS}
+    if sequence_id:
+        record = sequences.get(actor=actor, sequence_id=sequence_id).dump()
+        offered = [{**c, "contact": contact_label(c)} for c in data_of(conversations.list_conversations(
+            actor=actor, account_id=record["accountId"], limit=100))]
+        by_id = {c["id"]: c["contact"] for c in offered}
+        enrolments = [{**e, "contact": by_id.get(e["conversationId"], e["conversationId"])}
+                      for e in data_of(sequences.list_enrollments(actor=actor, sequence_id=sequence_id, limit=100))]
+        steps = record["steps"] + [{}] * min(BLANK_STEPS, MAX_STEPS - len(record["steps"]))
+        counts = sequences.enrollment_counts(actor=actor, sequence_ids=[record["id"]]).get(record["id"], {})
+        data.update(sequence={**record, "account": names.get(record["accountId"], record["accountId"]),
+                              "counts": counts},
+                    steps=steps, conversations=offered, enrolments=enrolments)
+    return data
+
+
+def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
+    list_page = listing(template="sequences.html", title="Sequences", nav="sequences", load=_listing)
+    edit_page = editor(template="sequence.html", noun="sequence", nav="sequences", load=_form_data,
+                       triggers=TRIGGERS, match_types=MATCH_TYPES)
+    # Steps' WhatsApp templates are checked with the platform: the save waits on the network.
+    save = saver(base=PAGE, noun="sequence", fields=lambda form, editing: _fields(form, editing=editing),
+                 create_shape=CreateSequence, update_shape=UpdateSequence, waits=True,
+                 exists=lambda actor, thing: sequences.get_row(actor=actor, sequence_id=thing),
+                 create=lambda actor, **body: sequences.create(actor=actor, **body),
+                 update=lambda actor, thing, **changes: sequences.update(actor=actor, sequence_id=thing, **changes))
+
+    async def enroll(request: Request) -> Response:
+        sequence_id = request.path_params["id"]
+        back = f"{PAGE}/{sequence_id}"
+        try:
+            where, form = await acting(request)
+            conversation_id = field(form, "conversationId")
+            await in_db(lambda: sequences.enroll(actor=where.actor(), sequence_id=sequence_id,
+                                                 conversation_id=conversation_id or None))
+        except NoSeat as no:
+            return no.response
+        except ServiceError as problem:
+            if problem.status == 404:
+                return not_found(request, problem.message)
+            return failure(request, problem, back)
+        flash(request, "Enrolled the conversation.")
+        return back_to(back, where)
+
+    set_status = pause_or_resume(base=PAGE, noun="sequence", update=lambda actor, thing, status:
+                                 sequences.update(actor=actor, sequence_id=thing, status=status))
+    delete = confirmed_delete(base=PAGE, noun="sequence",
+                              detail="Its active enrolments are cancelled: no further step is sent.",
+                              name_of=lambda actor, thing: sequences.get(actor=actor, sequence_id=thing).name,
+                              delete=lambda actor, thing: sequences.delete(actor=actor, sequence_id=thing))
+
+    return [
+        Route(PAGE, list_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/new", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", edit_page, methods=["GET"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}", save, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/status", set_status, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/enroll", enroll, methods=["POST"], middleware=middleware),
+        Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
+    ]
