@@ -78,6 +78,27 @@ def _params(seen: Seen) -> dict[str, Any]:
     return params
 
 
+def _as_sent(kind: str, value: Any) -> Any:
+    """Graph reads a list in a query or form as a JSON array or comma-separated values, and an
+    object as JSON text (https://developers.facebook.com/docs/graph-api/reference)."""
+    if not isinstance(value, str):
+        return value
+    if kind.startswith("list") or kind in ("map", "Object") or kind.startswith("map"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value.split(",") if kind.startswith("list") else value
+    return value
+
+
+def _valid(checker: Any, key: str, value: Any) -> bool:
+    """Enum values are read regardless of case: Meta's reference asks for `platform=instagram`
+    where the SDK's enum lists `INSTAGRAM`."""
+    if checker.is_valid_pair(key, value):
+        return True
+    return isinstance(value, str) and bool(checker.is_valid_pair(key, value.upper()))
+
+
 def _problems(checker: Any, params: dict[str, Any]) -> list[str]:
     problems = []
     for key, value in params.items():
@@ -85,7 +106,7 @@ def _problems(checker: Any, params: dict[str, Any]) -> list[str]:
             continue
         if not checker.is_valid_key(key):
             problems.append(f"unknown parameter {key!r}")
-        elif not checker.is_valid_pair(key, value):
+        elif not _valid(checker, key, _as_sent(checker.get_type(key), value)):
             problems.append(f"{key}={value!r} is not a {checker.get_type(key)}")
     return problems
 
