@@ -269,6 +269,31 @@ def test_telegram_channel_post_and_delete(sandbox):
     assert [r["kind"] for r in sandbox.sent("telegram", acc)] == ["post", "delete_post"]
 
 
+def test_a_telegram_post_with_several_media_is_one_album_of_all_of_them(sandbox):
+    """`sendMediaGroup` takes 2-10 items (https://core.telegram.org/bots/api#sendmediagroup): every
+    item reaches the channel, and deleting the post deletes the whole album."""
+    acc = sandbox.connected("telegram")
+    adapter = sandbox.adapters["telegram"]
+    media = [MediaItem("https://cdn.example.com/a.jpg", "image/jpeg", 10),
+             MediaItem("https://cdn.example.com/b.mp4", "video/mp4", 10),
+             MediaItem("https://cdn.example.com/c.jpg", "image/jpeg", 10)]
+    post = publish(adapter, acc, text="Three", media=media, options={"chatId": "@sandboxnews"})
+    sent = sandbox.sent("telegram", acc)[-1]
+    assert [(m["type"], m["media"]) for m in sent["payload"]["media"]] == [
+        ("photo", "https://cdn.example.com/a.jpg"), ("video", "https://cdn.example.com/b.mp4"),
+        ("photo", "https://cdn.example.com/c.jpg")]
+    assert sent["payload"]["media"][0]["caption"] == "Three"
+    assert post.platform_post_id == sent["platformId"] and post.platform_post_id.count(",") == 2
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    assert sandbox.sent("telegram", acc)[-1]["kind"] == "delete_post"
+    with pytest.raises(Rejected):
+        publish(adapter, acc, text="Too many", media=media * 4, options={"chatId": "@sandboxnews"})
+    token = acc.credentials["botToken"]
+    single = sandbox.client.post(f"{sandbox.base}/sandbox/telegram/bot{token}/sendMediaGroup",
+                                 json={"chat_id": "@sandboxnews", "media": [{"type": "photo", "media": "https://e.com/a"}]})
+    assert single.status_code == 400
+
+
 def test_meta_ads_creative(sandbox):
     acc = sandbox.account("meta_ads")
     adapter = sandbox.adapters["meta_ads"]
