@@ -28,7 +28,10 @@ from platforms.base import (
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
 
-SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish")
+# `video.list`: reconciliation reads the creator's recent videos (`POST /v2/video/list/`) after a
+# publish whose answer was lost; without it that call fails with `scope_not_authorized`.
+SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish", "video.list")
+MB = 1024 * 1024
 AUTH_CODES = {"access_token_invalid", "scope_not_authorized", "invalid_grant", "token_expired"}
 
 
@@ -50,6 +53,16 @@ def tiktok_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
     if status >= 500 or code == "internal_error":
         return RetryLater(message, 30.0)
     return Rejected(message, code)
+
+
+def tiktok_chunks(size: int, chunk: int) -> tuple[int, int]:
+    """`chunk_size` and `total_chunk_count` by TikTok's media transfer rules: a file of up to 64 MB
+    goes whole (under 5 MB it must); a larger one in chunks of `chunk` bytes (5 to 64 MB), their count
+    `size // chunk` rounded down, the last chunk taking the trailing bytes (at most 128 MB)
+    (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
+    if size <= 64 * MB:
+        return size, 1
+    return chunk, size // chunk
 
 
 class TikTokAdapter(BaseAdapter):
@@ -147,14 +160,21 @@ class TikTokAdapter(BaseAdapter):
 
 
     # -- publishing ------------------------------------------------------------------------
-    CHUNK = 10 * 1024 * 1024  # TikTok takes chunks of 5 to 64 MB; a file under 5 MB goes whole
+    CHUNK = 10 * MB  # for a file over 64 MB; TikTok takes chunks of 5 to 64 MB
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         data = self._api(account, "POST", "/v2/post/publish/creator_info/query/")
         levels = list(data.get("privacy_level_options") or [])
+        blocked = None
         if not self.config.tiktok_audited:
-            # Until TikTok audits the app, it refuses every post but a private one.
-            levels = [level for level in levels if level == "SELF_ONLY"]
+            # Until TikTok audits the app, it takes only SELF_ONLY posts, from a creator whose account
+            # is private (a public account is offered PUBLIC_TO_EVERYONE), and from 5 users a day.
+            if "PUBLIC_TO_EVERYONE" in levels:
+                levels = []
+                blocked = ("TikTok lets an app it has not audited post only from a private account: make the "
+                           "TikTok account private, or have the app audited (SWITCHBOARD_TIKTOK_AUDITED=1)")
+            else:
+                levels = [level for level in levels if level == "SELF_ONLY"]
         return {
             "platform": self.platform,
             "nickname": data.get("creator_nickname"),
@@ -162,6 +182,7 @@ class TikTokAdapter(BaseAdapter):
             "avatarUrl": data.get("creator_avatar_url"),
             "privacyLevels": levels,
             "appAudited": self.config.tiktok_audited,
+            **({"blockedReason": blocked} if blocked else {}),
             "commentDisabled": bool(data.get("comment_disabled")),
             "duetDisabled": bool(data.get("duet_disabled")),
             "stitchDisabled": bool(data.get("stitch_disabled")),
@@ -206,9 +227,9 @@ class TikTokAdapter(BaseAdapter):
         if self._pull_allowed(video.url):
             source: dict[str, Any] = {"source": "PULL_FROM_URL", "video_url": video.url}
         else:
-            chunk = video.size if video.size < 5 * 1024 * 1024 else self.CHUNK
+            chunk, count = tiktok_chunks(video.size, self.CHUNK)
             source = {"source": "FILE_UPLOAD", "video_size": video.size, "chunk_size": chunk,
-                      "total_chunk_count": max(1, video.size // chunk)}
+                      "total_chunk_count": count}
         body = {
             "post_info": {
                 "title": text,
@@ -232,7 +253,7 @@ class TikTokAdapter(BaseAdapter):
     def _upload(self, account: AccountContext, upload_url: str, progress: dict[str, Any]) -> None:
         """The video's bytes to TikTok's upload URL, chunk by chunk (a repeated chunk changes nothing)."""
         size, chunk = int(progress["size"]), int(progress["chunk"])
-        count = max(1, size // chunk)
+        count = max(1, size // chunk)  # the last chunk takes the trailing bytes
         try:
             source = self.http.client.get(str(progress["videoUrl"]))
         except httpx2.TransportError:

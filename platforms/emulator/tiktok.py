@@ -19,6 +19,33 @@ from platforms.emulator.oauth import OAuthServer
 from platforms.emulator.state import Account, random_token
 
 PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+# A private creator account is not offered PUBLIC_TO_EVERYONE.
+PRIVATE_LEVELS = ["MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+MB = 1024 * 1024
+
+
+def tiktok_private(account: Account) -> bool:
+    """Sandbox creators are private unless made public (`extra["private"] = False`): an app that
+    TikTok has not audited can post only from a private account."""
+    return bool(account.extra.get("private", True))
+
+
+def chunks_refusal(size: int, chunk: int, count: int) -> str | None:
+    """TikTok's media transfer rules for FILE_UPLOAD
+    (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
+    if size < 5 * MB and chunk != size:
+        return "A video under 5 MB is uploaded whole: chunk_size must be video_size."
+    if size > 64 * MB and chunk >= size:
+        return "A video over 64 MB is uploaded in several chunks."
+    if chunk < size and not 5 * MB <= chunk <= 64 * MB:
+        return "Each chunk is 5 to 64 MB."
+    if chunk > size:
+        return "chunk_size is larger than video_size."
+    if count != size // chunk or not 1 <= count <= 1000:
+        return "total_chunk_count must be video_size divided by chunk_size, rounded down (1 to 1000)."
+    if size - chunk * (count - 1) > 128 * MB:
+        return "The last chunk is at most 128 MB."
+    return None
 
 
 class TikTokEmulator(OAuthServer):
@@ -74,7 +101,8 @@ class TikTokEmulator(OAuthServer):
             account_id, scope = old.account_id, old.extra.get("scope", "")
         else:
             return oauth_error("invalid_request", "Unsupported grant_type.")
-        access = self.state.issue("tiktok", account_id, "access", 86400, prefix="act.")
+        # The access token carries the granted scopes: each endpoint checks its own.
+        access = self.state.issue("tiktok", account_id, "access", 86400, prefix="act.", scope=scope)
         refresh = self.state.issue("tiktok", account_id, "refresh", 31536000, prefix="rft.", scope=scope)
         return JSONResponse(
             {
@@ -124,7 +152,7 @@ class TikTokEmulator(OAuthServer):
                     "creator_avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",
                     "creator_username": account.username,
                     "creator_nickname": account.display_name,
-                    "privacy_level_options": PRIVACY_LEVELS,
+                    "privacy_level_options": PRIVATE_LEVELS if tiktok_private(account) else PRIVACY_LEVELS,
                     "comment_disabled": False,
                     "duet_disabled": False,
                     "stitch_disabled": True,
@@ -141,11 +169,12 @@ class TikTokEmulator(OAuthServer):
             body = call.body_json()
             info = body.get("post_info") or {}
             source = body.get("source_info") or {}
-            if info.get("privacy_level") not in PRIVACY_LEVELS:
+            if info.get("privacy_level") not in (PRIVATE_LEVELS if tiktok_private(account) else PRIVACY_LEVELS):
                 return tiktok_error(
                     400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options."
                 )
-            if not self.config.tiktok_audited and info.get("privacy_level") != "SELF_ONLY":
+            if not self.config.tiktok_audited and (info.get("privacy_level") != "SELF_ONLY"
+                                                   or not tiktok_private(account)):
                 return tiktok_error(
                     403, "unaudited_client_can_only_post_to_private_accounts",
                     "Unaudited clients can only post with privacy_level SELF_ONLY.",
@@ -170,9 +199,9 @@ class TikTokEmulator(OAuthServer):
                     return tiktok_error(400, "invalid_params", "video_size, chunk_size and total_chunk_count are "
                                         "required for FILE_UPLOAD.")
                 assert isinstance(size, int) and isinstance(chunk, int) and isinstance(count, int)
-                if count != max(1, size // chunk) or (size > chunk and chunk < 5 * 1024 * 1024):
-                    return tiktok_error(400, "invalid_params", "The chunk_size and total_chunk_count do not "
-                                        "describe video_size (chunks of 5 to 64 MB; a file under 5 MB in one).")
+                refusal = chunks_refusal(size, chunk, count)
+                if refusal is not None:
+                    return tiktok_error(400, "invalid_params", refusal)
                 account.uploads[publish_id] = {"status": "PROCESSING_UPLOAD", "size": size, "received": 0,
                                                "info": info, "payload": body}
                 here = str(call.request.url).split("?")[0]
@@ -224,6 +253,10 @@ class TikTokEmulator(OAuthServer):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            scope = (call.token.extra.get("scope") if call.token is not None else None)
+            if scope is not None and "video.list" not in str(scope).split(","):
+                return tiktok_error(401, "scope_not_authorized",
+                                    "The user did not authorize the scope required for completing this request.")
             videos = [{"id": pid, "title": post.get("text"), "share_url": f"https://www.tiktok.com/@{account.username}"
                        f"/video/{pid}"} for pid, post in reversed(list(account.posts.items()))][:20]
             return self._tt_ok({"videos": videos, "cursor": 0, "has_more": False})

@@ -115,6 +115,8 @@ def _check_target(index: int, account: Account, text: str, items: list[Media], o
         if live_options is None:
             problems.append(FieldProblem(f"{where}.options.privacyLevel", "TikTok's publish options could not be "
                                          "read to check it; try again"))
+        elif not allowed and live_options.get("blockedReason"):
+            problems.append(FieldProblem(f"{where}.options.privacyLevel", str(live_options["blockedReason"])))
         elif level not in allowed:
             problems.append(FieldProblem(f"{where}.options.privacyLevel",
                                          "must be one of the account's publish options: " + ", ".join(allowed)))

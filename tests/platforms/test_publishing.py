@@ -95,17 +95,77 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
     assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
     with pytest.raises(Rejected) as unaudited:
         publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
-    assert unaudited.value.code == "unaudited_client_can_only_post_to_private_accounts"
+    # A private creator is not offered PUBLIC_TO_EVERYONE at all.
+    assert unaudited.value.code == "privacy_level_option_mismatch"
     with pytest.raises(Rejected):
         publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "EVERYONE"})
     with pytest.raises(Unsupported):
         adapter.delete_post(acc, platform_post_id=post.platform_post_id)
 
 
+def test_tiktok_reconciliation_reads_videos_with_the_scope_the_connection_asked_for(sandbox):
+    """`POST /v2/video/list/` needs `video.list` (scope_not_authorized otherwise, which would flag
+    the account after any publish that reaches reconciliation)."""
+    code, redirect_uri = sandbox.oauth("tiktok", state="scopes")
+    adapter = sandbox.adapters["tiktok"]
+    identity = adapter.exchange_code(code=code, redirect_uri=redirect_uri, state="scopes")
+    from platforms.base import AccountContext
+
+    acc = AccountContext(identity.platform_account_id, identity.credentials)
+    assert "video.list" in identity.credentials["scope"].split(",")
+    assert adapter.recent_posts(acc) == []
+
+
+def test_tiktok_file_upload_chunks_follow_the_media_transfer_rules(sandbox):
+    """A file of up to 64 MB goes whole; a larger one in chunks whose count is the size divided by
+    the chunk size, rounded down (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
+    from platforms.tiktok import tiktok_chunks
+
+    mb = 1024 * 1024
+    assert tiktok_chunks(3 * mb, 10 * mb) == (3 * mb, 1)
+    assert tiktok_chunks(7 * mb, 10 * mb) == (7 * mb, 1)
+    assert tiktok_chunks(64 * mb, 10 * mb) == (64 * mb, 1)
+    assert tiktok_chunks(95 * mb, 10 * mb) == (10 * mb, 9)
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    video = _media(sandbox, "seven.mp4", "video/mp4", 7 * mb)
+    post = publish(adapter, acc, text="Seven", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    assert sandbox.sent("tiktok", acc)[-1]["payload"]["source_info"] == {
+        "source": "FILE_UPLOAD", "video_size": 7 * mb, "chunk_size": 7 * mb, "total_chunk_count": 1}
+    assert post.platform_post_id
+    for size, chunk, count in ((7 * mb, 10 * mb, 1), (95 * mb, 10 * mb, 10), (3 * mb, 1 * mb, 3)):
+        with pytest.raises(Rejected) as refused:
+            adapter._api(acc, "POST", "/v2/post/publish/video/init/", json={
+                "post_info": {"title": "x", "privacy_level": "SELF_ONLY"},
+                "source_info": {"source": "FILE_UPLOAD", "video_size": size, "chunk_size": chunk,
+                                "total_chunk_count": count}})
+        assert refused.value.code == "invalid_params"
+
+
+def test_an_unaudited_tiktok_app_posts_only_from_a_private_account(sandbox):
+    """Unaudited clients post SELF_ONLY from private accounts only
+    (https://developers.tiktok.com/doc/content-sharing-guidelines)."""
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    sandbox.emulator.state.account("tiktok", acc.platform_account_id).extra["private"] = False
+    options = adapter.publish_options(acc)
+    assert options["privacyLevels"] == [] and "private" in options["blockedReason"]
+    video = _media(sandbox, "public.mp4", "video/mp4", 2000)
+    with pytest.raises(Rejected) as refused:
+        publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    assert refused.value.code == "unaudited_client_can_only_post_to_private_accounts"
+    sandbox.config.tiktok_audited = True
+    try:
+        assert "PUBLIC_TO_EVERYONE" in adapter.publish_options(acc)["privacyLevels"]
+    finally:
+        sandbox.config.tiktok_audited = False
+
+
 def test_tiktok_pulls_only_from_a_verified_domain(sandbox):
     acc = sandbox.account("tiktok")
     adapter = sandbox.adapters["tiktok"]
     video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 100)
+    sandbox.emulator.state.account("tiktok", acc.platform_account_id).extra["private"] = False
     sandbox.config.tiktok_verified_domains = ("cdn.example.com",)
     sandbox.config.tiktok_audited = True
     try:
