@@ -86,6 +86,8 @@ class PlatformConfig:
     sandbox: bool = False
     tiktok_audited: bool = False
     """Whether TikTok has audited the app: until it has, every post must be `SELF_ONLY`."""
+    youtube_audited: bool = False
+    """Whether Google has audited the API project: until it has, every uploaded video is locked private."""
     tiktok_verified_domains: tuple[str, ...] = ()
     """Hosts whose URLs TikTok pulls videos from (verified in its developer portal); media served from
     any other host goes by `FILE_UPLOAD` instead (`url_ownership_unverified` otherwise)."""

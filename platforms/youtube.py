@@ -60,6 +60,16 @@ def google_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
     return Rejected(message, next(iter(sorted(reasons)), str(status)))
 
 
+def _resume_from(range_header: str | None) -> int:
+    """The first byte a resumable session still needs: its 308 answers `Range: bytes=0-N` once it
+    holds bytes 0..N, and no `Range` when it holds none
+    (https://developers.google.com/youtube/v3/guides/using_resumable_upload_protocol)."""
+    if not range_header or not range_header.startswith("bytes=0-"):
+        return 0
+    last = range_header.removeprefix("bytes=0-")
+    return int(last) + 1 if last.isdigit() else 0
+
+
 class YouTubeAdapter(BaseAdapter):
     platform = "youtube"
     classify = staticmethod(google_classify)
@@ -159,7 +169,9 @@ class YouTubeAdapter(BaseAdapter):
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {
             "platform": self.platform,
-            "privacyStatuses": ["public", "unlisted", "private"],
+            # Until Google audits the API project, every upload is locked private.
+            "privacyStatuses": ["public", "unlisted", "private"] if self.config.youtube_audited else ["private"],
+            "appAudited": self.config.youtube_audited,
             "titleLimit": 100,
             "descriptionLimit": 5000,
             "defaultCategoryId": "22",
@@ -206,7 +218,8 @@ class YouTubeAdapter(BaseAdapter):
             return self._then_thumbnail(self._published(status), options)
         if status.status_code != 308:
             raise google_classify(status, account.secrets())
-        return self._then_thumbnail(self._published(self._send_bytes(account, location, video)), options)
+        start = _resume_from(status.headers.get("range"))
+        return self._then_thumbnail(self._published(self._send_bytes(account, location, video, start)), options)
 
     @staticmethod
     def _then_thumbnail(video: PublishedPost, options: dict[str, Any]) -> PublishedPost | PublishPending:
@@ -233,6 +246,12 @@ class YouTubeAdapter(BaseAdapter):
 
     def _session(self, account: AccountContext, text: str, video: MediaItem, options: dict[str, Any]) -> str:
         title = str(options.get("title") or (text.splitlines()[0] if text else "") or "Untitled")[:100]
+        privacy = options.get("privacyStatus") or ("public" if self.config.youtube_audited else "private")
+        if privacy != "private" and not self.config.youtube_audited:
+            # Google locks an unaudited project's uploads private: refuse rather than post a video the
+            # caller believes public (https://developers.google.com/youtube/v3/docs/videos/insert).
+            raise Rejected("YouTube keeps every upload of an API project it has not audited private: publish it "
+                           "private, or have the project audited (SWITCHBOARD_YOUTUBE_AUDITED=1)", "youtube_unaudited")
         metadata = {
             "snippet": {
                 "title": title,
@@ -240,7 +259,7 @@ class YouTubeAdapter(BaseAdapter):
                 "categoryId": str(options.get("categoryId", "22")),
             },
             "status": {
-                "privacyStatus": options.get("privacyStatus", "public"),
+                "privacyStatus": privacy,
                 "selfDeclaredMadeForKids": bool(options.get("madeForKids", False)),
             },
         }
@@ -260,8 +279,18 @@ class YouTubeAdapter(BaseAdapter):
             raise RetryLater("YouTube gave no upload location", 30.0)
         return str(location)
 
-    def _send_bytes(self, account: AccountContext, location: str, video: MediaItem) -> httpx2.Response:
+    def _send_bytes(self, account: AccountContext, location: str, video: MediaItem, start: int = 0
+                    ) -> httpx2.Response:
+        """The bytes from `start` on (what the session's `Range` says it lacks), with their
+        `Content-Range` when resuming."""
         client = self.http.client
+        if start:
+            return self.http.request(
+                "PUT", location, classify=google_classify, secrets=account.secrets(),
+                content=self._read_media(video, start, video.size),
+                headers={**self._headers(account), "Content-Type": video.content_type,
+                         "Content-Range": f"bytes {start}-{video.size - 1}/{video.size}"},
+            )
         try:
             with client.stream("GET", video.url) as source:
                 if not source.is_success:

@@ -5,6 +5,7 @@ comments."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from starlette.requests import Request
@@ -163,20 +164,27 @@ class YouTubeEmulator(OAuthServer):
             if upload is None:
                 return google_error(404, "notFound", "The upload session does not exist.")
             content_range = call.request.headers.get("content-range", "")
+            received = int(upload.get("received", 0))
             if content_range.startswith("bytes */"):
-                # A status query of the session (how an interrupted upload resumes): done → the video.
+                # A status query of the session (how an interrupted upload resumes): done → the video;
+                # else 308 with the bytes it holds (`Range: bytes=0-N`, none when it holds nothing).
                 if upload.get("video_id"):
                     return self._yt_video(upload)
-                return Response(status_code=308)
+                return Response(status_code=308, headers={"Range": f"bytes=0-{received - 1}"} if received else {})
             if upload.get("video_id"):
                 return self._yt_video(upload)  # sent again after it completed: the same video, not another
-            if upload["length"] is not None and str(len(call.raw)) != upload["length"]:
-                return google_error(
-                    400, "badContent", "The uploaded size does not match X-Upload-Content-Length."
-                )
+            refused = self._yt_resume(upload, content_range, call.raw)
+            if refused is not None:
+                return refused
+            if int(upload.get("received", 0)) < int(upload["length"] or 0):
+                return Response(status_code=308, headers={"Range": f"bytes=0-{int(upload['received']) - 1}"})
             video_id = random_token(11)
             upload["video_id"] = video_id
             metadata = upload["metadata"]
+            if not self.config.youtube_audited:
+                # An unaudited project's uploads are locked private, whatever the request asked.
+                metadata = {**metadata, "status": {**(metadata.get("status") or {}), "privacyStatus": "private"}}
+                upload["metadata"] = metadata
             account.posts[video_id] = {"text": (metadata.get("snippet") or {}).get("description")}
             self.record(
                 call,
@@ -184,11 +192,30 @@ class YouTubeEmulator(OAuthServer):
                 video_id,
                 (metadata.get("snippet") or {}).get("description"),
                 video_id,
-                {**metadata, "uploadedBytes": len(call.raw)},
+                {**metadata, "uploadedBytes": int(upload.get("received", len(call.raw)))},
             )
             return self._yt_video(upload)
 
         return await self.api("youtube", request, handle)
+
+    @staticmethod
+    def _yt_resume(upload: dict[str, Any], content_range: str, raw: bytes) -> Response | None:
+        """Bytes of a resumable session: the whole file, or (with `Content-Range: bytes a-b/total`) the
+        part from where the session stands. Bytes that do not start there are refused."""
+        received = int(upload.get("received", 0))
+        total = int(upload["length"]) if upload["length"] is not None else None
+        if not content_range:
+            if received or (total is not None and len(raw) != total):
+                return google_error(400, "badContent", "The uploaded bytes do not continue the session "
+                                    f"(it holds {received} bytes; resume with Content-Range).")
+            upload["received"] = len(raw)
+            return None
+        match = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", content_range)
+        if (match is None or int(match[1]) != received or int(match[2]) - int(match[1]) + 1 != len(raw)
+                or (total is not None and int(match[3]) != total)):
+            return google_error(400, "badContent", f"Content-Range must continue the session at byte {received}.")
+        upload["received"] = int(match[2]) + 1
+        return None
 
     def _yt_publish_at(self, status: dict[str, Any]) -> Response | None:
         """`status.publishAt`: only on a private video, an ISO 8601 time in the future."""

@@ -92,6 +92,7 @@ class Settings:
     linkedin_version: str = ""
     meta_verify_token: str = ""
     tiktok_audited: bool = False
+    youtube_audited: bool = False
     tiktok_verified_domains: tuple[str, ...] = ()
 
     @property
@@ -150,6 +151,7 @@ class Settings:
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
             tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
+            youtube_audited=_flag(env.get("SWITCHBOARD_YOUTUBE_AUDITED")),
             tiktok_verified_domains=tuple(
                 d.strip().lower() for d in (env.get("SWITCHBOARD_TIKTOK_VERIFIED_DOMAINS") or "").split(",")
                 if d.strip()),

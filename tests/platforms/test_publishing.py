@@ -189,7 +189,11 @@ def test_youtube_resumable_upload_reply_and_delete(sandbox):
     acc = sandbox.account("youtube")
     adapter = sandbox.adapters["youtube"]
     video = _media(sandbox, "clip.mp4", "video/mp4", 4096)
-    post = publish(adapter, acc, text="Title line\nMore words", media=[video], options={"privacyStatus": "unlisted"})
+    sandbox.config.youtube_audited = True
+    try:
+        post = publish(adapter, acc, text="Title line\nMore words", media=[video], options={"privacyStatus": "unlisted"})
+    finally:
+        sandbox.config.youtube_audited = False
     record = sandbox.sent("youtube", acc)[-1]
     assert record["payload"] == {
         "snippet": {"title": "Title line", "description": "Title line\nMore words", "categoryId": "22"},
@@ -205,6 +209,39 @@ def test_youtube_resumable_upload_reply_and_delete(sandbox):
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     assert [r["kind"] for r in sandbox.sent("youtube", acc)] == ["post", "public_reply", "delete_post"]
+
+
+def test_an_unaudited_youtube_project_uploads_private(sandbox):
+    """Uploads from an API project Google has not audited are locked private
+    (https://developers.google.com/youtube/v3/docs/videos/insert): the upload asks for private, and a
+    public one is refused before any byte is sent."""
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    assert adapter.publish_options(acc)["privacyStatuses"] == ["private"]
+    video = _media(sandbox, "locked.mp4", "video/mp4", 2048)
+    publish(adapter, acc, text="Mine", media=[video], options={})
+    assert sandbox.sent("youtube", acc)[-1]["payload"]["status"]["privacyStatus"] == "private"
+    with pytest.raises(Rejected) as refused:
+        publish(adapter, acc, text="Public", media=[video], options={"privacyStatus": "public"})
+    assert refused.value.code == "youtube_unaudited"
+    assert len(sandbox.sent("youtube", acc)) == 1
+
+
+def test_a_youtube_upload_resumes_from_where_the_session_stands(sandbox):
+    """After a 308 with `Range: bytes=0-N`, only the bytes from N+1 are sent, with their
+    Content-Range (https://developers.google.com/youtube/v3/guides/using_resumable_upload_protocol)."""
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    video = _media(sandbox, "resumed.mp4", "video/mp4", 3000)
+    opened = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=None)
+    location = opened.progress["location"]
+    headers = {"Authorization": f"Bearer {acc.credentials['accessToken']}"}
+    first = sandbox.client.put(location, content=sandbox.media["resumed.mp4"][0][:1000],
+                               headers={**headers, "Content-Range": "bytes 0-999/3000"})
+    assert first.status_code == 308 and first.headers["range"] == "bytes=0-999"
+    post = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=opened.progress)
+    assert post.platform_post_id == sandbox.sent("youtube", acc)[-1]["platformId"]
+    assert sandbox.sent("youtube", acc)[-1]["payload"]["uploadedBytes"] == 3000
 
 
 def test_x_tweet_with_image_reply_and_delete(sandbox):
