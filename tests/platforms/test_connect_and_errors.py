@@ -66,10 +66,12 @@ def test_instagram_and_linkedin_refresh(sandbox):
     ig = _connect(sandbox, "instagram")
     new = sandbox.adapters["instagram"].refresh_credentials(ig)
     assert new["accessToken"] != ig.credentials["accessToken"] and new["userId"] == ig.platform_account_id
+    # Share on LinkedIn grants no refresh token: only a person can renew the member's token.
     li = _connect(sandbox, "linkedin")
-    assert (
-        sandbox.adapters["linkedin"].refresh_credentials(li)["refreshToken"] == li.credentials["refreshToken"]
-    )
+    assert not li.credentials["refreshToken"] and li.credentials["expiresAt"]
+    with pytest.raises(ReauthRequired) as refused:
+        sandbox.adapters["linkedin"].refresh_credentials(li)
+    assert "no refresh token" in refused.value.message
 
 
 @pytest.mark.parametrize(
