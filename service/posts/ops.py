@@ -144,6 +144,8 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems.append(FieldProblem(f"{field}.replySettings", "must be one of " + ", ".join(X_REPLY_SETTINGS)))
         if "thread" in options:
             problems += _thread_problems(f"{field}.thread", options["thread"])
+    if platform == "facebook" and videos and len(items) > 1:
+        problems.append(FieldProblem("mediaIds", "a Facebook post takes one video alone, or images"))
     if "firstComment" in options:
         problems += _first_comment_problems(f"{field}.firstComment", platform, options)
     if platform == "instagram":

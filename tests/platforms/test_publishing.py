@@ -61,6 +61,15 @@ def test_facebook_feed_photo_and_delete(sandbox):
     assert photo.url == f"https://www.facebook.com/{photo.platform_post_id}"
 
 
+def test_a_facebook_video_with_images_is_refused_not_cut(sandbox):
+    acc = sandbox.account("facebook")
+    media = [MediaItem("https://c.example/v.mp4", "video/mp4", 10), MediaItem("https://c.example/p.png", "image/png", 1)]
+    with pytest.raises(Rejected) as refused:
+        publish(sandbox.adapters["facebook"], acc, text="Both", media=media, options={})
+    assert refused.value.code == "media_unsupported"
+    assert sandbox.sent("facebook", acc) == []
+
+
 def test_tiktok_publish_options_live_and_publish(sandbox):
     acc = sandbox.account("tiktok", username="creator.one", name="Creator One")
     adapter = sandbox.adapters["tiktok"]

@@ -75,3 +75,17 @@ def test_a_linkedin_member_token_is_flagged_for_a_person_a_week_before_it_lapses
     listed = wait_for(lambda: [a for a in client.get("/v1/accounts", headers=bearer(tenant["apiKey"])).json()["data"]
                                if a["id"] == account["id"] and a["needsReauth"]])
     assert listed[0]["status"] == "connected"
+
+
+def test_a_facebook_page_token_that_never_expires_is_not_renewed_nor_flagged(client, tenant):
+    """The Page token got from a long-lived user token has no expiration date; re-exchanging the
+    user token is no documented renewal. So nothing lapses, and the account is never flagged for it."""
+    from service.accounts import work
+
+    page = connect_account(client, tenant, "facebook")
+    assert _row(page["id"]).credentials_expire_at is None
+    with connection(), db.atomic():
+        Account.update(credentials_expire_at=clock.now() + dt.timedelta(days=3)).where(
+            Account.id == page["id"]).execute()
+    assert work.renew(page["id"]) == "not_due"
+    assert _row(page["id"]).needs_reauth is False
