@@ -160,7 +160,8 @@ class BaseAdapter:
         raise self._unsupported("replies to comments")
 
     def send_template(
-        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
+        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str],
+        header_media_url: str | None = None, button_parameters: list[str] | None = None,
     ) -> SentMessage:
         raise self._unsupported("message templates")
 

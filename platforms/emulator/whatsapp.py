@@ -30,12 +30,58 @@ WA_TEMPLATES: list[dict[str, Any]] = [
      "components": [{"type": "BODY", "text": "Tu pedido {{1}} sale el {{2}}."}]},
     {"name": "spring_offer", "language": "en_US", "status": "PENDING", "category": "MARKETING",
      "components": [{"type": "BODY", "text": "Spring sale: {{1}} off everything."}]},
+    # Named parameters (`parameter_format: NAMED`), sent with their `parameter_name`.
+    {"name": "delivery_named", "language": "en_US", "status": "APPROVED", "category": "UTILITY",
+     "parameter_format": "NAMED",
+     "components": [{"type": "BODY", "text": "Hi {{first_name}}, order {{order_id}} arrives today.",
+                     "example": {"body_text_named_params": [{"param_name": "first_name", "example": "Ana"},
+                                                            {"param_name": "order_id", "example": "A-1"}]}}]},
+    # A media header and a URL button with a variable: each needs its own component when sent.
+    {"name": "launch_video", "language": "en_US", "status": "APPROVED", "category": "MARKETING",
+     "components": [{"type": "HEADER", "format": "VIDEO"},
+                    {"type": "BODY", "text": "Our launch: {{1}}."},
+                    {"type": "BUTTONS", "buttons": [{"type": "URL", "text": "Watch",
+                                                     "url": "https://example.com/launch/{{1}}"}]}]},
 ]
+MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")
+
+
+def _sent_components(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [c for c in template.get("components") or [] if isinstance(c, dict) and c.get("type") == kind]
+
+
+def _mismatch(details: str) -> Response:
+    return graph_error(400, 132000, "(#132000) Number of parameters does not match the expected number of params",
+                       whatsapp=True, details=details)
+
+
+def _template_extras(found: dict[str, Any], template: dict[str, Any]) -> Response | None:
+    """A media header needs a `header` component with that media; a URL button with a variable, a
+    `button` component (`sub_type: url`, its `index`) with the text (Cloud API, send template messages)."""
+    header = next((c for c in found["components"] if c["type"] == "HEADER"), None)
+    if header is not None and header.get("format") in MEDIA_HEADERS:
+        kind = str(header["format"]).lower()
+        given = [p for c in _sent_components(template, "header") for p in c.get("parameters") or []]
+        if len(given) != 1 or not isinstance(given[0], dict) or given[0].get("type") != kind \
+                or not (given[0].get(kind) or {}).get("link"):
+            return graph_error(400, 132012, "(#132012) Parameter format does not match format in the created template",
+                               whatsapp=True, details=f"header: format mismatch, expected {header['format']}")
+    buttons = next((c["buttons"] for c in found["components"] if c["type"] == "BUTTONS"), [])
+    for index, button in enumerate(buttons):
+        if button.get("type") != "URL" or "{{" not in str(button.get("url")):
+            continue
+        sent = [c for c in _sent_components(template, "button")
+                if c.get("sub_type") == "url" and str(c.get("index")) == str(index)]
+        values = [p.get("text") for c in sent for p in c.get("parameters") or [] if isinstance(p, dict)]
+        if len(values) != 1 or not isinstance(values[0], str) or not values[0]:
+            return _mismatch(f"button at index {index}: number of params (0) does not match the expected number (1)")
+    return None
 
 
 def _render_template(template: Any) -> str | Response:
     """The text the person receives, or WhatsApp's refusal: an unknown, unapproved or other-language
-    template (132001), or parameters that do not fill its body (132000)."""
+    template (132001), parameters that do not fill its body (132000) or named parameters that are not
+    its names, a media header or a URL button's variable left out."""
     template = template if isinstance(template, dict) else {}
     code = (template.get("language") or {}).get("code") if isinstance(template.get("language"), dict) else None
     found = next((t for t in WA_TEMPLATES if t["name"] == template.get("name") and t["language"] == code
@@ -43,15 +89,26 @@ def _render_template(template: Any) -> str | Response:
     if found is None:
         return graph_error(404, 132001, "(#132001) Template name does not exist in the translation", whatsapp=True,
                            details=f"template name ({template.get('name')}) does not exist in {code}")
-    body = found["components"][0]["text"]
-    wanted = len(set(re.findall(r"\{\{(\d+)\}\}", body)))
-    values = [p.get("text") for c in template.get("components") or [] if isinstance(c, dict) and c.get("type") == "body"
-              for p in c.get("parameters") or [] if isinstance(p, dict)]
-    if len(values) != wanted or not all(isinstance(v, str) and v for v in values):
-        return graph_error(400, 132000, "(#132000) Number of parameters does not match the expected number of params",
-                           whatsapp=True, details=f"body: number of localizable_params ({len(values)}) does not "
-                                                  f"match the expected number of params ({wanted})")
-    return re.sub(r"\{\{(\d+)\}\}", lambda m: str(values[int(m.group(1)) - 1]), body)
+    body = next(c["text"] for c in found["components"] if c["type"] == "BODY")
+    params = [p for c in _sent_components(template, "body") for p in c.get("parameters") or [] if isinstance(p, dict)]
+    if not all(isinstance(p.get("text"), str) and p.get("text") for p in params):
+        return _mismatch("body: each parameter needs its text")
+    if found.get("parameter_format") == "NAMED":
+        names = re.findall(r"\{\{([a-z_][a-z0-9_]*)\}\}", body)
+        given = {p.get("parameter_name"): p["text"] for p in params}
+        if set(given) != set(names) or len(params) != len(names):
+            return graph_error(400, 100, "(#100) Invalid parameter", whatsapp=True,
+                               details=f"body: parameter_name of each parameter must be one of {names}")
+        rendered = re.sub(r"\{\{([a-z_][a-z0-9_]*)\}\}", lambda m: str(given[m.group(1)]), body)
+    else:
+        wanted = len(set(re.findall(r"\{\{(\d+)\}\}", body)))
+        if len(params) != wanted or any("parameter_name" in p for p in params):
+            return _mismatch(f"body: number of localizable_params ({len(params)}) does not match the expected number "
+                             f"of params ({wanted})")
+        values = [p["text"] for p in params]
+        rendered = re.sub(r"\{\{(\d+)\}\}", lambda m: str(values[int(m.group(1)) - 1]), body)
+    refused = _template_extras(found, template)
+    return refused if refused is not None else rendered
 
 
 # How long after accepting a send WhatsApp reports it failed (a status webhook).
