@@ -66,6 +66,12 @@ def _template_shape(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _unknown_app(app_id: str) -> str:
+    return (f"this token belongs to the Meta app {app_id}, whose app secret is not configured: add "
+            f"{app_id}:<its app secret> to SWITCHBOARD_META_APP_SECRETS, or use a token of the app "
+            "SWITCHBOARD_META_APP_SECRET belongs to")
+
+
 MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")
 TEMPLATES_KEPT_SECONDS = 300.0  # a send reads the template's shape at most this often per account
 
@@ -97,6 +103,7 @@ class WhatsAppAdapter(GraphAdapter):
             self._token(account),
             secrets=account.secrets(),
             json=payload,
+            app_secret=self._secret(account),
         )
         messages = answer.get("messages") or [{}]
         return SentMessage(str(messages[0].get("id", "")), False, payload)
@@ -194,6 +201,7 @@ class WhatsAppAdapter(GraphAdapter):
         templates = self._graph_all(
             f"{waba}/message_templates", self._token(account), secrets=account.secrets(),
             params={"fields": "name,language,status,category,components,parameter_format"},
+            app_secret=self._secret(account),
         )
         return [_template_shape(item) for item in templates if item.get("status") == "APPROVED"]
 
@@ -201,18 +209,44 @@ class WhatsAppAdapter(GraphAdapter):
         waba = account.credentials.get("wabaId")
         if not isinstance(waba, str) or not waba:
             raise Rejected("the account has no WhatsApp Business Account id", "missing_field")
-        self._graph("POST", f"{waba}/subscribed_apps", self._token(account), secrets=account.secrets())
+        # Subscribes the token's own app: its webhooks are signed with that app's secret, which the
+        # hook verifies with (`SWITCHBOARD_META_APP_SECRETS`).
+        self._graph("POST", f"{waba}/subscribed_apps", self._token(account), secrets=account.secrets(),
+                    app_secret=self._secret(account))
         return list(WEBHOOK_FIELDS)
+
+    def _secret(self, account: AccountContext) -> str:
+        """The secret of the app the account's token belongs to (`appId`, from `debug_token` at
+        connect; ours for accounts connected before)."""
+        app_id = account.credentials.get("appId")
+        secret = self.config.meta_secret_for(app_id if isinstance(app_id, str) else None)
+        if app_id and not secret:
+            raise Rejected(_unknown_app(str(app_id)), "unknown_meta_app")
+        return secret
+
+    def _token_app(self, token: str) -> tuple[str | None, str]:
+        """`GET /debug_token`: which app the token was issued to, and that app's secret. A token of an
+        app whose secret is not configured is refused: Graph would refuse its every call with an
+        `appsecret_proof` made with another app's secret (code 100)."""
+        answer = self._graph("GET", "debug_token", token, params={"input_token": token}, app_secret="")
+        app_id = str((answer.get("data") or {}).get("app_id") or "") or None
+        secret = self.config.meta_secret_for(app_id)
+        if app_id and not secret and (self.config.meta_app_secret or self.config.meta_app_secrets):
+            raise Rejected(_unknown_app(app_id), "unknown_meta_app")
+        return app_id, secret
 
     def connect_with_token(self, **fields: Any) -> ConnectedIdentity:
         phone_id, waba_id, token = require(fields, "phoneNumberId", "wabaId", "accessToken")
-        number = self._graph("GET", phone_id, token, params={"fields": "display_phone_number,verified_name"})
-        numbers = self._graph_all(f"{waba_id}/phone_numbers", token)
+        app_id, secret = self._token_app(token)
+        number = self._graph("GET", phone_id, token, params={"fields": "display_phone_number,verified_name"},
+                             app_secret=secret)
+        numbers = self._graph_all(f"{waba_id}/phone_numbers", token, app_secret=secret)
         if phone_id not in {str(item.get("id")) for item in numbers}:
             raise Rejected(
                 "this phone number does not belong to that WhatsApp Business Account", "phone_not_in_waba"
             )
-        credentials = {"accessToken": token, "phoneNumberId": phone_id, "wabaId": waba_id}
+        credentials = {"accessToken": token, "phoneNumberId": phone_id, "wabaId": waba_id,
+                       **({"appId": app_id} if app_id else {})}
         fields_applied = self.subscribe_webhooks(AccountContext(phone_id, credentials))
         return ConnectedIdentity(
             phone_id,

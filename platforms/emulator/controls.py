@@ -210,9 +210,11 @@ class Controls(EmulatorBase):
         async def run(platform: str, request: Request) -> Response:
             body = check(
                 await self._body(request),
-                {"username": (str, False), "name": (str, False), "followers": (int, False)},
+                {"username": (str, False), "name": (str, False), "followers": (int, False), "appId": (str, False)},
             )
             account = self.new_account(platform, body.get("username"), body.get("name"))
+            if body.get("appId"):  # WhatsApp: its token is one of another Meta app
+                account.extra["app_id"] = body["appId"]
             account.followers = body.get("followers", 0)
             return JSONResponse(
                 {

@@ -12,6 +12,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, EmulatorBase, PlatformParts, bad_button_url
@@ -171,7 +172,27 @@ def message_text(kind: Any, body: dict[str, Any]) -> str | Response:
 
 class WhatsAppEmulator(EmulatorBase):
     def whatsapp_parts(self) -> PlatformParts:
-        return PlatformParts(list, self.new_whatsapp_account, self.whatsapp_credentials, self.adopt_whatsapp_number)
+        return PlatformParts(self.whatsapp_routes, self.new_whatsapp_account, self.whatsapp_credentials,
+                             self.adopt_whatsapp_number)
+
+    def whatsapp_routes(self) -> list[Route]:
+        return [Route("/whatsapp/{version}/debug_token", self.wa_debug_token, methods=["GET"])]
+
+    async def wa_debug_token(self, request: Request) -> Response:
+        """`GET /debug_token?input_token=`: the token's app (`app_id`), type and scopes. A token the
+        sandbox has not seen is one of its own app's, as any well-formed credential connects here."""
+
+        async def handle(call: Call) -> Response:
+            value = call.query.get("input_token") or ""
+            if not value or not value.isprintable():
+                return graph_error(400, 100, "(#100) The parameter input_token is required.")
+            found = self.state.token("whatsapp", value, ("access", "user"))
+            app_id = (found.extra.get("app_id") if found is not None else None) or self.config.meta_app_id
+            return JSONResponse({"data": {
+                "app_id": str(app_id), "type": "SYSTEM_USER", "application": "Sandbox app", "is_valid": True,
+                "scopes": ["whatsapp_business_management", "whatsapp_business_messaging"]}})
+
+        return await self.api("whatsapp", request, handle, auth=False)
 
     def whatsapp_graph_edges(self) -> list[EdgeRoute]:
         wa = ("whatsapp",)
@@ -191,7 +212,8 @@ class WhatsAppEmulator(EmulatorBase):
 
     def whatsapp_credentials(self, account: Account) -> dict[str, Any]:
         """Fresh credentials in the shape the adapter stores."""
-        token = self.state.issue("whatsapp", account.id, "access", None, prefix="EAAW")
+        app = account.extra.get("app_id")  # a token of another Meta app (control `accounts` `appId`)
+        token = self.state.issue("whatsapp", account.id, "access", None, prefix="EAAW", **({"app_id": app} if app else {}))
         return {
             "accessToken": token.value,
             "phoneNumberId": account.id,
@@ -300,5 +322,6 @@ class WhatsAppEmulator(EmulatorBase):
         payload = {"object": "whatsapp_business_account",
                    "entry": [{"id": account.extra["waba_id"], "changes": [{"value": value, "field": "messages"}]}]}
         body = json.dumps(payload, separators=(",", ":")).encode()
-        headers = {"X-Hub-Signature-256": meta_signature(self.config.meta_app_secret, body)}
+        secret = self.config.meta_secret_for(account.extra.get("subscribed_app"))
+        headers = {"X-Hub-Signature-256": meta_signature(secret, body)}
         await self.deliver(f"{self.config.hooks_base_url.rstrip('/')}/hooks/whatsapp", body, headers)

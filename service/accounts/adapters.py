@@ -61,6 +61,9 @@ def platform_config(settings: Settings) -> PlatformConfig:
     if settings.linkedin_version:
         config.linkedin_version = settings.linkedin_version
     config.tiktok_audited = settings.tiktok_audited
+    if settings.meta_app_id:
+        config.meta_app_id = settings.meta_app_id
+    config.meta_app_secrets = dict(settings.meta_app_secrets)
     config.youtube_audited = settings.youtube_audited
     config.tiktok_verified_domains = settings.tiktok_verified_domains
     for platform, url in settings.platform_base_urls.items():

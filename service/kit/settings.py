@@ -17,6 +17,12 @@ from storage import files
 VERSION = "1.0.0"
 
 
+def _app_secrets(value: str) -> dict[str, str]:
+    """`SWITCHBOARD_META_APP_SECRETS`: `<app id>:<secret>` pairs, comma-separated."""
+    pairs = (item.strip().partition(":") for item in value.split(",") if item.strip())
+    return {app.strip(): secret.strip() for app, _, secret in pairs if app.strip() and secret.strip()}
+
+
 def _flag(value: str | None, default: bool = False) -> bool:
     if value is None or value == "":
         return default
@@ -88,6 +94,8 @@ class Settings:
     platform_base_urls: dict[str, str] = field(default_factory=dict)
     platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     meta_app_secret: str = ""
+    meta_app_id: str = ""
+    meta_app_secrets: dict[str, str] = field(default_factory=dict)
     instagram_app_secret: str = ""
     linkedin_version: str = ""
     meta_verify_token: str = ""
@@ -147,6 +155,8 @@ class Settings:
             platform_base_urls=platform_urls,
             platform_oauth_clients=oauth_clients,
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
+            meta_app_id=env.get("SWITCHBOARD_META_APP_ID") or "",
+            meta_app_secrets=_app_secrets(env.get("SWITCHBOARD_META_APP_SECRETS") or ""),
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",

@@ -261,3 +261,30 @@ def test_linkedin_version_is_current_and_a_retired_one_gets_426(sandbox):
         publish(retired, acc, text="old", media=[], options={})
     assert "202401 is not active" in caught.value.message
     assert publish(sandbox.adapters["linkedin"], acc, text="current", media=[], options={})
+
+
+def test_a_whatsapp_token_of_another_meta_app_is_proved_with_that_apps_secret(sandbox):
+    """Graph refuses an `appsecret_proof` made with another app's secret (code 100): connect asks
+    `debug_token` which app the token is of, and proves and subscribes with that app's secret, or
+    refuses with what to configure."""
+    from platforms.inbound import meta_signature
+
+    other = "200000000000002"
+    made = sandbox.control("whatsapp", "accounts", {"appId": other})
+    assert made.status_code == 201, made.text
+    credentials = made.json()["credentials"]
+    adapter = sandbox.adapters["whatsapp"]
+    with pytest.raises(Rejected) as refused:
+        adapter.connect_with_token(**credentials)
+    assert refused.value.code == "unknown_meta_app" and "SWITCHBOARD_META_APP_SECRETS" in refused.value.message
+    sandbox.config.meta_app_secrets[other] = "other-app-secret"
+    try:
+        identity = adapter.connect_with_token(**credentials)
+        assert identity.credentials["appId"] == other
+        acc = AccountContext(identity.platform_account_id, identity.credentials)
+        adapter.send_template(acc, recipient="15550001234", name="hello_world", language="en_US", parameters=[])
+        sandbox.inbound("whatsapp", acc, {"id": "15550001234", "name": "Ana"}, "hi")
+        hook = sandbox.hooks[-1]
+        assert hook.headers["x-hub-signature-256"] == meta_signature("other-app-secret", hook.body)
+    finally:
+        sandbox.config.meta_app_secrets.pop(other, None)
