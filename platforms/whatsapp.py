@@ -48,9 +48,11 @@ def _body_names(components: Any) -> list[str]:
 def _template_shape(item: dict[str, Any]) -> dict[str, Any]:
     """What a send needs to know of an approved template: its body's parameters (positional or
     named), a media header's format, and which URL buttons take a variable."""
-    components = item.get("components") if isinstance(item.get("components"), list) else []
+    found = item.get("components")
+    components: list[Any] = found if isinstance(found, list) else []
     header = next((c for c in components if isinstance(c, dict) and c.get("type") == "HEADER"), {})
-    buttons = next((c.get("buttons") for c in components if isinstance(c, dict) and c.get("type") == "BUTTONS"), [])
+    buttons: list[Any] = next((c.get("buttons") or [] for c in components
+                               if isinstance(c, dict) and c.get("type") == "BUTTONS"), [])
     named = item.get("parameter_format") == "NAMED"
     return {
         "name": str(item.get("name")),

@@ -252,7 +252,7 @@ class YouTubeAdapter(BaseAdapter):
             # caller believes public (https://developers.google.com/youtube/v3/docs/videos/insert).
             raise Rejected("YouTube keeps every upload of an API project it has not audited private: publish it "
                            "private, or have the project audited (SWITCHBOARD_YOUTUBE_AUDITED=1)", "youtube_unaudited")
-        metadata = {
+        metadata: dict[str, Any] = {
             "snippet": {
                 "title": title,
                 "description": text,

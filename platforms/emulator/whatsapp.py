@@ -67,7 +67,7 @@ def _template_extras(found: dict[str, Any], template: dict[str, Any]) -> Respons
                 or not (given[0].get(kind) or {}).get("link"):
             return graph_error(400, 132012, "(#132012) Parameter format does not match format in the created template",
                                whatsapp=True, details=f"header: format mismatch, expected {header['format']}")
-    buttons = next((c["buttons"] for c in found["components"] if c["type"] == "BUTTONS"), [])
+    buttons: list[dict[str, Any]] = next((c["buttons"] for c in found["components"] if c["type"] == "BUTTONS"), [])
     for index, button in enumerate(buttons):
         if button.get("type") != "URL" or "{{" not in str(button.get("url")):
             continue
@@ -213,7 +213,8 @@ class WhatsAppEmulator(EmulatorBase):
     def whatsapp_credentials(self, account: Account) -> dict[str, Any]:
         """Fresh credentials in the shape the adapter stores."""
         app = account.extra.get("app_id")  # a token of another Meta app (control `accounts` `appId`)
-        token = self.state.issue("whatsapp", account.id, "access", None, prefix="EAAW", **({"app_id": app} if app else {}))
+        extra = {"app_id": app} if app else {}
+        token = self.state.issue("whatsapp", account.id, "access", None, prefix="EAAW", **extra)
         return {
             "accessToken": token.value,
             "phoneNumberId": account.id,
