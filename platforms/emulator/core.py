@@ -241,8 +241,9 @@ class EmulatorBase:
         proof = request.query_params.get("appsecret_proof")
         if proof is None:
             return True
-        secret = ((self.config.instagram_app_secret if platform == "instagram" else "")
-                  or self.config.meta_secret_for(app_id))
+        # Instagram Login tokens belong to the Instagram app: only its secret makes their proof.
+        secret = (self.config.instagram_app_secret if platform == "instagram"
+                  else self.config.meta_secret_for(app_id))
         expected = hmac.new(secret.encode(), token.encode(), hashlib.sha256).hexdigest()
         return bool(secret) and hmac.compare_digest(proof, expected)
 

@@ -288,3 +288,17 @@ def test_a_whatsapp_token_of_another_meta_app_is_proved_with_that_apps_secret(sa
         assert hook.headers["x-hub-signature-256"] == meta_signature("other-app-secret", hook.body)
     finally:
         sandbox.config.meta_app_secrets.pop(other, None)
+
+
+def test_instagram_login_calls_carry_no_proof_made_with_the_meta_apps_secret(sandbox):
+    """An Instagram Login token is the Instagram app's: a proof made with the Meta app's secret is
+    refused (code 100) where one is checked, so without the Instagram app's secret none is sent."""
+    acc = sandbox.account("instagram")
+    adapter = sandbox.adapters["instagram"]
+    kept = sandbox.config.instagram_app_secret
+    sandbox.config.instagram_app_secret = ""
+    try:
+        assert adapter.follower_count(acc) >= 0
+    finally:
+        sandbox.config.instagram_app_secret = kept
+    assert adapter.follower_count(acc) >= 0  # and with it, the proof is the Instagram app's
