@@ -7,7 +7,9 @@ comment thread). Google returns no new refresh token on refresh: the stored one 
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx2
 
@@ -52,12 +54,25 @@ def google_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
     if status == 429 or reasons & RATE_REASONS:
         return RetryLater(message, retry_after_seconds(response.headers, 60.0))
     if "quotaExceeded" in reasons:
-        return RetryLater(message, 3600.0)
+        # The project's daily quota (10,000 units by default; an upload costs 1,600) resets at
+        # midnight Pacific time: nothing goes through before.
+        return RetryLater(message, seconds_to_quota_reset())
     if status == 401:
         return ReauthRequired(message)
     if status >= 500:
         return RetryLater(message, 30.0)
     return Rejected(message, next(iter(sorted(reasons)), str(status)))
+
+
+PACIFIC = ZoneInfo("America/Los_Angeles")
+UPLOAD_UNITS = 1600  # videos.insert's quota cost (https://developers.google.com/youtube/v3/determine_quota_cost)
+
+
+def seconds_to_quota_reset(now: dt.datetime | None = None) -> float:
+    """Seconds until the next midnight Pacific time, when YouTube resets the daily quota."""
+    moment = (now or dt.datetime.now(dt.UTC)).astimezone(PACIFIC)
+    midnight = dt.datetime.combine(moment.date() + dt.timedelta(days=1), dt.time(), PACIFIC)
+    return max(60.0, (midnight - moment).total_seconds())
 
 
 def _resume_from(range_header: str | None) -> int:
@@ -172,6 +187,9 @@ class YouTubeAdapter(BaseAdapter):
             # Until Google audits the API project, every upload is locked private.
             "privacyStatuses": ["public", "unlisted", "private"] if self.config.youtube_audited else ["private"],
             "appAudited": self.config.youtube_audited,
+            # Each upload spends 1,600 of the project's daily quota units (10,000 unless Google granted
+            # more): about 6 uploads a day across every channel of the deployment.
+            "quota": {"uploadUnits": UPLOAD_UNITS, "defaultDailyUnits": 10000, "resetsAt": "00:00 America/Los_Angeles"},
             "titleLimit": 100,
             "descriptionLimit": 5000,
             "defaultCategoryId": "22",

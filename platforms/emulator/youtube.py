@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,6 +18,8 @@ from platforms.emulator.core import Call, PlatformParts
 from platforms.emulator.errors import google_error, oauth_error
 from platforms.emulator.oauth import OAuthServer
 from platforms.emulator.state import Account, random_token
+
+PACIFIC = ZoneInfo("America/Los_Angeles")  # YouTube quotas reset at midnight Pacific time
 
 
 class YouTubeEmulator(OAuthServer):
@@ -32,6 +35,7 @@ class YouTubeEmulator(OAuthServer):
             Route("/youtube/youtube/v3/videos", self.yt_delete, methods=["DELETE"]),
             Route("/youtube/upload/youtube/v3/thumbnails/set", self.yt_thumbnail, methods=["POST"]),
             Route("/youtube/youtube/v3/comments", self.yt_comment, methods=["POST"]),
+            Route("/youtube/quota", self.yt_quota_control, methods=["POST"]),
         ]
 
     def new_youtube_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -46,6 +50,39 @@ class YouTubeEmulator(OAuthServer):
 
     def youtube_credentials(self, account: Account) -> dict[str, Any]:
         return self.token_pair(account, 3599, access_prefix="ya29.", refresh_prefix="1//")
+
+    # -- quota -------------------------------------------------------------------------------
+    def _yt_spend(self, cost: int) -> Response | None:
+        """The project's daily quota in units (https://developers.google.com/youtube/v3/determine_quota_cost:
+        videos.insert 1,600, thumbnails.set, comments.insert and videos.delete 50, a list 1), reset at
+        midnight Pacific time. Over it → 403 `quotaExceeded`. The sandbox's project has no limit until
+        control `quota` gives it one (the default project's is 10,000)."""
+        limit = self.__dict__.get("yt_daily_units")
+        if limit is None:
+            return None
+        day = dt.datetime.now(PACIFIC).date().isoformat()
+        spent = self.__dict__.setdefault("yt_spent", {})
+        if spent.get(day, 0) + cost > limit:
+            return google_error(403, "quotaExceeded", "The request cannot be completed because you have exceeded "
+                                "your quota.", domain="youtube.quota")
+        spent[day] = spent.get(day, 0) + cost
+        return None
+
+    async def yt_quota_control(self, request: Request) -> Response:
+        """Control `POST /sandbox/youtube/quota {dailyUnits}`: the project's daily quota from now on
+        (null: none), and what today has spent."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        units = body.get("dailyUnits") if isinstance(body, dict) else "missing"
+        if units is not None and (not isinstance(units, int) or isinstance(units, bool) or units < 0):
+            problem = "an integer >= 0 or null"
+            return JSONResponse({"error": {"code": "validation_failed", "message": f"dailyUnits: {problem}",
+                                           "details": [{"field": "dailyUnits", "message": problem}]}}, status_code=422)
+        self.__dict__["yt_daily_units"] = units
+        day = dt.datetime.now(PACIFIC).date().isoformat()
+        return JSONResponse({"dailyUnits": units, "spentToday": self.__dict__.get("yt_spent", {}).get(day, 0)})
 
     # -- YouTube -----------------------------------------------------------------------------
     async def yt_authorize(self, request: Request) -> Response:
@@ -95,6 +132,9 @@ class YouTubeEmulator(OAuthServer):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            refused = self._yt_spend(1)
+            if refused is not None:
+                return refused
             if call.query.get("mine") != "true" or not call.query.get("part"):
                 return google_error(
                     400, "missingRequiredParameter", "No filter selected. Expected one of: mine, id."
@@ -126,6 +166,9 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             if call.request.method == "POST":
+                refused = self._yt_spend(1600)
+                if refused is not None:
+                    return refused
                 if call.query.get("uploadType") != "resumable":
                     return google_error(400, "invalidValue", "Only resumable uploads are supported here.")
                 metadata = call.body_json()
@@ -240,6 +283,9 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             video_id = call.query.get("videoId", "")
+            refused = self._yt_spend(50)
+            if refused is not None:
+                return refused
             if video_id not in account.posts:
                 return google_error(404, "videoNotFound", "The video that you are trying to update cannot be found.",
                                     domain="youtube.thumbnail")
@@ -275,6 +321,9 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             video_id = call.query.get("id", "")
+            refused = self._yt_spend(50)
+            if refused is not None:
+                return refused
             if account.posts.pop(video_id, None) is None:
                 return google_error(
                     404,
@@ -289,6 +338,9 @@ class YouTubeEmulator(OAuthServer):
 
     async def yt_comment(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:
+            refused = self._yt_spend(50)
+            if refused is not None:
+                return refused
             snippet = call.body_json().get("snippet") or {}
             parent, text = snippet.get("parentId"), snippet.get("textOriginal")
             if not parent or not isinstance(text, str) or not text:

@@ -253,6 +253,32 @@ def test_a_youtube_upload_resumes_from_where_the_session_stands(sandbox):
     assert sandbox.sent("youtube", acc)[-1]["payload"]["uploadedBytes"] == 3000
 
 
+def test_youtube_uploads_spend_the_projects_daily_quota_until_midnight_pacific(sandbox):
+    """videos.insert costs 1,600 units of the project's daily quota, reset at midnight Pacific time
+    (https://developers.google.com/youtube/v3/determine_quota_cost): past it, the upload waits for
+    the reset instead of an hour's guess."""
+    import datetime as dt
+
+    from platforms.youtube import seconds_to_quota_reset
+
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    assert adapter.publish_options(acc)["quota"]["uploadUnits"] == 1600
+    video = _media(sandbox, "quota.mp4", "video/mp4", 1024)
+    assert sandbox.control("youtube", "quota", {"dailyUnits": 3300}).status_code == 200
+    try:
+        publish(adapter, acc, text="One", media=[video], options={})
+        publish(adapter, acc, text="Two", media=[video], options={})
+        with pytest.raises(RetryLater) as waiting:
+            publish(adapter, acc, text="Three", media=[video], options={})
+        assert abs(waiting.value.delay_seconds - seconds_to_quota_reset()) < 120
+    finally:
+        sandbox.control("youtube", "quota", {"dailyUnits": None})
+    assert len([r for r in sandbox.sent("youtube", acc) if r["kind"] == "post"]) == 2
+    # 23:30 in Los Angeles (07:30 UTC in winter) is half an hour from the reset.
+    assert seconds_to_quota_reset(dt.datetime(2026, 1, 15, 7, 30, tzinfo=dt.UTC)) == 1800
+
+
 def test_x_tweet_with_image_reply_and_delete(sandbox):
     acc = sandbox.account("x")
     adapter = sandbox.adapters["x"]
