@@ -57,6 +57,11 @@ def linkedin_version_active(version: str, today: dt.date | None = None) -> bool:
     return 1 <= month <= 12 and 0 <= age <= LINKEDIN_VERSION_LIFETIME_MONTHS
 
 
+# The fields of a post (https://learn.microsoft.com/linkedin/marketing/community-management/shares/posts-api).
+POST_FIELDS = {"author", "commentary", "visibility", "distribution", "content", "contentLandingPage",
+               "contentCallToActionLabel", "lifecycleState", "isReshareDisabledByAuthor", "reshareContext",
+               "container", "adContext"}
+
 class LinkedInEmulator(OAuthServer):
     def linkedin_parts(self) -> PlatformParts:
         return PlatformParts(self.linkedin_routes, self.new_linkedin_account, self.linkedin_credentials)
@@ -178,6 +183,11 @@ class LinkedInEmulator(OAuthServer):
             if refused is not None:
                 return refused
             body = call.body_json()
+            unknown = sorted(set(body) - POST_FIELDS) if isinstance(body, dict) else ["(body)"]
+            if unknown:
+                # Rest.li validates a body against its schema and names a field it does not have.
+                return linkedin_error(422, f"ERROR :: /{unknown[0]} :: unrecognized field found but not allowed",
+                                      "UNPROCESSABLE_ENTITY")
             if body.get("author") != f"urn:li:person:{account.id}":
                 return linkedin_error(
                     403, "Not enough permissions to post as this author", "ACCESS_DENIED", 100

@@ -30,6 +30,27 @@ def tiktok_private(account: Account) -> bool:
     return bool(account.extra.get("private", True))
 
 
+# The Direct Post request body (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post).
+INIT_FIELDS = {
+    "post_info": {"title", "privacy_level", "disable_duet", "disable_comment", "disable_stitch",
+                  "video_cover_timestamp_ms", "brand_content_toggle", "brand_organic_toggle", "is_aigc"},
+    "source_info": {"source", "video_url", "video_size", "chunk_size", "total_chunk_count"},
+}
+
+
+def unknown_fields(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return "The request body must be a JSON object."
+    for key, value in body.items():
+        if key not in INIT_FIELDS:
+            return f"Unknown field: {key}."
+        if isinstance(value, dict):
+            extra = sorted(set(value) - INIT_FIELDS[key])
+            if extra:
+                return f"Unknown field: {key}.{extra[0]}."
+    return None
+
+
 def chunks_refusal(size: int, chunk: int, count: int) -> str | None:
     """TikTok's media transfer rules for FILE_UPLOAD
     (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
@@ -167,6 +188,9 @@ class TikTokEmulator(OAuthServer):
             account = call.account
             assert account is not None
             body = call.body_json()
+            refused = unknown_fields(body)
+            if refused is not None:
+                return tiktok_error(400, "invalid_params", refused)
             info = body.get("post_info") or {}
             source = body.get("source_info") or {}
             if info.get("privacy_level") not in (PRIVATE_LEVELS if tiktok_private(account) else PRIVACY_LEVELS):

@@ -45,6 +45,13 @@ WA_TEMPLATES: list[dict[str, Any]] = [
                                                      "url": "https://example.com/launch/{{1}}"}]}]},
 ]
 MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")
+# The message object's fields (Cloud API reference, Messages: POST /{phone-number-id}/messages), and
+# the Graph call's own parameters.
+MESSAGE_FIELDS = {
+    "messaging_product", "recipient_type", "to", "type", "context", "biz_opaque_callback_data", "status",
+    "message_id", "text", "image", "video", "audio", "document", "sticker", "location", "contacts",
+    "interactive", "template", "reaction", "access_token", "appsecret_proof",
+}
 
 
 def _sent_components(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -258,6 +265,10 @@ class WhatsAppEmulator(EmulatorBase):
         body = call.params()
         if body.get("messaging_product") != "whatsapp":
             return graph_error(400, 100, "(#100) The parameter messaging_product is required.", whatsapp=True)
+        unknown = sorted(set(body) - MESSAGE_FIELDS)
+        if unknown:
+            return graph_error(400, 100, f"(#100) Param {unknown[0]} is not a valid parameter", whatsapp=True,
+                               details=f"Unexpected key \"{unknown[0]}\" on param \"message\".")
         to = str(body.get("to", "")).lstrip("+")
         kind = body.get("type", "text")
         if self.rate_limits and self.state.over_rate("whatsapp", account.id, 80):
