@@ -46,6 +46,9 @@ def tiktok_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
         code, message = str(error.get("code")), str(error.get("message") or error.get("code"))
     message = redact(message, secrets)
     status = response.status_code
+    if code == "reached_active_user_cap":
+        return Rejected("TikTok lets an app it has not audited have 5 users post in 24 hours, and that many have: "
+                        "try again tomorrow, or have the app audited (SWITCHBOARD_TIKTOK_AUDITED=1)", code)
     if code == "rate_limit_exceeded" or status == 429:
         return RetryLater(message, retry_after_seconds(response.headers, 60.0))
     if code in AUTH_CODES or status == 401:
@@ -182,6 +185,8 @@ class TikTokAdapter(BaseAdapter):
             "avatarUrl": data.get("creator_avatar_url"),
             "privacyLevels": levels,
             "appAudited": self.config.tiktok_audited,
+            # Until the audit, TikTok lets 5 users of the app post in 24 hours.
+            **({} if self.config.tiktok_audited else {"dailyPostingUsers": 5}),
             **({"blockedReason": blocked} if blocked else {}),
             "commentDisabled": bool(data.get("comment_disabled")),
             "duetDisabled": bool(data.get("duet_disabled")),

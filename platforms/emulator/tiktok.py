@@ -83,6 +83,7 @@ class TikTokEmulator(OAuthServer):
             Route("/tiktok/v2/post/publish/status/fetch/", self.tt_status, methods=["POST"]),
             Route("/tiktok/upload/{publish_id}", self.tt_upload, methods=["PUT"]),
             Route("/tiktok/v2/video/list/", self.tt_videos, methods=["POST"]),
+            Route("/tiktok/posting-users", self.tt_posting_users_control, methods=["POST"]),
         ]
 
     def new_tiktok_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -203,6 +204,9 @@ class TikTokEmulator(OAuthServer):
                     403, "unaudited_client_can_only_post_to_private_accounts",
                     "Unaudited clients can only post with privacy_level SELF_ONLY.",
                 )
+            if not self.config.tiktok_audited and self._tt_over_user_cap(account.id):
+                return tiktok_error(403, "reached_active_user_cap",
+                                    "The daily quota for active publishing users from your client is reached.")
             if len(str(info.get("title", ""))) > 2200:
                 return tiktok_error(400, "invalid_params", "title is longer than 2200 characters.")
             publish_id = f"v_pub_{'url' if source.get('source') == 'PULL_FROM_URL' else 'file'}~v2."
@@ -235,6 +239,41 @@ class TikTokEmulator(OAuthServer):
                                 "source_info: PULL_FROM_URL with a video_url, or FILE_UPLOAD, is required.")
 
         return await self.api("tiktok", request, handle)
+
+    def _tt_over_user_cap(self, open_id: str) -> bool:
+        """An unaudited client lets at most 5 users post in 24 hours
+        (https://developers.tiktok.com/doc/content-sharing-guidelines). The sandbox stands for one app
+        shared by every test and trial account, so the cap holds once control `posting-users` sets it."""
+        cap = self.__dict__.get("tt_user_cap")
+        if cap is None:
+            return False
+        posters: dict[str, float] = self.__dict__.setdefault("tt_posters", {})
+        now = self.now()
+        for who, first in list(posters.items()):
+            if now - first > 86400:
+                del posters[who]
+        if open_id in posters:
+            return False
+        if len(posters) >= cap:
+            return True
+        posters[open_id] = now
+        return False
+
+    async def tt_posting_users_control(self, request: Request) -> Response:
+        """Control `POST /sandbox/tiktok/posting-users {dailyCap}`: how many users an unaudited app
+        lets post in 24 hours from now on (TikTok's is 5; null: no cap, the sandbox's default)."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        cap = body.get("dailyCap") if isinstance(body, dict) else "missing"
+        if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 0):
+            problem = "an integer >= 0 or null"
+            return JSONResponse({"error": {"code": "validation_failed", "message": f"dailyCap: {problem}",
+                                           "details": [{"field": "dailyCap", "message": problem}]}}, status_code=422)
+        self.__dict__["tt_user_cap"] = cap
+        self.__dict__["tt_posters"] = {}
+        return JSONResponse({"dailyCap": cap})
 
     def _tt_publish(self, call: Call, account: Account, publish_id: str, info: dict[str, Any]) -> None:
         post_id = str(7300000000000000000 + self.state.serial())

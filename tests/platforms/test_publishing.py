@@ -82,6 +82,7 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
         # The app is not audited: TikTok takes private posts only, so that is the one choice offered.
         "privacyLevels": ["SELF_ONLY"],
         "appAudited": False,
+        "dailyPostingUsers": 5,
         "commentDisabled": False,
         "duetDisabled": False,
         "stitchDisabled": True,
@@ -168,6 +169,24 @@ def test_an_unaudited_tiktok_app_posts_only_from_a_private_account(sandbox):
         assert "PUBLIC_TO_EVERYONE" in adapter.publish_options(acc)["privacyLevels"]
     finally:
         sandbox.config.tiktok_audited = False
+
+
+def test_an_unaudited_tiktok_app_has_five_posting_users_a_day(sandbox):
+    """https://developers.tiktok.com/doc/content-sharing-guidelines: 5 users in a 24-hour window."""
+    adapter = sandbox.adapters["tiktok"]
+    video = _media(sandbox, "cap.mp4", "video/mp4", 1000)
+    assert sandbox.control("tiktok", "posting-users", {"dailyCap": 5}).status_code == 200
+    try:
+        creators = [sandbox.account("tiktok") for _ in range(6)]
+        assert adapter.publish_options(creators[0])["dailyPostingUsers"] == 5
+        for creator in creators[:5]:
+            publish(adapter, creator, text="mine", media=[video], options={"privacyLevel": "SELF_ONLY"})
+        publish(adapter, creators[0], text="again", media=[video], options={"privacyLevel": "SELF_ONLY"})
+        with pytest.raises(Rejected) as capped:
+            publish(adapter, creators[5], text="sixth", media=[video], options={"privacyLevel": "SELF_ONLY"})
+        assert capped.value.code == "reached_active_user_cap" and "5 users" in capped.value.message
+    finally:
+        sandbox.control("tiktok", "posting-users", {"dailyCap": None})
 
 
 def test_tiktok_pulls_only_from_a_verified_domain(sandbox):
