@@ -168,7 +168,8 @@ class BaseAdapter:
         return self.capabilities.dm
 
     def send_template(
-        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
+        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str],
+        header_media_url: str | None = None, button_parameters: list[str] | None = None,
     ) -> SentMessage:
         raise self._unsupported("message templates")
 

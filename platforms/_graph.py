@@ -125,9 +125,11 @@ class GraphAdapter(BaseAdapter):
         return self.config.meta_app_secret
 
     def _graph(
-        self, method: str, path: str, token: str, *, secrets: list[str] | None = None, **kwargs: Any
+        self, method: str, path: str, token: str, *, secrets: list[str] | None = None, app_secret: str | None = None,
+        **kwargs: Any,
     ) -> Any:
-        app_secret = self._app_secret()
+        """`app_secret`: the secret of the app the token belongs to, when not this adapter's own app."""
+        app_secret = app_secret if app_secret is not None else self._app_secret()
         if app_secret:
             # Proves the call comes from the app's server: Meta refuses calls without it when the
             # app requires it, and a stolen token alone is not enough.
@@ -139,14 +141,14 @@ class GraphAdapter(BaseAdapter):
 
     def _graph_all(
         self, path: str, token: str, *, secrets: list[str] | None = None, params: dict[str, Any] | None = None,
-        max_items: int = 1000,
+        max_items: int = 1000, app_secret: str | None = None,
     ) -> list[dict[str, Any]]:
         """Every item of a Graph list, page after page (by the `after` cursor, so the token stays in
         the header rather than in the `next` URL), up to `max_items`."""
         items: list[dict[str, Any]] = []
         query = dict(params or {})
         while len(items) < max_items:
-            answer = self._graph("GET", path, token, secrets=secrets, params=query)
+            answer = self._graph("GET", path, token, secrets=secrets, params=query, app_secret=app_secret)
             items += [item for item in answer.get("data") or [] if isinstance(item, dict)]
             paging = answer.get("paging") or {}
             after = (paging.get("cursors") or {}).get("after")

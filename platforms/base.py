@@ -295,14 +295,18 @@ class Adapter(Protocol):
         ...
 
     def send_template(
-        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str]
+        self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str],
+        header_media_url: str | None = None, button_parameters: list[str] | None = None,
     ) -> SentMessage:
-        """An approved message template (WhatsApp), its body's parameters in order: the one message
-        that reaches a contact outside the 24 h window."""
+        """An approved message template (WhatsApp), its body's parameters in order (a named template's
+        in the order of its `parameterNames`), a media header's URL and its URL buttons' variables:
+        the one message that reaches a contact outside the 24 h window."""
         ...
 
     def list_templates(self, account: AccountContext) -> list[dict[str, Any]]:
-        """The account's approved templates: `{name, language, category, parameters}` (a count)."""
+        """The account's approved templates: `{name, language, category, parameters}` (a count), with
+        `parameterFormat` (POSITIONAL or NAMED), `parameterNames`, `headerFormat` (IMAGE, VIDEO,
+        DOCUMENT or None) and `buttonParameters` (the indexes of URL buttons that take a variable)."""
         ...
 
     def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:

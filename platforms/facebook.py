@@ -32,7 +32,11 @@ WEBHOOK_FIELDS = [
 
 
 class FacebookAdapter(MessengerStyle, FacebookLogin):
-    lapsing_credentials: ClassVar[tuple[str, ...]] = ("userExpiresAt",)
+    # None: the Page token a long-lived user token gives "has no expiration date"
+    # (https://developers.facebook.com/docs/facebook-login/guides/access-tokens/get-long-lived), and
+    # Meta documents no renewal of a long-lived user token by exchanging it again. The Page token is
+    # what every call uses; a refused one is renewed then (`refresh_credentials`) or flags the account.
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ()
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "facebook"
     scopes = (
@@ -164,6 +168,9 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         secrets = account.secrets()
         videos = [m for m in media if m.is_video]
         images = [m for m in media if m.is_image]
+        if videos and len(media) > 1:
+            # `/videos` takes one video and no photos: never drop the rest silently.
+            raise Rejected("a Facebook post takes one video alone, or images", "media_unsupported")
         if videos:
             answer = self._graph(
                 "POST",

@@ -162,6 +162,13 @@ def generic_failure(response: httpx2.Response, secrets: list[str]) -> PlatformFa
     return Rejected(f"the platform refused the request (HTTP {status}): {text}", str(status))
 
 
+# Callables shown each request an adapter is about to send, with its platform: the test suite
+# installs one that checks the request against the platform's published description. Empty in a
+# running service.
+RequestObserver = Callable[[str, httpx2.Request], None]
+request_observers: list[RequestObserver] = []
+
+
 class PlatformHTTP:
     """Adapters' door to the network: one request, failures mapped and redacted."""
 
@@ -179,8 +186,12 @@ class PlatformHTTP:
         **kwargs: Any,
     ) -> httpx2.Response:
         secret_list = [s for s in secrets if s]
+        auth = kwargs.pop("auth", None)
         try:
-            response = self.client.request(method, url, **kwargs)
+            request = self.client.build_request(method, url, **kwargs)
+            for observe in request_observers:
+                observe(self.platform, request)
+            response = self.client.send(request, auth=auth) if auth is not None else self.client.send(request)
         except (httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:  # nothing was sent: safe to try again
             raise RetryLater(f"{self.platform} could not be reached in time ({type(exc).__name__})", 15.0) from None
         except (httpx2.TimeoutException, httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:

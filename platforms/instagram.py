@@ -65,8 +65,11 @@ class InstagramAdapter(MessengerStyle):
     video_poll_seconds = 10.0  # video containers take minutes: one status poll every 10 s
 
     def _app_secret(self) -> str:
-        # Instagram Login tokens are proven with the Instagram app's own secret.
-        return self.config.instagram_app_secret or self.config.meta_app_secret
+        # Instagram Login tokens are issued to the Instagram app: a proof can only be made with its
+        # own secret. Meta's Instagram Login pages document no `appsecret_proof` on graph.instagram.com;
+        # a proof made with the Meta app's secret would be wrong wherever it is checked, so without the
+        # Instagram app's secret none is sent.
+        return self.config.instagram_app_secret
 
     # -- connection ------------------------------------------------------------------------
     def authorize_url(self, *, state: str, redirect_uri: str) -> str:

@@ -7,7 +7,7 @@ per part, `finalizeUpload`, `GET /rest/videos/{urn}` until `AVAILABLE`) and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote
 
 import httpx2
@@ -75,6 +75,9 @@ def linkedin_classify(response: httpx2.Response, secrets: list[str]) -> Platform
 
 class LinkedInAdapter(BaseAdapter):
     platform = "linkedin"
+    # The member token lasts 60 days and, without a partner's refresh token, cannot be renewed: the
+    # renewal kind flags the account a week before it lapses, while the token still works.
+    lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     classify = staticmethod(linkedin_classify)
     capabilities = Capabilities(
         post_text_limit=3000,
@@ -177,7 +180,10 @@ class LinkedInAdapter(BaseAdapter):
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         refresh = account.credentials.get("refreshToken")
         if not isinstance(refresh, str) or not refresh:
-            raise ReauthRequired("the account has no refresh token")
+            # Share on LinkedIn grants no refresh token: programmatic refresh is for LinkedIn's
+            # approved partners (https://learn.microsoft.com/linkedin/shared/authentication/programmatic-refresh-tokens).
+            raise ReauthRequired("LinkedIn grants this app no refresh token: a person must connect the account "
+                                 "again before its 60-day token lapses")
         answer = self._token({"grant_type": "refresh_token", "refresh_token": refresh}, account.secrets())
         return merge_refreshed(account.credentials, answer)
 

@@ -70,6 +70,11 @@ class PlatformConfig:
     oauth_clients: dict[str, OAuthClient] = field(default_factory=dict)
     meta_app_secret: str = ""
     """Signs Meta webhooks (Instagram, Facebook, WhatsApp) in `X-Hub-Signature-256`."""
+    meta_app_id: str = ""
+    """The Meta app whose secret is `meta_app_secret` (its id, not secret)."""
+    meta_app_secrets: dict[str, str] = field(default_factory=dict)
+    """Other Meta apps' secrets by app id: a WhatsApp token pasted from another app (a system user's)
+    is proved with its own app's secret, and that app signs the number's webhooks."""
     instagram_app_secret: str = ""
     """An Instagram Login app's own secret: it may sign Instagram webhooks instead of the Meta app's,
     and it makes the `appsecret_proof` of Instagram Login tokens."""
@@ -92,9 +97,17 @@ class PlatformConfig:
     for the organizations the member administers (`r_organization_admin`, `w_organization_social`)."""
     tiktok_audited: bool = False
     """Whether TikTok has audited the app: until it has, every post must be `SELF_ONLY`."""
+    youtube_audited: bool = False
+    """Whether Google has audited the API project: until it has, every uploaded video is locked private."""
     tiktok_verified_domains: tuple[str, ...] = ()
     """Hosts whose URLs TikTok pulls videos from (verified in its developer portal); media served from
     any other host goes by `FILE_UPLOAD` instead (`url_ownership_unverified` otherwise)."""
+
+    def meta_secret_for(self, app_id: str | None) -> str:
+        """The secret of the Meta app `app_id` ("" when unknown); ours when no app is named."""
+        if not app_id or app_id == self.meta_app_id:
+            return self.meta_app_secret
+        return self.meta_app_secrets.get(app_id, "")
 
     def endpoint(self, platform: str) -> Endpoints:
         return self.endpoints[platform]
@@ -145,6 +158,7 @@ class PlatformConfig:
             endpoints=endpoints,
             oauth_clients=clients,
             meta_app_secret=derive("meta-app-secret"),
+            meta_app_id="100000000000001",
             instagram_app_secret=derive("instagram-app-secret"),
             meta_verify_token=derive("meta-verify-token"),
             telegram_secret_seed=derive("telegram-seed").encode(),

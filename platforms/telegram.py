@@ -72,6 +72,7 @@ class TelegramAdapter(BaseAdapter):
         post_text_limit=4096,
         post_caption_limit=1024,
         post_media="optional",
+        max_media=10,  # sendMediaGroup: an album of 2-10 photos and videos
         button="inline_keyboard",
         dm_media=("image", "video"),
         dm_caption_limit=1024,
@@ -205,6 +206,8 @@ class TelegramAdapter(BaseAdapter):
         if limit is not None and len(text) > limit:
             # Telegram refuses the whole message rather than cutting the caption.
             raise Rejected(f"a Telegram caption is at most {limit} characters with media", "caption_too_long")
+        if len(media) > 1:
+            return self._album(token, chat, text, media)
         if media and media[0].is_video:
             result = self._method(
                 token, "sendVideo", {"chat_id": chat, "video": media[0].url, "caption": text}, []
@@ -220,13 +223,35 @@ class TelegramAdapter(BaseAdapter):
         url = f"https://t.me/{username}/{message_id}" if username else None
         return PublishedPost(f"{chat}:{message_id}", url)
 
+    def _album(self, token: str, chat: int | str, text: str, media: list[MediaItem]) -> PublishedPost:
+        """`sendMediaGroup`: 2 to 10 photos and videos in one album, the text as the first item's
+        caption (Telegram shows it under the album). The post's id keeps every message of the album,
+        so that deleting it deletes them all."""
+        if len(media) > 10:
+            raise Rejected("a Telegram album takes 2 to 10 photos and videos", "too_many_media")
+        items: list[dict[str, Any]] = [
+            {"type": "video" if item.is_video else "photo", "media": item.url} for item in media
+        ]
+        if text:
+            items[0]["caption"] = text
+        messages = self._method(token, "sendMediaGroup", {"chat_id": chat, "media": items}, [])
+        ids = [str(message["message_id"]) for message in messages]
+        username = (messages[0].get("chat") or {}).get("username")
+        url = f"https://t.me/{username}/{ids[0]}" if username else None
+        return PublishedPost(f"{chat}:{','.join(ids)}", url)
+
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         chat, _, message_id = platform_post_id.rpartition(":")
+        ids = [int(each) for each in message_id.split(",")]
         try:
+            if len(ids) > 1:  # an album: `deleteMessages` takes its messages at once
+                self._method(self._token(account), "deleteMessages", {"chat_id": _chat(chat), "message_ids": ids},
+                             account.secrets())
+                return
             self._method(
                 self._token(account),
                 "deleteMessage",
-                {"chat_id": _chat(chat), "message_id": int(message_id)},
+                {"chat_id": _chat(chat), "message_id": ids[0]},
                 account.secrets(),
             )
         except Rejected as failure:

@@ -38,7 +38,10 @@ NOT_BUSINESS = "40002"  # the Business API's code for an account that is not a B
 WINDOW_CLOSED = "40016"  # its code for a reply after the 48-hour window
 BUSINESS_RATE = {"40100", "50002"}
 BUSINESS_AUTH = {"40104", "40105", "40001"}
-SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish")
+# `video.list`: reconciliation reads the creator's recent videos (`POST /v2/video/list/`) after a
+# publish whose answer was lost; without it that call fails with `scope_not_authorized`.
+SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish", "video.list")
+MB = 1024 * 1024
 AUTH_CODES = {"access_token_invalid", "scope_not_authorized", "invalid_grant", "token_expired"}
 
 
@@ -53,6 +56,9 @@ def tiktok_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
         code, message = str(error.get("code")), str(error.get("message") or error.get("code"))
     message = redact(message, secrets)
     status = response.status_code
+    if code == "reached_active_user_cap":
+        return Rejected("TikTok lets an app it has not audited have 5 users post in 24 hours, and that many have: "
+                        "try again tomorrow, or have the app audited (SWITCHBOARD_TIKTOK_AUDITED=1)", code)
     if code == "rate_limit_exceeded" or status == 429:
         return RetryLater(message, retry_after_seconds(response.headers, 60.0))
     if code in AUTH_CODES or status == 401:
@@ -72,6 +78,16 @@ def business_failure(code: Any, message: str, secrets: list[str]) -> PlatformFai
     if code == WINDOW_CLOSED:
         return OutsideMessagingWindow(message, code)
     return Rejected(message, code)
+
+
+def tiktok_chunks(size: int, chunk: int) -> tuple[int, int]:
+    """`chunk_size` and `total_chunk_count` by TikTok's media transfer rules: a file of up to 64 MB
+    goes whole (under 5 MB it must); a larger one in chunks of `chunk` bytes (5 to 64 MB), their count
+    `size // chunk` rounded down, the last chunk taking the trailing bytes (at most 128 MB)
+    (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
+    if size <= 64 * MB:
+        return size, 1
+    return chunk, size // chunk
 
 
 class TikTokAdapter(BaseAdapter):
@@ -219,14 +235,21 @@ class TikTokAdapter(BaseAdapter):
         return self._with_button_fallback(text, button, lambda _button: plain(text), plain)
 
     # -- publishing ------------------------------------------------------------------------
-    CHUNK = 10 * 1024 * 1024  # TikTok takes chunks of 5 to 64 MB; a file under 5 MB goes whole
+    CHUNK = 10 * MB  # for a file over 64 MB; TikTok takes chunks of 5 to 64 MB
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         data = self._api(account, "POST", "/v2/post/publish/creator_info/query/")
         levels = list(data.get("privacy_level_options") or [])
+        blocked = None
         if not self.config.tiktok_audited:
-            # Until TikTok audits the app, it refuses every post but a private one.
-            levels = [level for level in levels if level == "SELF_ONLY"]
+            # Until TikTok audits the app, it takes only SELF_ONLY posts, from a creator whose account
+            # is private (a public account is offered PUBLIC_TO_EVERYONE), and from 5 users a day.
+            if "PUBLIC_TO_EVERYONE" in levels:
+                levels = []
+                blocked = ("TikTok lets an app it has not audited post only from a private account: make the "
+                           "TikTok account private, or have the app audited (SWITCHBOARD_TIKTOK_AUDITED=1)")
+            else:
+                levels = [level for level in levels if level == "SELF_ONLY"]
         return {
             "platform": self.platform,
             "nickname": data.get("creator_nickname"),
@@ -234,6 +257,9 @@ class TikTokAdapter(BaseAdapter):
             "avatarUrl": data.get("creator_avatar_url"),
             "privacyLevels": levels,
             "appAudited": self.config.tiktok_audited,
+            # Until the audit, TikTok lets 5 users of the app post in 24 hours.
+            **({} if self.config.tiktok_audited else {"dailyPostingUsers": 5}),
+            **({"blockedReason": blocked} if blocked else {}),
             "commentDisabled": bool(data.get("comment_disabled")),
             "duetDisabled": bool(data.get("duet_disabled")),
             "stitchDisabled": bool(data.get("stitch_disabled")),
@@ -278,9 +304,9 @@ class TikTokAdapter(BaseAdapter):
         if self._pull_allowed(video.url):
             source: dict[str, Any] = {"source": "PULL_FROM_URL", "video_url": video.url}
         else:
-            chunk = video.size if video.size < 5 * 1024 * 1024 else self.CHUNK
+            chunk, count = tiktok_chunks(video.size, self.CHUNK)
             source = {"source": "FILE_UPLOAD", "video_size": video.size, "chunk_size": chunk,
-                      "total_chunk_count": max(1, video.size // chunk)}
+                      "total_chunk_count": count}
         body = {
             "post_info": {
                 "title": text,
@@ -304,7 +330,7 @@ class TikTokAdapter(BaseAdapter):
     def _upload(self, account: AccountContext, upload_url: str, progress: dict[str, Any]) -> None:
         """The video's bytes to TikTok's upload URL, chunk by chunk (a repeated chunk changes nothing)."""
         size, chunk = int(progress["size"]), int(progress["chunk"])
-        count = max(1, size // chunk)
+        count = max(1, size // chunk)  # the last chunk takes the trailing bytes
         try:
             source = self.http.client.get(str(progress["videoUrl"]))
         except httpx2.TransportError:

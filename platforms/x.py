@@ -2,8 +2,9 @@
 `POST /2/oauth2/token` with HTTP Basic client authentication; refresh tokens rotate):
 `GET /2/users/me`, `POST /2/tweets` (posts and replies), `DELETE /2/tweets/:id`,
 `POST /2/dm_conversations/with/:participant_id/messages`, `GET /2/dm_events` (the inbox, polled
-where no Account Activity webhook is subscribed), `POST /2/media/upload`
-(images in one call; videos in chunks: INIT, APPEND, FINALIZE, then STATUS polls).
+where no Account Activity webhook is subscribed), `POST /2/media/upload` (images in one call), videos
+in chunks (`POST /2/media/upload/initialize`, `/{id}/append`, `/{id}/finalize`, then
+`GET /2/media/upload?command=STATUS` polls).
 
 The PKCE verifier is derived from the OAuth `state` (HMAC with the client secret), so the two legs
 of the flow need no shared storage: pass the same `state` to `exchange_code`. X has no buttons in
@@ -265,7 +266,7 @@ class XAdapter(BaseAdapter):
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],
         progress: dict[str, Any] | None,
     ) -> PublishedPost | PublishPending:
-        """A video goes up in chunks (INIT, one APPEND per chunk, FINALIZE, then STATUS polls while X
+        """A video goes up in chunks (initialize, one append per chunk, finalize, then STATUS polls while X
         processes it), each a durable step; then the post; then each post of a `thread`, replying to
         the previous one. Upload steps may run twice (an APPEND of the same segment replaces it, and
         nothing is public); the posts may not (`repeatable=False`)."""
@@ -275,9 +276,8 @@ class XAdapter(BaseAdapter):
             video = next((m for m in media if m.is_video), None)
             if video is None:
                 return self._tweet(account, text=text, media=media, options=options, video_id=None)
-            answer = self._api(account, "POST", "/2/media/upload", data={
-                "command": "INIT", "media_type": video.content_type, "total_bytes": str(video.size),
-                "media_category": "tweet_video"})
+            answer = self._api(account, "POST", "/2/media/upload/initialize", json={
+                "media_type": video.content_type, "total_bytes": video.size, "media_category": "tweet_video"})
             return PublishPending({"phase": "append", "media": str(answer["data"]["id"]), "segment": 0}, poll_after=0.0)
         if phase in ("append", "finalize", "status"):
             return self._video_step(account, media, progress)
@@ -296,15 +296,14 @@ class XAdapter(BaseAdapter):
             segment = int(progress["segment"])
             start = segment * self.chunk_bytes
             end = min(start + self.chunk_bytes, video.size)
-            self._api(account, "POST", "/2/media/upload",
+            self._api(account, "POST", f"/2/media/upload/{media_id}/append",
                       files={"media": ("chunk", self._read_media(video, start, end), "application/octet-stream")},
-                      data={"command": "APPEND", "media_id": media_id, "segment_index": str(segment)})
+                      data={"segment_index": str(segment)})
             if end < video.size:
                 return PublishPending({**progress, "segment": segment + 1}, poll_after=0.0)
             return PublishPending({**progress, "phase": "finalize"}, poll_after=0.0)
         if phase == "finalize":
-            answer = self._api(account, "POST", "/2/media/upload", data={"command": "FINALIZE",
-                                                                                     "media_id": media_id})
+            answer = self._api(account, "POST", f"/2/media/upload/{media_id}/finalize")
         else:
             answer = self._api(account, "GET", "/2/media/upload", params={"command": "STATUS", "media_id": media_id})
         info = (answer.get("data") or {}).get("processing_info") or {}

@@ -8,7 +8,9 @@ channel's videos, polled as conversations). Google returns no new refresh token 
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx2
 
@@ -56,12 +58,35 @@ def google_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
     if status == 429 or reasons & RATE_REASONS:
         return RetryLater(message, retry_after_seconds(response.headers, 60.0))
     if "quotaExceeded" in reasons:
-        return RetryLater(message, 3600.0)
+        # The project's daily quota (10,000 units by default; an upload costs 1,600) resets at
+        # midnight Pacific time: nothing goes through before.
+        return RetryLater(message, seconds_to_quota_reset())
     if status == 401:
         return ReauthRequired(message)
     if status >= 500:
         return RetryLater(message, 30.0)
     return Rejected(message, next(iter(sorted(reasons)), str(status)))
+
+
+PACIFIC = ZoneInfo("America/Los_Angeles")
+UPLOAD_UNITS = 1600  # videos.insert's quota cost (https://developers.google.com/youtube/v3/determine_quota_cost)
+
+
+def seconds_to_quota_reset(now: dt.datetime | None = None) -> float:
+    """Seconds until the next midnight Pacific time, when YouTube resets the daily quota."""
+    moment = (now or dt.datetime.now(dt.UTC)).astimezone(PACIFIC)
+    midnight = dt.datetime.combine(moment.date() + dt.timedelta(days=1), dt.time(), PACIFIC)
+    return max(60.0, (midnight - moment).total_seconds())
+
+
+def _resume_from(range_header: str | None) -> int:
+    """The first byte a resumable session still needs: its 308 answers `Range: bytes=0-N` once it
+    holds bytes 0..N, and no `Range` when it holds none
+    (https://developers.google.com/youtube/v3/guides/using_resumable_upload_protocol)."""
+    if not range_header or not range_header.startswith("bytes=0-"):
+        return 0
+    last = range_header.removeprefix("bytes=0-")
+    return int(last) + 1 if last.isdigit() else 0
 
 
 class YouTubeAdapter(BaseAdapter):
@@ -192,7 +217,12 @@ class YouTubeAdapter(BaseAdapter):
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {
             "platform": self.platform,
-            "privacyStatuses": ["public", "unlisted", "private"],
+            # Until Google audits the API project, every upload is locked private.
+            "privacyStatuses": ["public", "unlisted", "private"] if self.config.youtube_audited else ["private"],
+            "appAudited": self.config.youtube_audited,
+            # Each upload spends 1,600 of the project's daily quota units (10,000 unless Google granted
+            # more): about 6 uploads a day across every channel of the deployment.
+            "quota": {"uploadUnits": UPLOAD_UNITS, "defaultDailyUnits": 10000, "resetsAt": "00:00 America/Los_Angeles"},
             "titleLimit": 100,
             "descriptionLimit": 5000,
             "defaultCategoryId": "22",
@@ -270,7 +300,8 @@ class YouTubeAdapter(BaseAdapter):
             return self._then_thumbnail(self._published(status), options)
         if status.status_code != 308:
             raise google_classify(status, account.secrets())
-        return self._then_thumbnail(self._published(self._send_bytes(account, location, video)), options)
+        start = _resume_from(status.headers.get("range"))
+        return self._then_thumbnail(self._published(self._send_bytes(account, location, video, start)), options)
 
     @staticmethod
     def _then_thumbnail(video: PublishedPost, options: dict[str, Any]) -> PublishedPost | PublishPending:
@@ -297,14 +328,20 @@ class YouTubeAdapter(BaseAdapter):
 
     def _session(self, account: AccountContext, text: str, video: MediaItem, options: dict[str, Any]) -> str:
         title = str(options.get("title") or (text.splitlines()[0] if text else "") or "Untitled")[:100]
-        metadata = {
+        privacy = options.get("privacyStatus") or ("public" if self.config.youtube_audited else "private")
+        if privacy != "private" and not self.config.youtube_audited:
+            # Google locks an unaudited project's uploads private: refuse rather than post a video the
+            # caller believes public (https://developers.google.com/youtube/v3/docs/videos/insert).
+            raise Rejected("YouTube keeps every upload of an API project it has not audited private: publish it "
+                           "private, or have the project audited (SWITCHBOARD_YOUTUBE_AUDITED=1)", "youtube_unaudited")
+        metadata: dict[str, Any] = {
             "snippet": {
                 "title": title,
                 "description": text,
                 "categoryId": str(options.get("categoryId", "22")),
             },
             "status": {
-                "privacyStatus": options.get("privacyStatus", "public"),
+                "privacyStatus": privacy,
                 "selfDeclaredMadeForKids": bool(options.get("madeForKids", False)),
             },
         }
@@ -324,8 +361,18 @@ class YouTubeAdapter(BaseAdapter):
             raise RetryLater("YouTube gave no upload location", 30.0)
         return str(location)
 
-    def _send_bytes(self, account: AccountContext, location: str, video: MediaItem) -> httpx2.Response:
+    def _send_bytes(self, account: AccountContext, location: str, video: MediaItem, start: int = 0
+                    ) -> httpx2.Response:
+        """The bytes from `start` on (what the session's `Range` says it lacks), with their
+        `Content-Range` when resuming."""
         client = self.http.client
+        if start:
+            return self.http.request(
+                "PUT", location, classify=google_classify, secrets=account.secrets(),
+                content=self._read_media(video, start, video.size),
+                headers={**self._headers(account), "Content-Type": video.content_type,
+                         "Content-Range": f"bytes {start}-{video.size - 1}/{video.size}"},
+            )
         try:
             with client.stream("GET", video.url) as source:
                 if not source.is_success:

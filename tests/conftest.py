@@ -27,7 +27,7 @@ from storage.db import connection, db
 from storage.models import ALL_MODELS
 from switchboard.app import create_app, prepare
 from tasks.queue import huey
-from tests.support import waits
+from tests.support import platform_specs, waits
 from tests.support.live_server import free_port, live_server
 
 pytestmark = pytest.mark.shared_service
@@ -125,6 +125,18 @@ def _no_waits_in_transactions() -> Iterator[None]:
     waits.install()
     with waits.forbidden_waits():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _platform_requests_as_published() -> Iterator[None]:
+    """Every request an adapter sends during a test, checked at its end against the platform's own
+    published description (`tests/support/platform_specs`): an unknown parameter, a missing required
+    one, a value of the wrong type or an endpoint that does not exist fails the test that sent it."""
+    with platform_specs.recording() as seen:
+        yield
+    problems = platform_specs.problems(seen)
+    if problems:
+        pytest.fail("requests the platforms' published descriptions refuse:\n" + "\n".join(problems), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,10 @@ from typing import Any
 CONTROLS: list[tuple[str, str, str, dict[str, str], str]] = [
     ("GET", "/sandbox/", "all", {}, "This list."),
     ("POST", "/sandbox/{platform}/accounts", "all",
-     {"username?": "string", "name?": "string", "followers?": "integer", "personal?": "boolean (tiktok)"},
-     "Make a sandbox account and its credentials (TikTok `personal`: not a Business Account)."),
+     {"username?": "string", "name?": "string", "followers?": "integer", "personal?": "boolean (tiktok)",
+      "appId?": "string (whatsapp)"},
+     "Make a sandbox account and its credentials (TikTok `personal`: not a Business Account; WhatsApp `appId`: "
+     "its token is of another Meta app)."),
     ("POST", "/sandbox/{platform}/inbound-message", "instagram, facebook, whatsapp, telegram, x, tiktok",
      {"accountId": "string", "from": "{id, handle?, name?}", "text": "string", "storyReply?": "boolean",
       "storyId?": "string", "timestamp?": "ISO 8601 or unix seconds", "deliveries?": "1..5"},
@@ -48,6 +50,10 @@ CONTROLS: list[tuple[str, str, str, dict[str, str], str]] = [
      "Expire the account's access tokens (and refresh tokens)."),
     ("POST", "/sandbox/{platform}/age-tokens", "all", {"accountId": "string", "days": "number"},
      "The account's tokens lapse `days` sooner."),
+    ("POST", "/sandbox/tiktok/posting-users", "tiktok", {"dailyCap": "integer"},
+     "How many users an unaudited app may post for in 24 hours (none until set)."),
+    ("POST", "/sandbox/youtube/quota", "youtube", {"dailyUnits": "integer"},
+     "The project's daily quota from now on (an upload costs 1,600 units; no limit until set)."),
 ]
 
 

@@ -211,11 +211,13 @@ class Controls(EmulatorBase):
             body = check(
                 await self._body(request),
                 {"username": (str, False), "name": (str, False), "followers": (int, False),
-                 "personal": (bool, False)},
+                 "personal": (bool, False), "appId": (str, False)},
             )
             if body.get("personal") and platform != "tiktok":
                 raise ControlInvalid([{"field": "personal", "message": "only TikTok tells personal accounts apart"}])
             account = self.new_account(platform, body.get("username"), body.get("name"))
+            if body.get("appId"):  # WhatsApp: its token is one of another Meta app
+                account.extra["app_id"] = body["appId"]
             account.followers = body.get("followers", 0)
             if body.get("personal"):
                 account.extra["personal"] = True  # not a TikTok Business Account: no messaging API

@@ -236,7 +236,7 @@ class EmulatorBase:
             account = self.state.account(platform, token.account_id)
             if account is None:
                 return auth_error(platform)
-            if platform in GRAPH and value and not self.proof_ok(platform, request, value):
+            if platform in GRAPH and value and not self.proof_ok(platform, request, value, token.extra.get("app_id")):
                 return graph_error(400, 100, "Invalid appsecret_proof provided in the API argument",
                                    error_type="GraphMethodException")
         fault = self.state.take_fault(platform, account.id if account else None, request.url.path)
@@ -248,12 +248,15 @@ class EmulatorBase:
         except (json.JSONDecodeError, UnicodeDecodeError):
             return self.malformed(platform)
 
-    def proof_ok(self, platform: str, request: Request, token: str) -> bool:
-        """An `appsecret_proof`, when sent, must be the token's HMAC with the app's secret."""
+    def proof_ok(self, platform: str, request: Request, token: str, app_id: str | None = None) -> bool:
+        """An `appsecret_proof`, when sent, must be the token's HMAC with the secret of the app the
+        token was issued to (Graph answers code 100 "Invalid appsecret_proof" otherwise)."""
         proof = request.query_params.get("appsecret_proof")
         if proof is None:
             return True
-        secret = (self.config.instagram_app_secret if platform == "instagram" else "") or self.config.meta_app_secret
+        # Instagram Login tokens belong to the Instagram app: only its secret makes their proof.
+        secret = (self.config.instagram_app_secret if platform == "instagram"
+                  else self.config.meta_secret_for(app_id))
         expected = hmac.new(secret.encode(), token.encode(), hashlib.sha256).hexdigest()
         return bool(secret) and hmac.compare_digest(proof, expected)
 

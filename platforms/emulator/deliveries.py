@@ -87,7 +87,9 @@ class WebhookControls(Controls):
                 )
             # An Instagram Login app's webhooks are signed with its own secret, as Instagram does.
             own = self.config.instagram_app_secret if platform == "instagram" else ""
-            secret = own or self.config.meta_app_secret
+            # A WhatsApp number's webhooks come from the app that subscribed it, signed with its secret.
+            app = account.extra.get("subscribed_app") if platform == "whatsapp" else None
+            secret = own or self.config.meta_secret_for(app)
             headers = {"X-Hub-Signature-256": meta_signature(secret, body)}
             url = f"{self.config.hooks_base_url.rstrip('/')}/hooks/{platform}"
         status, error = await self.deliver(url, body, headers, times)

@@ -163,6 +163,8 @@ class GraphEmulator(EmulatorBase):
     def _subscribe(self, call: Call, account: Account, node: str) -> Response:
         fields = str(call.params().get("subscribed_fields", "messages")).split(",")
         account.subscribed_fields = [f for f in fields if f]
+        # `subscribed_apps` subscribes the token's own app: it is that app that sends the webhooks.
+        account.extra["subscribed_app"] = call.token.extra.get("app_id") if call.token is not None else None
         return JSONResponse({"success": True})
 
     def kinds(self, platform: str) -> tuple[str, ...]:

@@ -58,6 +58,11 @@ def linkedin_version_active(version: str, today: dt.date | None = None) -> bool:
     return 1 <= month <= 12 and 0 <= age <= LINKEDIN_VERSION_LIFETIME_MONTHS
 
 
+# The fields of a post (https://learn.microsoft.com/linkedin/marketing/community-management/shares/posts-api).
+POST_FIELDS = {"author", "commentary", "visibility", "distribution", "content", "contentLandingPage",
+               "contentCallToActionLabel", "lifecycleState", "isReshareDisabledByAuthor", "reshareContext",
+               "container", "adContext"}
+
 class LinkedInEmulator(OAuthServer):
     def linkedin_parts(self) -> PlatformParts:
         return PlatformParts(self.linkedin_routes, self.new_linkedin_account, self.linkedin_credentials)
@@ -91,7 +96,8 @@ class LinkedInEmulator(OAuthServer):
     def linkedin_credentials(self, account: Account) -> dict[str, Any]:
         # A test account is granted everything the sandbox app has.
         scope = " ".join(LINKEDIN_APP_SCOPES)
-        return {**self.token_pair(account, 5184000, scope=scope), "scope": scope,
+        pair = self.token_pair(account, 5184000, scope=scope)
+        return {"accessToken": pair["accessToken"], "expiresAt": None, "scope": scope,
                 "authorUrn": f"urn:li:person:{account.id}"}
 
     # -- LinkedIn ----------------------------------------------------------------------------
@@ -194,7 +200,9 @@ class LinkedInEmulator(OAuthServer):
                 return oauth_error(
                     "invalid_request", "Unable to retrieve access token: authorization code not found"
                 )
-            refresh = self.state.issue("linkedin", entry.account_id, "refresh", 31536000, scope=entry.scope)
+            # Share on LinkedIn grants no refresh token (programmatic refresh is for approved
+            # partners): the answer carries the access token alone.
+            refresh = None
             account_id, scope = entry.account_id, entry.scope
         elif grant == "refresh_token":
             found = self.state.token("linkedin", form.get("refresh_token"), ("refresh",))
@@ -208,16 +216,11 @@ class LinkedInEmulator(OAuthServer):
         else:
             return oauth_error("unsupported_grant_type", "Invalid grant_type.")
         access = self.state.issue("linkedin", account_id, "access", 5184000, scope=scope)
-        remaining = int((refresh.expires_at or time.time()) - time.time())
-        return JSONResponse(
-            {
-                "access_token": access.value,
-                "expires_in": 5184000,
-                "refresh_token": refresh.value,
-                "refresh_token_expires_in": remaining,
-                "scope": scope,
-            }
-        )
+        answer: dict[str, Any] = {"access_token": access.value, "expires_in": 5184000, "scope": scope}
+        if refresh is not None:
+            answer.update(refresh_token=refresh.value,
+                          refresh_token_expires_in=int((refresh.expires_at or time.time()) - time.time()))
+        return JSONResponse(answer)
 
     async def li_userinfo(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:
@@ -259,6 +262,11 @@ class LinkedInEmulator(OAuthServer):
             if refused is not None:
                 return refused
             body = call.body_json()
+            unknown = sorted(set(body) - POST_FIELDS) if isinstance(body, dict) else ["(body)"]
+            if unknown:
+                # Rest.li validates a body against its schema and names a field it does not have.
+                return linkedin_error(422, f"ERROR :: /{unknown[0]} :: unrecognized field found but not allowed",
+                                      "UNPROCESSABLE_ENTITY")
             poster = self._li_poster(account, body.get("author"))
             if poster is None:
                 return linkedin_error(

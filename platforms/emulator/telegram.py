@@ -4,6 +4,7 @@ URL buttons, deleteMessage, getChatMemberCount; about 30 messages a second per b
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -23,6 +24,9 @@ SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
 # (call, bot account, the call's parameters) -> the answer.
 BotMethod = Callable[[Call, Account, dict[str, Any]], Response]
+
+
+MEDIA_GROUP_TYPES = ("photo", "video", "document", "audio")
 
 
 def bot_user(account: Account) -> dict[str, Any]:
@@ -130,6 +134,8 @@ class TelegramEmulator(EmulatorBase):
             "sendPhoto": self._tg_send,
             "sendVideo": self._tg_send,
             "deleteMessage": self._tg_delete_message,
+            "deleteMessages": self._tg_delete_messages,
+            "sendMediaGroup": self._tg_send_media_group,
             "getChatMemberCount": self._tg_member_count,
             "getChat": self._tg_get_chat,
             "getChatMember": self._tg_get_chat_member,
@@ -231,6 +237,56 @@ class TelegramEmulator(EmulatorBase):
             "can_restrict_members": True, "can_promote_members": False, "can_change_info": True,
             "can_invite_users": True, "can_post_stories": False, "can_edit_stories": False,
             "can_delete_stories": False, "can_post_messages": True, "can_edit_messages": True}})
+
+    def _tg_delete_messages(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
+        """`deleteMessages`: 1 to 100 message ids of one chat; those not found are skipped."""
+        ids = params.get("message_ids")
+        if isinstance(ids, str):
+            ids = json.loads(ids)
+        if not isinstance(ids, list) or not 1 <= len(ids) <= 100:
+            return telegram_error(400, "Bad Request: message_ids must be a list of 1-100 identifiers")
+        chat = params.get("chat_id")
+        found = [key for key in (f"{chat}:{each}" for each in ids) if account.posts.pop(key, None) is not None]
+        if not found:
+            return telegram_error(400, "Bad Request: message to delete not found")
+        self.record(call, "delete_post", str(chat), None, f"{chat}:{','.join(str(i) for i in ids)}")
+        return JSONResponse({"ok": True, "result": True})
+
+    def _tg_send_media_group(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
+        """`sendMediaGroup`: an album of 2-10 items (`photo`, `video`, `document`, `audio`), each its
+        own message; a caption per item of at most 1,024 characters. Answers the array of messages."""
+        if self.rate_limits and self.state.over_rate("telegram", account.id, 30):
+            return telegram_error(429, "Too Many Requests: retry after 1", 1)
+        media = params.get("media")
+        if isinstance(media, str):
+            media = json.loads(media)
+        if not isinstance(media, list) or not 2 <= len(media) <= 10:
+            return telegram_error(400, "Bad Request: media must include 2-10 items")
+        for item in media:
+            if not isinstance(item, dict) or item.get("type") not in MEDIA_GROUP_TYPES or not item.get("media"):
+                return telegram_error(400, "Bad Request: can't parse InputMedia: media not found")
+            if len(str(item.get("caption") or "")) > 1024:
+                return telegram_error(400, "Bad Request: message caption is too long")
+        chat_id = str(params.get("chat_id", ""))
+        if not (chat_id.startswith("@") or chat_id.startswith("-100")) and chat_id not in account.contacts:
+            return telegram_error(400, "Bad Request: chat not found")
+        chat: dict[str, Any] = {"id": int(chat_id) if chat_id.lstrip("-").isdigit() else -1001000000000,
+                                "title": "Sandbox Channel", "type": "channel"}
+        if chat_id.startswith("@"):
+            chat["username"] = chat_id[1:]
+        group = str(self.state.serial())
+        messages = []
+        for item in media:
+            message_id = self.state.serial()
+            message: dict[str, Any] = {"message_id": message_id, "from": bot_user(account), "chat": chat,
+                                       "date": int(time.time()), "media_group_id": group}
+            if item.get("caption"):
+                message["caption"] = item["caption"]
+            account.posts[f"{chat_id}:{message_id}"] = {"text": item.get("caption")}
+            messages.append(message)
+        ids = ",".join(str(m["message_id"]) for m in messages)
+        self.record(call, "post", chat_id, media[0].get("caption"), f"{chat_id}:{ids}")
+        return JSONResponse({"ok": True, "result": messages})
 
     def _tg_send(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
         method, bot = call.request.path_params["method"], bot_user(account)

@@ -19,6 +19,54 @@ from platforms.emulator.oauth import OAuthServer
 from platforms.emulator.state import Account, random_token
 
 PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+# A private creator account is not offered PUBLIC_TO_EVERYONE.
+PRIVATE_LEVELS = ["MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+MB = 1024 * 1024
+
+
+def tiktok_private(account: Account) -> bool:
+    """Sandbox creators are private unless made public (`extra["private"] = False`): an app that
+    TikTok has not audited can post only from a private account."""
+    return bool(account.extra.get("private", True))
+
+
+# The Direct Post request body (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post).
+INIT_FIELDS = {
+    "post_info": {"title", "privacy_level", "disable_duet", "disable_comment", "disable_stitch",
+                  "video_cover_timestamp_ms", "brand_content_toggle", "brand_organic_toggle", "is_aigc"},
+    "source_info": {"source", "video_url", "video_size", "chunk_size", "total_chunk_count"},
+}
+
+
+def unknown_fields(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return "The request body must be a JSON object."
+    for key, value in body.items():
+        if key not in INIT_FIELDS:
+            return f"Unknown field: {key}."
+        if isinstance(value, dict):
+            extra = sorted(set(value) - INIT_FIELDS[key])
+            if extra:
+                return f"Unknown field: {key}.{extra[0]}."
+    return None
+
+
+def chunks_refusal(size: int, chunk: int, count: int) -> str | None:
+    """TikTok's media transfer rules for FILE_UPLOAD
+    (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
+    if size < 5 * MB and chunk != size:
+        return "A video under 5 MB is uploaded whole: chunk_size must be video_size."
+    if size > 64 * MB and chunk >= size:
+        return "A video over 64 MB is uploaded in several chunks."
+    if chunk < size and not 5 * MB <= chunk <= 64 * MB:
+        return "Each chunk is 5 to 64 MB."
+    if chunk > size:
+        return "chunk_size is larger than video_size."
+    if count != size // chunk or not 1 <= count <= 1000:
+        return "total_chunk_count must be video_size divided by chunk_size, rounded down (1 to 1000)."
+    if size - chunk * (count - 1) > 128 * MB:
+        return "The last chunk is at most 128 MB."
+    return None
 
 
 class TikTokEmulator(OAuthServer):
@@ -37,6 +85,7 @@ class TikTokEmulator(OAuthServer):
             Route("/tiktok/v2/video/list/", self.tt_videos, methods=["POST"]),
             Route("/tiktok/open_api/v1.3/business/get/", self.tt_business, methods=["GET"]),
             Route("/tiktok/open_api/v1.3/business/message/send/", self.tt_business_send, methods=["POST"]),
+            Route("/tiktok/posting-users", self.tt_posting_users_control, methods=["POST"]),
         ]
 
     def new_tiktok_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -76,7 +125,8 @@ class TikTokEmulator(OAuthServer):
             account_id, scope = old.account_id, old.extra.get("scope", "")
         else:
             return oauth_error("invalid_request", "Unsupported grant_type.")
-        access = self.state.issue("tiktok", account_id, "access", 86400, prefix="act.")
+        # The access token carries the granted scopes: each endpoint checks its own.
+        access = self.state.issue("tiktok", account_id, "access", 86400, prefix="act.", scope=scope)
         refresh = self.state.issue("tiktok", account_id, "refresh", 31536000, prefix="rft.", scope=scope)
         return JSONResponse(
             {
@@ -126,7 +176,7 @@ class TikTokEmulator(OAuthServer):
                     "creator_avatar_url": f"https://p16.tiktokcdn.example/{account.id}.jpeg",
                     "creator_username": account.username,
                     "creator_nickname": account.display_name,
-                    "privacy_level_options": PRIVACY_LEVELS,
+                    "privacy_level_options": PRIVATE_LEVELS if tiktok_private(account) else PRIVACY_LEVELS,
                     "comment_disabled": False,
                     "duet_disabled": False,
                     "stitch_disabled": True,
@@ -141,17 +191,24 @@ class TikTokEmulator(OAuthServer):
             account = call.account
             assert account is not None
             body = call.body_json()
+            refused = unknown_fields(body)
+            if refused is not None:
+                return tiktok_error(400, "invalid_params", refused)
             info = body.get("post_info") or {}
             source = body.get("source_info") or {}
-            if info.get("privacy_level") not in PRIVACY_LEVELS:
+            if info.get("privacy_level") not in (PRIVATE_LEVELS if tiktok_private(account) else PRIVACY_LEVELS):
                 return tiktok_error(
                     400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options."
                 )
-            if not self.config.tiktok_audited and info.get("privacy_level") != "SELF_ONLY":
+            if not self.config.tiktok_audited and (info.get("privacy_level") != "SELF_ONLY"
+                                                   or not tiktok_private(account)):
                 return tiktok_error(
                     403, "unaudited_client_can_only_post_to_private_accounts",
                     "Unaudited clients can only post with privacy_level SELF_ONLY.",
                 )
+            if not self.config.tiktok_audited and self._tt_over_user_cap(account.id):
+                return tiktok_error(403, "reached_active_user_cap",
+                                    "The daily quota for active publishing users from your client is reached.")
             if len(str(info.get("title", ""))) > 2200:
                 return tiktok_error(400, "invalid_params", "title is longer than 2200 characters.")
             publish_id = f"v_pub_{'url' if source.get('source') == 'PULL_FROM_URL' else 'file'}~v2."
@@ -172,9 +229,9 @@ class TikTokEmulator(OAuthServer):
                     return tiktok_error(400, "invalid_params", "video_size, chunk_size and total_chunk_count are "
                                         "required for FILE_UPLOAD.")
                 assert isinstance(size, int) and isinstance(chunk, int) and isinstance(count, int)
-                if count != max(1, size // chunk) or (size > chunk and chunk < 5 * 1024 * 1024):
-                    return tiktok_error(400, "invalid_params", "The chunk_size and total_chunk_count do not "
-                                        "describe video_size (chunks of 5 to 64 MB; a file under 5 MB in one).")
+                refusal = chunks_refusal(size, chunk, count)
+                if refusal is not None:
+                    return tiktok_error(400, "invalid_params", refusal)
                 account.uploads[publish_id] = {"status": "PROCESSING_UPLOAD", "size": size, "received": 0,
                                                "info": info, "payload": body}
                 here = str(call.request.url).split("?")[0]
@@ -184,6 +241,41 @@ class TikTokEmulator(OAuthServer):
                                 "source_info: PULL_FROM_URL with a video_url, or FILE_UPLOAD, is required.")
 
         return await self.api("tiktok", request, handle)
+
+    def _tt_over_user_cap(self, open_id: str) -> bool:
+        """An unaudited client lets at most 5 users post in 24 hours
+        (https://developers.tiktok.com/doc/content-sharing-guidelines). The sandbox stands for one app
+        shared by every test and trial account, so the cap holds once control `posting-users` sets it."""
+        cap = self.__dict__.get("tt_user_cap")
+        if cap is None:
+            return False
+        posters: dict[str, float] = self.__dict__.setdefault("tt_posters", {})
+        now = self.now()
+        for who, first in list(posters.items()):
+            if now - first > 86400:
+                del posters[who]
+        if open_id in posters:
+            return False
+        if len(posters) >= cap:
+            return True
+        posters[open_id] = now
+        return False
+
+    async def tt_posting_users_control(self, request: Request) -> Response:
+        """Control `POST /sandbox/tiktok/posting-users {dailyCap}`: how many users an unaudited app
+        lets post in 24 hours from now on (TikTok's is 5; null: no cap, the sandbox's default)."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        cap = body.get("dailyCap") if isinstance(body, dict) else "missing"
+        if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 0):
+            problem = "an integer >= 0 or null"
+            return JSONResponse({"error": {"code": "validation_failed", "message": f"dailyCap: {problem}",
+                                           "details": [{"field": "dailyCap", "message": problem}]}}, status_code=422)
+        self.__dict__["tt_user_cap"] = cap
+        self.__dict__["tt_posters"] = {}
+        return JSONResponse({"dailyCap": cap})
 
     def _tt_publish(self, call: Call, account: Account, publish_id: str, info: dict[str, Any]) -> None:
         post_id = str(7300000000000000000 + self.state.serial())
@@ -226,6 +318,10 @@ class TikTokEmulator(OAuthServer):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            scope = (call.token.extra.get("scope") if call.token is not None else None)
+            if scope is not None and "video.list" not in str(scope).split(","):
+                return tiktok_error(401, "scope_not_authorized",
+                                    "The user did not authorize the scope required for completing this request.")
             videos = [{"id": pid, "title": post.get("text"), "share_url": f"https://www.tiktok.com/@{account.username}"
                        f"/video/{pid}"} for pid, post in reversed(list(account.posts.items()))][:20]
             return self._tt_ok({"videos": videos, "cursor": 0, "has_more": False})

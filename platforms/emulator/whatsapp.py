@@ -12,6 +12,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from platforms.emulator.answer import JSONResponse
 from platforms.emulator.core import Call, EmulatorBase, PlatformParts, bad_button_url
@@ -30,12 +31,65 @@ WA_TEMPLATES: list[dict[str, Any]] = [
      "components": [{"type": "BODY", "text": "Tu pedido {{1}} sale el {{2}}."}]},
     {"name": "spring_offer", "language": "en_US", "status": "PENDING", "category": "MARKETING",
      "components": [{"type": "BODY", "text": "Spring sale: {{1}} off everything."}]},
+    # Named parameters (`parameter_format: NAMED`), sent with their `parameter_name`.
+    {"name": "delivery_named", "language": "en_US", "status": "APPROVED", "category": "UTILITY",
+     "parameter_format": "NAMED",
+     "components": [{"type": "BODY", "text": "Hi {{first_name}}, order {{order_id}} arrives today.",
+                     "example": {"body_text_named_params": [{"param_name": "first_name", "example": "Ana"},
+                                                            {"param_name": "order_id", "example": "A-1"}]}}]},
+    # A media header and a URL button with a variable: each needs its own component when sent.
+    {"name": "launch_video", "language": "en_US", "status": "APPROVED", "category": "MARKETING",
+     "components": [{"type": "HEADER", "format": "VIDEO"},
+                    {"type": "BODY", "text": "Our launch: {{1}}."},
+                    {"type": "BUTTONS", "buttons": [{"type": "URL", "text": "Watch",
+                                                     "url": "https://example.com/launch/{{1}}"}]}]},
 ]
+MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")
+# The message object's fields (Cloud API reference, Messages: POST /{phone-number-id}/messages), and
+# the Graph call's own parameters.
+MESSAGE_FIELDS = {
+    "messaging_product", "recipient_type", "to", "type", "context", "biz_opaque_callback_data", "status",
+    "message_id", "text", "image", "video", "audio", "document", "sticker", "location", "contacts",
+    "interactive", "template", "reaction", "access_token", "appsecret_proof",
+}
+
+
+def _sent_components(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [c for c in template.get("components") or [] if isinstance(c, dict) and c.get("type") == kind]
+
+
+def _mismatch(details: str) -> Response:
+    return graph_error(400, 132000, "(#132000) Number of parameters does not match the expected number of params",
+                       whatsapp=True, details=details)
+
+
+def _template_extras(found: dict[str, Any], template: dict[str, Any]) -> Response | None:
+    """A media header needs a `header` component with that media; a URL button with a variable, a
+    `button` component (`sub_type: url`, its `index`) with the text (Cloud API, send template messages)."""
+    header = next((c for c in found["components"] if c["type"] == "HEADER"), None)
+    if header is not None and header.get("format") in MEDIA_HEADERS:
+        kind = str(header["format"]).lower()
+        given = [p for c in _sent_components(template, "header") for p in c.get("parameters") or []]
+        if len(given) != 1 or not isinstance(given[0], dict) or given[0].get("type") != kind \
+                or not (given[0].get(kind) or {}).get("link"):
+            return graph_error(400, 132012, "(#132012) Parameter format does not match format in the created template",
+                               whatsapp=True, details=f"header: format mismatch, expected {header['format']}")
+    buttons: list[dict[str, Any]] = next((c["buttons"] for c in found["components"] if c["type"] == "BUTTONS"), [])
+    for index, button in enumerate(buttons):
+        if button.get("type") != "URL" or "{{" not in str(button.get("url")):
+            continue
+        sent = [c for c in _sent_components(template, "button")
+                if c.get("sub_type") == "url" and str(c.get("index")) == str(index)]
+        values = [p.get("text") for c in sent for p in c.get("parameters") or [] if isinstance(p, dict)]
+        if len(values) != 1 or not isinstance(values[0], str) or not values[0]:
+            return _mismatch(f"button at index {index}: number of params (0) does not match the expected number (1)")
+    return None
 
 
 def _render_template(template: Any) -> str | Response:
     """The text the person receives, or WhatsApp's refusal: an unknown, unapproved or other-language
-    template (132001), or parameters that do not fill its body (132000)."""
+    template (132001), parameters that do not fill its body (132000) or named parameters that are not
+    its names, a media header or a URL button's variable left out."""
     template = template if isinstance(template, dict) else {}
     code = (template.get("language") or {}).get("code") if isinstance(template.get("language"), dict) else None
     found = next((t for t in WA_TEMPLATES if t["name"] == template.get("name") and t["language"] == code
@@ -43,15 +97,26 @@ def _render_template(template: Any) -> str | Response:
     if found is None:
         return graph_error(404, 132001, "(#132001) Template name does not exist in the translation", whatsapp=True,
                            details=f"template name ({template.get('name')}) does not exist in {code}")
-    body = found["components"][0]["text"]
-    wanted = len(set(re.findall(r"\{\{(\d+)\}\}", body)))
-    values = [p.get("text") for c in template.get("components") or [] if isinstance(c, dict) and c.get("type") == "body"
-              for p in c.get("parameters") or [] if isinstance(p, dict)]
-    if len(values) != wanted or not all(isinstance(v, str) and v for v in values):
-        return graph_error(400, 132000, "(#132000) Number of parameters does not match the expected number of params",
-                           whatsapp=True, details=f"body: number of localizable_params ({len(values)}) does not "
-                                                  f"match the expected number of params ({wanted})")
-    return re.sub(r"\{\{(\d+)\}\}", lambda m: str(values[int(m.group(1)) - 1]), body)
+    body = next(c["text"] for c in found["components"] if c["type"] == "BODY")
+    params = [p for c in _sent_components(template, "body") for p in c.get("parameters") or [] if isinstance(p, dict)]
+    if not all(isinstance(p.get("text"), str) and p.get("text") for p in params):
+        return _mismatch("body: each parameter needs its text")
+    if found.get("parameter_format") == "NAMED":
+        names = re.findall(r"\{\{([a-z_][a-z0-9_]*)\}\}", body)
+        given = {p.get("parameter_name"): p["text"] for p in params}
+        if set(given) != set(names) or len(params) != len(names):
+            return graph_error(400, 100, "(#100) Invalid parameter", whatsapp=True,
+                               details=f"body: parameter_name of each parameter must be one of {names}")
+        rendered = re.sub(r"\{\{([a-z_][a-z0-9_]*)\}\}", lambda m: str(given[m.group(1)]), body)
+    else:
+        wanted = len(set(re.findall(r"\{\{(\d+)\}\}", body)))
+        if len(params) != wanted or any("parameter_name" in p for p in params):
+            return _mismatch(f"body: number of localizable_params ({len(params)}) does not match the expected number "
+                             f"of params ({wanted})")
+        values = [p["text"] for p in params]
+        rendered = re.sub(r"\{\{(\d+)\}\}", lambda m: str(values[int(m.group(1)) - 1]), body)
+    refused = _template_extras(found, template)
+    return refused if refused is not None else rendered
 
 
 # How long after accepting a send WhatsApp reports it failed (a status webhook).
@@ -114,7 +179,27 @@ def message_text(kind: Any, body: dict[str, Any]) -> str | Response:
 
 class WhatsAppEmulator(EmulatorBase):
     def whatsapp_parts(self) -> PlatformParts:
-        return PlatformParts(list, self.new_whatsapp_account, self.whatsapp_credentials, self.adopt_whatsapp_number)
+        return PlatformParts(self.whatsapp_routes, self.new_whatsapp_account, self.whatsapp_credentials,
+                             self.adopt_whatsapp_number)
+
+    def whatsapp_routes(self) -> list[Route]:
+        return [Route("/whatsapp/{version}/debug_token", self.wa_debug_token, methods=["GET"])]
+
+    async def wa_debug_token(self, request: Request) -> Response:
+        """`GET /debug_token?input_token=`: the token's app (`app_id`), type and scopes. A token the
+        sandbox has not seen is one of its own app's, as any well-formed credential connects here."""
+
+        async def handle(call: Call) -> Response:
+            value = call.query.get("input_token") or ""
+            if not value or not value.isprintable():
+                return graph_error(400, 100, "(#100) The parameter input_token is required.")
+            found = self.state.token("whatsapp", value, ("access", "user"))
+            app_id = (found.extra.get("app_id") if found is not None else None) or self.config.meta_app_id
+            return JSONResponse({"data": {
+                "app_id": str(app_id), "type": "SYSTEM_USER", "application": "Sandbox app", "is_valid": True,
+                "scopes": ["whatsapp_business_management", "whatsapp_business_messaging"]}})
+
+        return await self.api("whatsapp", request, handle, auth=False)
 
     def whatsapp_graph_edges(self) -> list[EdgeRoute]:
         wa = ("whatsapp",)
@@ -134,7 +219,9 @@ class WhatsAppEmulator(EmulatorBase):
 
     def whatsapp_credentials(self, account: Account) -> dict[str, Any]:
         """Fresh credentials in the shape the adapter stores."""
-        token = self.state.issue("whatsapp", account.id, "access", None, prefix="EAAW")
+        app = account.extra.get("app_id")  # a token of another Meta app (control `accounts` `appId`)
+        extra = {"app_id": app} if app else {}
+        token = self.state.issue("whatsapp", account.id, "access", None, prefix="EAAW", **extra)
         return {
             "accessToken": token.value,
             "phoneNumberId": account.id,
@@ -178,6 +265,10 @@ class WhatsAppEmulator(EmulatorBase):
         body = call.params()
         if body.get("messaging_product") != "whatsapp":
             return graph_error(400, 100, "(#100) The parameter messaging_product is required.", whatsapp=True)
+        unknown = sorted(set(body) - MESSAGE_FIELDS)
+        if unknown:
+            return graph_error(400, 100, f"(#100) Param {unknown[0]} is not a valid parameter", whatsapp=True,
+                               details=f"Unexpected key \"{unknown[0]}\" on param \"message\".")
         to = str(body.get("to", "")).lstrip("+")
         kind = body.get("type", "text")
         if self.rate_limits and self.state.over_rate("whatsapp", account.id, 80):
@@ -243,5 +334,6 @@ class WhatsAppEmulator(EmulatorBase):
         payload = {"object": "whatsapp_business_account",
                    "entry": [{"id": account.extra["waba_id"], "changes": [{"value": value, "field": "messages"}]}]}
         body = json.dumps(payload, separators=(",", ":")).encode()
-        headers = {"X-Hub-Signature-256": meta_signature(self.config.meta_app_secret, body)}
+        secret = self.config.meta_secret_for(account.extra.get("subscribed_app"))
+        headers = {"X-Hub-Signature-256": meta_signature(secret, body)}
         await self.deliver(f"{self.config.hooks_base_url.rstrip('/')}/hooks/whatsapp", body, headers)

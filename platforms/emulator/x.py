@@ -21,6 +21,8 @@ from platforms.x_text import MAX_WEIGHTED_LENGTH, weighted_length
 X_VIDEO_TYPES = ("video/mp4", "video/quicktime", "video/webm")
 X_VIDEO_MAX_BYTES = 512 * 1024 * 1024
 X_CHUNK_MAX_BYTES = 5 * 1024 * 1024
+X_MEDIA_CATEGORIES = ("amplify_video", "tweet_gif", "tweet_image", "tweet_video", "dm_gif", "dm_image", "dm_video",
+                      "subtitles")
 
 
 def x_invalid(detail: str) -> JSONResponse:
@@ -45,6 +47,9 @@ class XEmulator(OAuthServer):
             Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
             Route("/x/2/dm_events", self.x_dm_events, methods=["GET"]),
             Route("/x/2/media/upload", self.x_media, methods=["GET", "POST"]),
+            Route("/x/2/media/upload/initialize", self.x_media_initialize, methods=["POST"]),
+            Route("/x/2/media/upload/{id}/append", self.x_media_append, methods=["POST"]),
+            Route("/x/2/media/upload/{id}/finalize", self.x_media_finalize, methods=["POST"]),
         ]
 
     def new_x_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -236,20 +241,26 @@ class XEmulator(OAuthServer):
         return await self.api("x", request, handle)
 
     async def x_media(self, request: Request) -> Response:
-        """`POST /2/media/upload`: an image in one call, or a video in chunks (`command` INIT, APPEND,
-        FINALIZE; `GET ...?command=STATUS`), with X's rules: chunks of at most 5 MB in order, the
-        declared size met at FINALIZE, and a video usable in a post only once processed."""
+        """`POST /2/media/upload`: an image in one call (`media`, `media_category`); `GET
+        ...?command=STATUS&media_id=`: a video's processing. The `command=INIT/APPEND/FINALIZE` form
+        is the deprecated v1.1-style upload that X's v2 reference replaced with
+        `/2/media/upload/initialize`, `/{id}/append` and `/{id}/finalize`: refused here."""
 
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
             form = await call.request.form() if call.request.method == "POST" else call.request.query_params
             command = form.get("command")
+            if call.request.method == "GET":
+                return self._x_status(call, account, str(command or ""), str(form.get("media_id") or ""))
             if command is not None:
-                return self._x_chunked(call, account, str(command), form)
+                return x_invalid("The command parameter is deprecated: use /2/media/upload/initialize, "
+                                 "/2/media/upload/{id}/append and /2/media/upload/{id}/finalize.")
             media = form.get("media")
             if media is None or isinstance(media, str):
                 return x_invalid("media is required.")
+            if form.get("media_category") not in X_MEDIA_CATEGORIES:
+                return x_invalid("media_category is required.")
             content = await media.read()
             media_id = str(1700000000000000000 + self.state.serial())
             account.uploads[media_id] = {"size": len(content)}
@@ -266,26 +277,44 @@ class XEmulator(OAuthServer):
 
         return await self.api("x", request, handle)
 
-    def _x_chunked(self, call: Call, account: Account, command: str, form: Any) -> Response:
-        media_id = str(form.get("media_id") or "")
-        upload = account.uploads.get(media_id) if media_id else None
-        if command == "INIT":
-            media_type = str(form.get("media_type") or "")
-            total = str(form.get("total_bytes") or "")
-            if media_type not in X_VIDEO_TYPES or not total.isdigit() or not 0 < int(total) <= X_VIDEO_MAX_BYTES:
-                return x_invalid("media_type must be a video type X takes and total_bytes at most 512 MB.")
+    async def x_media_initialize(self, request: Request) -> Response:
+        """`POST /2/media/upload/initialize` (JSON `media_type`, `total_bytes`, `media_category`)."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            body = call.body_json()
+            if not isinstance(body, dict):
+                return x_invalid("A JSON object is required.")
+            media_type, total = body.get("media_type"), body.get("total_bytes")
+            if (media_type not in X_VIDEO_TYPES or not isinstance(total, int) or isinstance(total, bool)
+                    or not 0 < total <= X_VIDEO_MAX_BYTES):
+                return x_invalid("media_type must be a video type X takes and total_bytes an integer up to 512 MB.")
+            if body.get("media_category") not in (None, *X_MEDIA_CATEGORIES):
+                return x_invalid("media_category is not one X knows.")
             media_id = str(1700000000000000000 + self.state.serial())
-            account.uploads[media_id] = {"chunked": True, "type": media_type, "total": int(total), "segments": {},
-                                         "state": "uploading", "category": form.get("media_category")}
-            self.record(call, "media_upload", None, None, media_id, {"command": "INIT", "media_type": media_type,
-                                                                     "total_bytes": int(total)})
+            account.uploads[media_id] = {"chunked": True, "type": media_type, "total": total, "segments": {},
+                                         "state": "uploading", "category": body.get("media_category")}
+            self.record(call, "media_upload", media_id, None, media_id)
             return JSONResponse({"data": {"id": media_id, "media_key": f"7_{media_id}",
-                                          "expires_after_secs": 86400}}, status_code=202)
-        if upload is None or not upload.get("chunked"):
-            return x_invalid("media_id is not a chunked upload of this user.")
-        if command == "APPEND":
+                                          "expires_after_secs": 86400}})
+
+        return await self.api("x", request, handle)
+
+    async def x_media_append(self, request: Request) -> Response:
+        """`POST /2/media/upload/{id}/append` (multipart `media`, `segment_index`): chunks of at most
+        5 MB, in order."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            media_id = call.request.path_params["id"]
+            upload = account.uploads.get(media_id)
+            if upload is None or not upload.get("chunked"):
+                return x_invalid("The id is not an upload session of this user.")
             if upload["state"] != "uploading":
                 return x_invalid("The upload is finalized already.")
+            form = await call.request.form()
             segment = str(form.get("segment_index") or "")
             media = form.get("media")
             if not segment.isdigit() or int(segment) > len(upload["segments"]) or int(segment) > 999:
@@ -296,25 +325,44 @@ class XEmulator(OAuthServer):
             if size > X_CHUNK_MAX_BYTES:
                 return x_invalid("A chunk must be at most 5 MB.")
             upload["segments"][int(segment)] = size
-            self.record(call, "media_upload", None, None, media_id, {"command": "APPEND",
-                                                                     "segment_index": int(segment), "bytes": size})
-            return Response(status_code=204)
-        if command == "FINALIZE":
+            self.record(call, "media_upload", media_id, None, media_id, {"segment_index": int(segment),
+                                                                        "media": f"<{size} bytes>", "bytes": size})
+            return JSONResponse({"data": {"expires_at": int(self.now()) + 86400}})
+
+        return await self.api("x", request, handle)
+
+    async def x_media_finalize(self, request: Request) -> Response:
+        """`POST /2/media/upload/{id}/finalize`: refused unless the bytes received are `total_bytes`."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            media_id = call.request.path_params["id"]
+            upload = account.uploads.get(media_id)
+            if upload is None or not upload.get("chunked"):
+                return x_invalid("The id is not an upload session of this user.")
             received = sum(upload["segments"].values())
             if received != upload["total"]:
                 return x_invalid(f"File size mismatch: {received} bytes received of {upload['total']} declared.")
             if upload["state"] == "uploading":
                 upload["state"] = "processing"
                 upload["ready_at"] = self.now() + self.processing_seconds.get("x", 0.0)
-            self.record(call, "media_upload", None, None, media_id, {"command": "FINALIZE"})
+            self.record(call, "media_upload", media_id, None, media_id, {})
             return JSONResponse({"data": {"id": media_id, "size": received, "expires_after_secs": 86400,
                                           "processing_info": self._x_processing(upload)}})
-        if command == "STATUS":
-            if upload["state"] == "uploading":
-                return x_invalid("The upload is not finalized.")
-            self.record(call, "media_upload", None, None, media_id, {"command": "STATUS"})
-            return JSONResponse({"data": {"id": media_id, "processing_info": self._x_processing(upload, status=True)}})
-        return x_invalid("command must be INIT, APPEND, FINALIZE or STATUS.")
+
+        return await self.api("x", request, handle)
+
+    def _x_status(self, call: Call, account: Account, command: str, media_id: str) -> Response:
+        upload = account.uploads.get(media_id) if media_id else None
+        if command != "STATUS":
+            return x_invalid("command must be STATUS.")
+        if upload is None or not upload.get("chunked"):
+            return x_invalid("media_id is not a chunked upload of this user.")
+        if upload["state"] == "uploading":
+            return x_invalid("The upload is not finalized.")
+        self.record(call, "media_upload", media_id, None, media_id)
+        return JSONResponse({"data": {"id": media_id, "processing_info": self._x_processing(upload, status=True)}})
 
     def _x_processing(self, upload: dict[str, Any], status: bool = False) -> dict[str, Any]:
         if upload["state"] == "processing" and status and self.now() >= upload["ready_at"]:

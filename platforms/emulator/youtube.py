@@ -5,7 +5,9 @@ comments."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -16,6 +18,8 @@ from platforms.emulator.core import Call, PlatformParts, iso_z
 from platforms.emulator.errors import google_error, oauth_error
 from platforms.emulator.oauth import OAuthServer
 from platforms.emulator.state import Account, random_token
+
+PACIFIC = ZoneInfo("America/Los_Angeles")  # YouTube quotas reset at midnight Pacific time
 
 
 class YouTubeEmulator(OAuthServer):
@@ -32,6 +36,7 @@ class YouTubeEmulator(OAuthServer):
             Route("/youtube/upload/youtube/v3/thumbnails/set", self.yt_thumbnail, methods=["POST"]),
             Route("/youtube/youtube/v3/comments", self.yt_comment, methods=["POST"]),
             Route("/youtube/youtube/v3/commentThreads", self.yt_threads, methods=["GET"]),
+            Route("/youtube/quota", self.yt_quota_control, methods=["POST"]),
         ]
 
     def new_youtube_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -46,6 +51,39 @@ class YouTubeEmulator(OAuthServer):
 
     def youtube_credentials(self, account: Account) -> dict[str, Any]:
         return self.token_pair(account, 3599, access_prefix="ya29.", refresh_prefix="1//")
+
+    # -- quota -------------------------------------------------------------------------------
+    def _yt_spend(self, cost: int) -> Response | None:
+        """The project's daily quota in units (https://developers.google.com/youtube/v3/determine_quota_cost:
+        videos.insert 1,600, thumbnails.set, comments.insert and videos.delete 50, a list 1), reset at
+        midnight Pacific time. Over it → 403 `quotaExceeded`. The sandbox's project has no limit until
+        control `quota` gives it one (the default project's is 10,000)."""
+        limit = self.__dict__.get("yt_daily_units")
+        if limit is None:
+            return None
+        day = dt.datetime.now(PACIFIC).date().isoformat()
+        spent = self.__dict__.setdefault("yt_spent", {})
+        if spent.get(day, 0) + cost > limit:
+            return google_error(403, "quotaExceeded", "The request cannot be completed because you have exceeded "
+                                "your quota.", domain="youtube.quota")
+        spent[day] = spent.get(day, 0) + cost
+        return None
+
+    async def yt_quota_control(self, request: Request) -> Response:
+        """Control `POST /sandbox/youtube/quota {dailyUnits}`: the project's daily quota from now on
+        (null: none), and what today has spent."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        units = body.get("dailyUnits") if isinstance(body, dict) else "missing"
+        if units is not None and (not isinstance(units, int) or isinstance(units, bool) or units < 0):
+            problem = "an integer >= 0 or null"
+            return JSONResponse({"error": {"code": "validation_failed", "message": f"dailyUnits: {problem}",
+                                           "details": [{"field": "dailyUnits", "message": problem}]}}, status_code=422)
+        self.__dict__["yt_daily_units"] = units
+        day = dt.datetime.now(PACIFIC).date().isoformat()
+        return JSONResponse({"dailyUnits": units, "spentToday": self.__dict__.get("yt_spent", {}).get(day, 0)})
 
     # -- YouTube -----------------------------------------------------------------------------
     async def yt_authorize(self, request: Request) -> Response:
@@ -95,6 +133,9 @@ class YouTubeEmulator(OAuthServer):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            refused = self._yt_spend(1)
+            if refused is not None:
+                return refused
             if call.query.get("mine") != "true" or not call.query.get("part"):
                 return google_error(
                     400, "missingRequiredParameter", "No filter selected. Expected one of: mine, id."
@@ -130,6 +171,9 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             if call.request.method == "POST":
+                refused = self._yt_spend(1600)
+                if refused is not None:
+                    return refused
                 if call.query.get("uploadType") != "resumable":
                     return google_error(400, "invalidValue", "Only resumable uploads are supported here.")
                 metadata = call.body_json()
@@ -168,20 +212,27 @@ class YouTubeEmulator(OAuthServer):
             if upload is None:
                 return google_error(404, "notFound", "The upload session does not exist.")
             content_range = call.request.headers.get("content-range", "")
+            received = int(upload.get("received", 0))
             if content_range.startswith("bytes */"):
-                # A status query of the session (how an interrupted upload resumes): done → the video.
+                # A status query of the session (how an interrupted upload resumes): done → the video;
+                # else 308 with the bytes it holds (`Range: bytes=0-N`, none when it holds nothing).
                 if upload.get("video_id"):
                     return self._yt_video(upload)
-                return Response(status_code=308)
+                return Response(status_code=308, headers={"Range": f"bytes=0-{received - 1}"} if received else {})
             if upload.get("video_id"):
                 return self._yt_video(upload)  # sent again after it completed: the same video, not another
-            if upload["length"] is not None and str(len(call.raw)) != upload["length"]:
-                return google_error(
-                    400, "badContent", "The uploaded size does not match X-Upload-Content-Length."
-                )
+            refused = self._yt_resume(upload, content_range, call.raw)
+            if refused is not None:
+                return refused
+            if int(upload.get("received", 0)) < int(upload["length"] or 0):
+                return Response(status_code=308, headers={"Range": f"bytes=0-{int(upload['received']) - 1}"})
             video_id = random_token(11)
             upload["video_id"] = video_id
             metadata = upload["metadata"]
+            if not self.config.youtube_audited:
+                # An unaudited project's uploads are locked private, whatever the request asked.
+                metadata = {**metadata, "status": {**(metadata.get("status") or {}), "privacyStatus": "private"}}
+                upload["metadata"] = metadata
             account.posts[video_id] = {"text": (metadata.get("snippet") or {}).get("description")}
             self.record(
                 call,
@@ -189,11 +240,30 @@ class YouTubeEmulator(OAuthServer):
                 video_id,
                 (metadata.get("snippet") or {}).get("description"),
                 video_id,
-                {**metadata, "uploadedBytes": len(call.raw)},
+                {**metadata, "uploadedBytes": int(upload.get("received", len(call.raw)))},
             )
             return self._yt_video(upload)
 
         return await self.api("youtube", request, handle)
+
+    @staticmethod
+    def _yt_resume(upload: dict[str, Any], content_range: str, raw: bytes) -> Response | None:
+        """Bytes of a resumable session: the whole file, or (with `Content-Range: bytes a-b/total`) the
+        part from where the session stands. Bytes that do not start there are refused."""
+        received = int(upload.get("received", 0))
+        total = int(upload["length"]) if upload["length"] is not None else None
+        if not content_range:
+            if received or (total is not None and len(raw) != total):
+                return google_error(400, "badContent", "The uploaded bytes do not continue the session "
+                                    f"(it holds {received} bytes; resume with Content-Range).")
+            upload["received"] = len(raw)
+            return None
+        match = re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", content_range)
+        if (match is None or int(match[1]) != received or int(match[2]) - int(match[1]) + 1 != len(raw)
+                or (total is not None and int(match[3]) != total)):
+            return google_error(400, "badContent", f"Content-Range must continue the session at byte {received}.")
+        upload["received"] = int(match[2]) + 1
+        return None
 
     def _yt_publish_at(self, status: dict[str, Any]) -> Response | None:
         """`status.publishAt`: only on a private video, an ISO 8601 time in the future."""
@@ -218,6 +288,9 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             video_id = call.query.get("videoId", "")
+            refused = self._yt_spend(50)
+            if refused is not None:
+                return refused
             if video_id not in account.posts:
                 return google_error(404, "videoNotFound", "The video that you are trying to update cannot be found.",
                                     domain="youtube.thumbnail")
@@ -253,6 +326,9 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             video_id = call.query.get("id", "")
+            refused = self._yt_spend(50)
+            if refused is not None:
+                return refused
             if account.posts.pop(video_id, None) is None:
                 return google_error(
                     404,
@@ -271,6 +347,9 @@ class YouTubeEmulator(OAuthServer):
             assert account is not None
             if "snippet" not in call.query.get("part", "").split(","):
                 return google_error(400, "missingRequiredParameter", "No part parameter given: expected snippet.")
+            refused = self._yt_spend(50)
+            if refused is not None:
+                return refused
             snippet = call.body_json().get("snippet") or {}
             parent, text = snippet.get("parentId"), snippet.get("textOriginal")
             if not parent or not isinstance(text, str) or not text:

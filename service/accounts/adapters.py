@@ -64,6 +64,10 @@ def platform_config(settings: Settings) -> PlatformConfig:
     config.tiktok_audited = settings.tiktok_audited
     # The sandbox's LinkedIn app has every product, the Community Management API among them.
     config.linkedin_organizations = settings.linkedin_organizations or settings.sandbox
+    if settings.meta_app_id:
+        config.meta_app_id = settings.meta_app_id
+    config.meta_app_secrets = dict(settings.meta_app_secrets)
+    config.youtube_audited = settings.youtube_audited
     config.tiktok_verified_domains = settings.tiktok_verified_domains
     for platform, url in settings.platform_base_urls.items():
         config.endpoints[platform] = Endpoints(url, url, url)

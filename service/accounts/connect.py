@@ -139,8 +139,10 @@ def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnecti
         identity = adapters.adapter(platform).connect_with_token(**connection.credentials())
     except ChannelRefused as refusal:
         raise ValidationFailed.field("channel", refusal.message) from None
-    except (ReauthRequired, Rejected):
+    except (ReauthRequired, Rejected) as failure:
         secret_field = "botToken" if platform == "telegram" else "accessToken"
+        if isinstance(failure, Rejected) and failure.code == "unknown_meta_app":
+            raise ValidationFailed.field(secret_field, failure.message) from None
         raise ValidationFailed.field(secret_field, "was not accepted by the platform") from None
     except PlatformFailure as failure:
         raise adapters.as_service_error(failure) from None

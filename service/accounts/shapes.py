@@ -107,6 +107,14 @@ class TemplateInfo(Record):
     language: str
     category: str
     parameters: int = Field(ge=0, description="How many parameters its body takes (`{{1}}`, `{{2}}`, ...).")
+    parameter_format: Literal["POSITIONAL", "NAMED"] = Field("POSITIONAL", description=(
+        "NAMED: its body's placeholders are names (`{{first_name}}`); give `parameters` in the order of "
+        "`parameterNames`."))
+    parameter_names: list[str] = Field(default_factory=list, description="A NAMED template's placeholders, in order.")
+    header_format: Literal["IMAGE", "VIDEO", "DOCUMENT"] | None = Field(None, description=(
+        "A media header: a send gives its `headerMediaUrl`."))
+    button_parameters: list[int] = Field(default_factory=list, description=(
+        "Indexes of its URL buttons that take a variable: a send gives one `buttonParameters` value each, in order."))
 
 
 class Templates(Record):

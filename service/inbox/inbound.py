@@ -42,12 +42,16 @@ def x_crc(params: Mapping[str, str]) -> dict[str, str]:
 
 def verify(platform: str, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> None:
     config = adapters.config()
-    if not platform_inbound.verify_signature(
-        platform, headers, raw_body, app_secret=config.meta_app_secret,
+    # A WhatsApp number connected with another Meta app's token has that app's webhooks, signed
+    # with its own secret (`SWITCHBOARD_META_APP_SECRETS`).
+    app_secrets = [config.meta_app_secret, *config.meta_app_secrets.values()] if platform == "whatsapp" else [
+        config.meta_app_secret]
+    if not any(platform_inbound.verify_signature(
+        platform, headers, raw_body, app_secret=secret,
         instagram_app_secret=config.instagram_app_secret,
         telegram_secret_for=config.telegram_secret, query=query, x_consumer_secret=config.x_consumer_secret,
         tiktok_client_secret=config.oauth_clients["tiktok"].client_secret if "tiktok" in config.oauth_clients else "",
-    ):
+    ) for secret in app_secrets):
         raise Forbidden("The webhook signature is missing or wrong.")
 
 

@@ -55,7 +55,14 @@ class Template(Body):
     language: Annotated[str, Field(min_length=2, max_length=15, pattern=r"^[a-z]{2,3}(_[A-Z]{2})?$",
                                    examples=["en_US"], description="The template's language code, e.g. `en_US`.")]
     parameters: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
-        default_factory=list, max_length=20, description="The values of `{{1}}`, `{{2}}`, ... in its body.")
+        default_factory=list, max_length=20, description=(
+            "The values of `{{1}}`, `{{2}}`, ... in its body (a NAMED template's, in the order of its "
+            "`parameterNames`: GET /v1/accounts/{id}/templates)."))
+    header_media_url: Annotated[HttpsUrl, Field(max_length=2048)] = Field(LEFT_OUT, description=(
+        "For a template with a media header (`headerFormat`): the image, video or document's https URL."))
+    button_parameters: list[Annotated[str, Field(min_length=1, max_length=2000)]] = Field(
+        default_factory=list, max_length=2, description=(
+            "The variable of each URL button that takes one (`buttonParameters` of the template), in order."))
 
 
 class SendMessage(Body):
@@ -111,6 +118,8 @@ class SentTemplate(Record):
     name: str
     language: str
     parameters: list[str]
+    header_media_url: str | None = None
+    button_parameters: list[str] = Field(default_factory=list)
 
 
 class Message(Record):

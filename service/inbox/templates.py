@@ -23,8 +23,15 @@ def as_dict(template: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(template, dict):
         template = template.model_dump()
-    return {"name": template["name"], "language": template["language"],
-            "parameters": list(template.get("parameters") or [])}
+    found = {"name": template["name"], "language": template["language"],
+             "parameters": list(template.get("parameters") or [])}
+    header = template.get("header_media_url") or template.get("headerMediaUrl")
+    if isinstance(header, str) and header:
+        found["header_media_url"] = header
+    buttons = template.get("button_parameters") or template.get("buttonParameters")
+    if buttons:
+        found["button_parameters"] = list(buttons)
+    return found
 
 
 def problems(account: Account, templates: list[tuple[str, dict[str, Any]]]) -> list[FieldProblem]:
@@ -49,4 +56,10 @@ def problems(account: Account, templates: list[tuple[str, dict[str, Any]]]) -> l
         elif int(match["parameters"]) != len(template["parameters"]):
             found.append(FieldProblem(f"{field}.parameters", f"{template['name']} takes {match['parameters']} "
                                                              f"parameter(s), {len(template['parameters'])} given"))
+        elif match.get("headerFormat") and not template.get("header_media_url"):
+            found.append(FieldProblem(f"{field}.headerMediaUrl", f"{template['name']} has a "
+                                      f"{str(match['headerFormat']).lower()} header: give its URL"))
+        elif len(match.get("buttonParameters") or []) != len(template.get("button_parameters") or []):
+            found.append(FieldProblem(f"{field}.buttonParameters", f"{template['name']} takes "
+                                      f"{len(match.get('buttonParameters') or [])} URL button variable(s)"))
     return found

@@ -17,6 +17,12 @@ from storage import files
 VERSION = "1.0.0"
 
 
+def _app_secrets(value: str) -> dict[str, str]:
+    """`SWITCHBOARD_META_APP_SECRETS`: `<app id>:<secret>` pairs, comma-separated."""
+    pairs = (item.strip().partition(":") for item in value.split(",") if item.strip())
+    return {app.strip(): secret.strip() for app, _, secret in pairs if app.strip() and secret.strip()}
+
+
 def _flag(value: str | None, default: bool = False) -> bool:
     if value is None or value == "":
         return default
@@ -88,11 +94,14 @@ class Settings:
     platform_base_urls: dict[str, str] = field(default_factory=dict)
     platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     meta_app_secret: str = ""
+    meta_app_id: str = ""
+    meta_app_secrets: dict[str, str] = field(default_factory=dict)
     instagram_app_secret: str = ""
     linkedin_version: str = ""
     linkedin_organizations: bool = False
     meta_verify_token: str = ""
     tiktok_audited: bool = False
+    youtube_audited: bool = False
     tiktok_verified_domains: tuple[str, ...] = ()
     # Inboxes read by polling (YouTube's comment threads, X's DM events without a webhook): how often
     # each account is read, and YouTube's daily quota per project (a poll costs 1 unit; polls stop
@@ -154,11 +163,14 @@ class Settings:
             platform_base_urls=platform_urls,
             platform_oauth_clients=oauth_clients,
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",
+            meta_app_id=env.get("SWITCHBOARD_META_APP_ID") or "",
+            meta_app_secrets=_app_secrets(env.get("SWITCHBOARD_META_APP_SECRETS") or ""),
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
             linkedin_organizations=_flag(env.get("SWITCHBOARD_LINKEDIN_ORGANIZATIONS")),
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
             tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
+            youtube_audited=_flag(env.get("SWITCHBOARD_YOUTUBE_AUDITED")),
             tiktok_verified_domains=tuple(
                 d.strip().lower() for d in (env.get("SWITCHBOARD_TIKTOK_VERIFIED_DOMAINS") or "").split(",")
                 if d.strip()),

@@ -116,6 +116,8 @@ def _check_target(index: int, account: Account, text: str, items: list[Media], o
         if live_options is None:
             problems.append(FieldProblem(f"{where}.options.privacyLevel", "TikTok's publish options could not be "
                                          "read to check it; try again"))
+        elif not allowed and live_options.get("blockedReason"):
+            problems.append(FieldProblem(f"{where}.options.privacyLevel", str(live_options["blockedReason"])))
         elif level not in allowed:
             problems.append(FieldProblem(f"{where}.options.privacyLevel",
                                          "must be one of the account's publish options: " + ", ".join(allowed)))
@@ -143,6 +145,8 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
             problems.append(FieldProblem(f"{field}.replySettings", "must be one of " + ", ".join(X_REPLY_SETTINGS)))
         if "thread" in options:
             problems += _thread_problems(f"{field}.thread", options["thread"])
+    if platform == "facebook" and videos and len(items) > 1:
+        problems.append(FieldProblem("mediaIds", "a Facebook post takes one video alone, or images"))
     if "firstComment" in options:
         problems += _first_comment_problems(f"{field}.firstComment", platform, options)
     if platform == "instagram":

@@ -157,3 +157,18 @@ def test_sandbox_seed_connects_one_account_per_platform(client, live, tenant):
     assert set(accounts) == set(PLATFORMS)
     listed = client.get("/v1/accounts", headers=bearer(tenant["apiKey"]), params={"limit": 100}).json()["data"]
     assert {a["id"] for a in listed} == set(accounts.values())
+
+
+def test_a_whatsapp_token_of_a_meta_app_not_configured_is_refused_naming_the_setting(client, tenant):
+    """Graph would refuse every call of that token with our app's `appsecret_proof` (code 100):
+    connect asks `debug_token` which app it is of and says what to configure."""
+    made = client.post("/sandbox/whatsapp/accounts", json={"appId": "300000000000003"})
+    assert made.status_code == 201, made.text
+    answer = client.post("/v1/connect/whatsapp", headers=bearer(tenant["apiKey"]), json={
+        "profileId": tenant["profileId"], **made.json()["credentials"]})
+    assert answer.status_code == 422, answer.text
+    (detail,) = answer.json()["error"]["details"]
+    assert detail["field"] == "accessToken"
+    assert "300000000000003" in detail["message"] and "SWITCHBOARD_META_APP_SECRETS" in detail["message"]
+    assert client.get("/v1/accounts", headers=bearer(tenant["apiKey"]), params={"platform": "whatsapp"}).json()[
+        "data"] == []

@@ -78,6 +78,25 @@ def test_instagram_webhooks_may_be_signed_with_the_instagram_app_secret_and_only
     assert [r.event["text"] for r in _records(tenant)] == ["ig-signed"]
 
 
+def test_a_whatsapp_number_of_another_meta_app_has_its_webhooks_verified_with_that_apps_secret(
+        client, tenant, monkeypatch):
+    """`POST /{waba}/subscribed_apps` subscribes the token's own app, which signs with its own secret:
+    a configured app's secret (`SWITCHBOARD_META_APP_SECRETS`) verifies them; others stay 403."""
+    wa = connect_account(client, tenant, "whatsapp")
+    monkeypatch.setitem(adapters.config().meta_app_secrets, "200000000000002", "other-app-secret")
+    body = json.dumps({"object": "whatsapp_business_account", "entry": [{"id": "1", "changes": [{
+        "field": "messages", "value": {"messaging_product": "whatsapp", "metadata": {
+            "phone_number_id": wa["platformAccountId"]}, "messages": [{
+                "from": "15550001111", "id": "wamid.other-app", "timestamp": "1", "type": "text",
+                "text": {"body": "from the other app"}}]}}]}]}).encode()
+    headers = {"Content-Type": "application/json"}
+    assert client.post("/hooks/whatsapp", content=body, headers={
+        **headers, "X-Hub-Signature-256": meta_signature("an-unknown-app-secret", body)}).status_code == 403
+    assert client.post("/hooks/whatsapp", content=body, headers={
+        **headers, "X-Hub-Signature-256": meta_signature("other-app-secret", body)}).status_code == 200
+    assert [r.event["text"] for r in _records(tenant)] == ["from the other app"]
+
+
 def test_bad_telegram_secret_is_403(client, tenant):
     bot = connect_account(client, tenant, "telegram")
     bot_id = bot["platformAccountId"]

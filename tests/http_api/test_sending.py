@@ -201,14 +201,16 @@ def test_outside_the_window_an_approved_whatsapp_template_still_reaches_the_cont
     assert listed.status_code == 200, listed.text
     templates = {(t["name"], t["language"]): t for t in listed.json()["data"]}
     assert templates[("order_update", "en_US")] == {"name": "order_update", "language": "en_US",
-                                                    "category": "UTILITY", "parameters": 2}
+                                                    "category": "UTILITY", "parameters": 2,
+                                                    "parameterFormat": "POSITIONAL", "parameterNames": [],
+                                                    "headerFormat": None, "buttonParameters": []}
     assert ("spring_offer", "en_US") not in templates  # still in review
 
     template = {"name": "order_update", "language": "en_US", "parameters": ["A-1042", "Friday"]}
     sent = client.post(path, json={"template": template}, headers=bearer(tenant["apiKey"]))
     assert sent.status_code == 201, sent.text
     assert sent.json()["status"] == "sent"
-    assert sent.json()["template"] == template
+    assert sent.json()["template"] == {**template, "headerMediaUrl": None, "buttonParameters": []}
     assert sent.json()["text"] is None
     assert [row["text"] for row in _sent(client, "whatsapp", wa)] == ["Your order A-1042 ships on Friday."]
 
@@ -216,6 +218,33 @@ def test_outside_the_window_an_approved_whatsapp_template_still_reaches_the_cont
                         headers=bearer(tenant["apiKey"]))
     assert wrong.status_code == 502
     assert "132000" in wrong.json()["error"]["message"] or "parameters" in wrong.json()["error"]["message"]
+
+
+def test_named_parameters_a_media_header_and_a_url_button_variable_reach_the_contact(client, tenant):
+    """Cloud API templates beyond positional body text: `parameter_format: NAMED` bodies are sent with
+    each `parameter_name`, a media header with its link, a URL button's variable in a `button`
+    component (https://developers.facebook.com/docs/whatsapp/cloud-api/guides/send-message-templates)."""
+    wa, conversation = _whatsapp_conversation_out_of_window(client, tenant)
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    templates = {t["name"]: t for t in client.get(f"/v1/accounts/{wa['id']}/templates",
+                                                   headers=bearer(tenant["apiKey"])).json()["data"]}
+    assert templates["delivery_named"]["parameterNames"] == ["first_name", "order_id"]
+    assert templates["launch_video"]["headerFormat"] == "VIDEO" and templates["launch_video"]["buttonParameters"] == [0]
+
+    named = client.post(path, headers=bearer(tenant["apiKey"]), json={"template": {
+        "name": "delivery_named", "language": "en_US", "parameters": ["Ana", "A-7"]}})
+    assert named.status_code == 201, named.text
+    video = client.post(path, headers=bearer(tenant["apiKey"]), json={"template": {
+        "name": "launch_video", "language": "en_US", "parameters": ["today"],
+        "headerMediaUrl": "https://cdn.example.com/launch.mp4", "buttonParameters": ["spring"]}})
+    assert video.status_code == 201, video.text
+    rows = _sent(client, "whatsapp", wa)
+    assert [row["text"] for row in rows] == ["Hi Ana, order A-7 arrives today.", "Our launch: today."]
+    components = rows[1]["payload"]["template"]["components"]
+    assert components[0] == {"type": "header", "parameters": [
+        {"type": "video", "video": {"link": "https://cdn.example.com/launch.mp4"}}]}
+    assert components[-1] == {"type": "button", "sub_type": "url", "index": "0",
+                              "parameters": [{"type": "text", "text": "spring"}]}
 
 
 def test_templates_are_whatsapps_and_a_message_is_text_or_a_template(client, tenant):

@@ -66,10 +66,12 @@ def test_instagram_and_linkedin_refresh(sandbox):
     ig = _connect(sandbox, "instagram")
     new = sandbox.adapters["instagram"].refresh_credentials(ig)
     assert new["accessToken"] != ig.credentials["accessToken"] and new["userId"] == ig.platform_account_id
+    # Share on LinkedIn grants no refresh token: only a person can renew the member's token.
     li = _connect(sandbox, "linkedin")
-    assert (
-        sandbox.adapters["linkedin"].refresh_credentials(li)["refreshToken"] == li.credentials["refreshToken"]
-    )
+    assert not li.credentials["refreshToken"] and li.credentials["expiresAt"]
+    with pytest.raises(ReauthRequired) as refused:
+        sandbox.adapters["linkedin"].refresh_credentials(li)
+    assert "no refresh token" in refused.value.message
 
 
 @pytest.mark.parametrize(
@@ -259,3 +261,44 @@ def test_linkedin_version_is_current_and_a_retired_one_gets_426(sandbox):
         publish(retired, acc, text="old", media=[], options={})
     assert "202401 is not active" in caught.value.message
     assert publish(sandbox.adapters["linkedin"], acc, text="current", media=[], options={})
+
+
+def test_a_whatsapp_token_of_another_meta_app_is_proved_with_that_apps_secret(sandbox):
+    """Graph refuses an `appsecret_proof` made with another app's secret (code 100): connect asks
+    `debug_token` which app the token is of, and proves and subscribes with that app's secret, or
+    refuses with what to configure."""
+    from platforms.inbound import meta_signature
+
+    other = "200000000000002"
+    made = sandbox.control("whatsapp", "accounts", {"appId": other})
+    assert made.status_code == 201, made.text
+    credentials = made.json()["credentials"]
+    adapter = sandbox.adapters["whatsapp"]
+    with pytest.raises(Rejected) as refused:
+        adapter.connect_with_token(**credentials)
+    assert refused.value.code == "unknown_meta_app" and "SWITCHBOARD_META_APP_SECRETS" in refused.value.message
+    sandbox.config.meta_app_secrets[other] = "other-app-secret"
+    try:
+        identity = adapter.connect_with_token(**credentials)
+        assert identity.credentials["appId"] == other
+        acc = AccountContext(identity.platform_account_id, identity.credentials)
+        adapter.send_template(acc, recipient="15550001234", name="hello_world", language="en_US", parameters=[])
+        sandbox.inbound("whatsapp", acc, {"id": "15550001234", "name": "Ana"}, "hi")
+        hook = sandbox.hooks[-1]
+        assert hook.headers["x-hub-signature-256"] == meta_signature("other-app-secret", hook.body)
+    finally:
+        sandbox.config.meta_app_secrets.pop(other, None)
+
+
+def test_instagram_login_calls_carry_no_proof_made_with_the_meta_apps_secret(sandbox):
+    """An Instagram Login token is the Instagram app's: a proof made with the Meta app's secret is
+    refused (code 100) where one is checked, so without the Instagram app's secret none is sent."""
+    acc = sandbox.account("instagram")
+    adapter = sandbox.adapters["instagram"]
+    kept = sandbox.config.instagram_app_secret
+    sandbox.config.instagram_app_secret = ""
+    try:
+        assert adapter.follower_count(acc) >= 0
+    finally:
+        sandbox.config.instagram_app_secret = kept
+    assert adapter.follower_count(acc) >= 0  # and with it, the proof is the Instagram app's

@@ -31,7 +31,7 @@ def test_x_video_chunks_wait_for_processing_then_post(sandbox, monkeypatch):
     try:
         waiting = _steps(adapter, acc, "Clip", [video], {})
         assert isinstance(waiting, PublishPending) and waiting.progress["phase"] == "status"
-        appends = [r["payload"] for r in sandbox.sent("x", acc) if r["payload"].get("command") == "APPEND"]
+        appends = [r["payload"] for r in sandbox.sent("x", acc) if "segment_index" in r["payload"]]
         assert [(a["segment_index"], a["bytes"]) for a in appends] == [(0, 1000), (1, 1000), (2, 500)]
         # Posting before STATUS says succeeded is refused by X's rule.
         early = sandbox.client.post(f"{sandbox.base}/sandbox/x/2/tweets", json={
@@ -54,16 +54,26 @@ def test_x_refuses_a_finalize_short_of_the_declared_bytes(sandbox):
     acc = sandbox.account("x")
     headers = {"Authorization": f"Bearer {acc.credentials['accessToken']}"}
     url = f"{sandbox.base}/sandbox/x/2/media/upload"
-    init = sandbox.client.post(url, headers=headers, data={"command": "INIT", "media_type": "video/mp4",
-                                                           "total_bytes": "2000"})
+    init = sandbox.client.post(f"{url}/initialize", headers=headers, json={
+        "media_type": "video/mp4", "total_bytes": 2000, "media_category": "tweet_video"})
     media_id = init.json()["data"]["id"]
-    sandbox.client.post(url, headers=headers, data={"command": "APPEND", "media_id": media_id, "segment_index": "0"},
+    sandbox.client.post(f"{url}/{media_id}/append", headers=headers, data={"segment_index": "0"},
                         files={"media": ("chunk", b"\x00" * 1500, "application/octet-stream")})
-    skipped = sandbox.client.post(url, headers=headers, files={"media": ("c", b"\x00", "application/octet-stream")},
-                                  data={"command": "APPEND", "media_id": media_id, "segment_index": "5"})
+    skipped = sandbox.client.post(f"{url}/{media_id}/append", headers=headers, data={"segment_index": "5"},
+                                  files={"media": ("c", b"\x00", "application/octet-stream")})
     assert skipped.status_code == 400
-    short = sandbox.client.post(url, headers=headers, data={"command": "FINALIZE", "media_id": media_id})
+    short = sandbox.client.post(f"{url}/{media_id}/finalize", headers=headers)
     assert short.status_code == 400 and "mismatch" in short.json()["detail"]
+
+
+def test_x_refuses_the_deprecated_command_form_of_a_chunked_upload(sandbox):
+    """X's v2 reference replaced `command=INIT/APPEND/FINALIZE` with `/initialize`, `/{id}/append`
+    and `/{id}/finalize` (https://docs.x.com/x-api/media/quickstart/media-upload-chunked)."""
+    acc = sandbox.account("x")
+    headers = {"Authorization": f"Bearer {acc.credentials['accessToken']}"}
+    old = sandbox.client.post(f"{sandbox.base}/sandbox/x/2/media/upload", headers=headers,
+                              data={"command": "INIT", "media_type": "video/mp4", "total_bytes": "2000"})
+    assert old.status_code == 400 and "deprecated" in old.json()["detail"]
 
 
 def test_an_x_thread_refused_halfway_stays_published_once(sandbox):

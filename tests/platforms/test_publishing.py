@@ -61,6 +61,15 @@ def test_facebook_feed_photo_and_delete(sandbox):
     assert photo.url == f"https://www.facebook.com/{photo.platform_post_id}"
 
 
+def test_a_facebook_video_with_images_is_refused_not_cut(sandbox):
+    acc = sandbox.account("facebook")
+    media = [MediaItem("https://c.example/v.mp4", "video/mp4", 10), MediaItem("https://c.example/p.png", "image/png", 1)]
+    with pytest.raises(Rejected) as refused:
+        publish(sandbox.adapters["facebook"], acc, text="Both", media=media, options={})
+    assert refused.value.code == "media_unsupported"
+    assert sandbox.sent("facebook", acc) == []
+
+
 def test_tiktok_publish_options_live_and_publish(sandbox):
     acc = sandbox.account("tiktok", username="creator.one", name="Creator One")
     adapter = sandbox.adapters["tiktok"]
@@ -73,6 +82,7 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
         # The app is not audited: TikTok takes private posts only, so that is the one choice offered.
         "privacyLevels": ["SELF_ONLY"],
         "appAudited": False,
+        "dailyPostingUsers": 5,
         "commentDisabled": False,
         "duetDisabled": False,
         "stitchDisabled": True,
@@ -95,17 +105,95 @@ def test_tiktok_publish_options_live_and_publish(sandbox):
     assert post.platform_post_id == sandbox.sent("tiktok", acc)[-1]["platformId"]
     with pytest.raises(Rejected) as unaudited:
         publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "PUBLIC_TO_EVERYONE"})
-    assert unaudited.value.code == "unaudited_client_can_only_post_to_private_accounts"
+    # A private creator is not offered PUBLIC_TO_EVERYONE at all.
+    assert unaudited.value.code == "privacy_level_option_mismatch"
     with pytest.raises(Rejected):
         publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "EVERYONE"})
     with pytest.raises(Unsupported):
         adapter.delete_post(acc, platform_post_id=post.platform_post_id)
 
 
+def test_tiktok_reconciliation_reads_videos_with_the_scope_the_connection_asked_for(sandbox):
+    """`POST /v2/video/list/` needs `video.list` (scope_not_authorized otherwise, which would flag
+    the account after any publish that reaches reconciliation)."""
+    code, redirect_uri = sandbox.oauth("tiktok", state="scopes")
+    adapter = sandbox.adapters["tiktok"]
+    identity = adapter.exchange_code(code=code, redirect_uri=redirect_uri, state="scopes")
+    from platforms.base import AccountContext
+
+    acc = AccountContext(identity.platform_account_id, identity.credentials)
+    assert "video.list" in identity.credentials["scope"].split(",")
+    assert adapter.recent_posts(acc) == []
+
+
+def test_tiktok_file_upload_chunks_follow_the_media_transfer_rules(sandbox):
+    """A file of up to 64 MB goes whole; a larger one in chunks whose count is the size divided by
+    the chunk size, rounded down (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
+    from platforms.tiktok import tiktok_chunks
+
+    mb = 1024 * 1024
+    assert tiktok_chunks(3 * mb, 10 * mb) == (3 * mb, 1)
+    assert tiktok_chunks(7 * mb, 10 * mb) == (7 * mb, 1)
+    assert tiktok_chunks(64 * mb, 10 * mb) == (64 * mb, 1)
+    assert tiktok_chunks(95 * mb, 10 * mb) == (10 * mb, 9)
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    video = _media(sandbox, "seven.mp4", "video/mp4", 7 * mb)
+    post = publish(adapter, acc, text="Seven", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    assert sandbox.sent("tiktok", acc)[-1]["payload"]["source_info"] == {
+        "source": "FILE_UPLOAD", "video_size": 7 * mb, "chunk_size": 7 * mb, "total_chunk_count": 1}
+    assert post.platform_post_id
+    for size, chunk, count in ((7 * mb, 10 * mb, 1), (95 * mb, 10 * mb, 10), (3 * mb, 1 * mb, 3)):
+        with pytest.raises(Rejected) as refused:
+            adapter._api(acc, "POST", "/v2/post/publish/video/init/", json={
+                "post_info": {"title": "x", "privacy_level": "SELF_ONLY"},
+                "source_info": {"source": "FILE_UPLOAD", "video_size": size, "chunk_size": chunk,
+                                "total_chunk_count": count}})
+        assert refused.value.code == "invalid_params"
+
+
+def test_an_unaudited_tiktok_app_posts_only_from_a_private_account(sandbox):
+    """Unaudited clients post SELF_ONLY from private accounts only
+    (https://developers.tiktok.com/doc/content-sharing-guidelines)."""
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    sandbox.emulator.state.account("tiktok", acc.platform_account_id).extra["private"] = False
+    options = adapter.publish_options(acc)
+    assert options["privacyLevels"] == [] and "private" in options["blockedReason"]
+    video = _media(sandbox, "public.mp4", "video/mp4", 2000)
+    with pytest.raises(Rejected) as refused:
+        publish(adapter, acc, text="x", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    assert refused.value.code == "unaudited_client_can_only_post_to_private_accounts"
+    sandbox.config.tiktok_audited = True
+    try:
+        assert "PUBLIC_TO_EVERYONE" in adapter.publish_options(acc)["privacyLevels"]
+    finally:
+        sandbox.config.tiktok_audited = False
+
+
+def test_an_unaudited_tiktok_app_has_five_posting_users_a_day(sandbox):
+    """https://developers.tiktok.com/doc/content-sharing-guidelines: 5 users in a 24-hour window."""
+    adapter = sandbox.adapters["tiktok"]
+    video = _media(sandbox, "cap.mp4", "video/mp4", 1000)
+    assert sandbox.control("tiktok", "posting-users", {"dailyCap": 5}).status_code == 200
+    try:
+        creators = [sandbox.account("tiktok") for _ in range(6)]
+        assert adapter.publish_options(creators[0])["dailyPostingUsers"] == 5
+        for creator in creators[:5]:
+            publish(adapter, creator, text="mine", media=[video], options={"privacyLevel": "SELF_ONLY"})
+        publish(adapter, creators[0], text="again", media=[video], options={"privacyLevel": "SELF_ONLY"})
+        with pytest.raises(Rejected) as capped:
+            publish(adapter, creators[5], text="sixth", media=[video], options={"privacyLevel": "SELF_ONLY"})
+        assert capped.value.code == "reached_active_user_cap" and "5 users" in capped.value.message
+    finally:
+        sandbox.control("tiktok", "posting-users", {"dailyCap": None})
+
+
 def test_tiktok_pulls_only_from_a_verified_domain(sandbox):
     acc = sandbox.account("tiktok")
     adapter = sandbox.adapters["tiktok"]
     video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 100)
+    sandbox.emulator.state.account("tiktok", acc.platform_account_id).extra["private"] = False
     sandbox.config.tiktok_verified_domains = ("cdn.example.com",)
     sandbox.config.tiktok_audited = True
     try:
@@ -129,7 +217,11 @@ def test_youtube_resumable_upload_reply_and_delete(sandbox):
     acc = sandbox.account("youtube")
     adapter = sandbox.adapters["youtube"]
     video = _media(sandbox, "clip.mp4", "video/mp4", 4096)
-    post = publish(adapter, acc, text="Title line\nMore words", media=[video], options={"privacyStatus": "unlisted"})
+    sandbox.config.youtube_audited = True
+    try:
+        post = publish(adapter, acc, text="Title line\nMore words", media=[video], options={"privacyStatus": "unlisted"})
+    finally:
+        sandbox.config.youtube_audited = False
     record = sandbox.sent("youtube", acc)[-1]
     assert record["payload"] == {
         "snippet": {"title": "Title line", "description": "Title line\nMore words", "categoryId": "22"},
@@ -145,6 +237,65 @@ def test_youtube_resumable_upload_reply_and_delete(sandbox):
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     assert [r["kind"] for r in sandbox.sent("youtube", acc)] == ["post", "public_reply", "delete_post"]
+
+
+def test_an_unaudited_youtube_project_uploads_private(sandbox):
+    """Uploads from an API project Google has not audited are locked private
+    (https://developers.google.com/youtube/v3/docs/videos/insert): the upload asks for private, and a
+    public one is refused before any byte is sent."""
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    assert adapter.publish_options(acc)["privacyStatuses"] == ["private"]
+    video = _media(sandbox, "locked.mp4", "video/mp4", 2048)
+    publish(adapter, acc, text="Mine", media=[video], options={})
+    assert sandbox.sent("youtube", acc)[-1]["payload"]["status"]["privacyStatus"] == "private"
+    with pytest.raises(Rejected) as refused:
+        publish(adapter, acc, text="Public", media=[video], options={"privacyStatus": "public"})
+    assert refused.value.code == "youtube_unaudited"
+    assert len(sandbox.sent("youtube", acc)) == 1
+
+
+def test_a_youtube_upload_resumes_from_where_the_session_stands(sandbox):
+    """After a 308 with `Range: bytes=0-N`, only the bytes from N+1 are sent, with their
+    Content-Range (https://developers.google.com/youtube/v3/guides/using_resumable_upload_protocol)."""
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    video = _media(sandbox, "resumed.mp4", "video/mp4", 3000)
+    opened = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=None)
+    location = opened.progress["location"]
+    headers = {"Authorization": f"Bearer {acc.credentials['accessToken']}"}
+    first = sandbox.client.put(location, content=sandbox.media["resumed.mp4"][0][:1000],
+                               headers={**headers, "Content-Range": "bytes 0-999/3000"})
+    assert first.status_code == 308 and first.headers["range"] == "bytes=0-999"
+    post = adapter.publish_step(acc, text="Resumed", media=[video], options={}, progress=opened.progress)
+    assert post.platform_post_id == sandbox.sent("youtube", acc)[-1]["platformId"]
+    assert sandbox.sent("youtube", acc)[-1]["payload"]["uploadedBytes"] == 3000
+
+
+def test_youtube_uploads_spend_the_projects_daily_quota_until_midnight_pacific(sandbox):
+    """videos.insert costs 1,600 units of the project's daily quota, reset at midnight Pacific time
+    (https://developers.google.com/youtube/v3/determine_quota_cost): past it, the upload waits for
+    the reset instead of an hour's guess."""
+    import datetime as dt
+
+    from platforms.youtube import seconds_to_quota_reset
+
+    acc = sandbox.account("youtube")
+    adapter = sandbox.adapters["youtube"]
+    assert adapter.publish_options(acc)["quota"]["uploadUnits"] == 1600
+    video = _media(sandbox, "quota.mp4", "video/mp4", 1024)
+    assert sandbox.control("youtube", "quota", {"dailyUnits": 3300}).status_code == 200
+    try:
+        publish(adapter, acc, text="One", media=[video], options={})
+        publish(adapter, acc, text="Two", media=[video], options={})
+        with pytest.raises(RetryLater) as waiting:
+            publish(adapter, acc, text="Three", media=[video], options={})
+        assert abs(waiting.value.delay_seconds - seconds_to_quota_reset()) < 120
+    finally:
+        sandbox.control("youtube", "quota", {"dailyUnits": None})
+    assert len([r for r in sandbox.sent("youtube", acc) if r["kind"] == "post"]) == 2
+    # 23:30 in Los Angeles (07:30 UTC in winter) is half an hour from the reset.
+    assert seconds_to_quota_reset(dt.datetime(2026, 1, 15, 7, 30, tzinfo=dt.UTC)) == 1800
 
 
 def test_x_tweet_with_image_reply_and_delete(sandbox):
@@ -267,6 +418,31 @@ def test_telegram_channel_post_and_delete(sandbox):
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     adapter.delete_post(acc, platform_post_id=post.platform_post_id)
     assert [r["kind"] for r in sandbox.sent("telegram", acc)] == ["post", "delete_post"]
+
+
+def test_a_telegram_post_with_several_media_is_one_album_of_all_of_them(sandbox):
+    """`sendMediaGroup` takes 2-10 items (https://core.telegram.org/bots/api#sendmediagroup): every
+    item reaches the channel, and deleting the post deletes the whole album."""
+    acc = sandbox.connected("telegram")
+    adapter = sandbox.adapters["telegram"]
+    media = [MediaItem("https://cdn.example.com/a.jpg", "image/jpeg", 10),
+             MediaItem("https://cdn.example.com/b.mp4", "video/mp4", 10),
+             MediaItem("https://cdn.example.com/c.jpg", "image/jpeg", 10)]
+    post = publish(adapter, acc, text="Three", media=media, options={"chatId": "@sandboxnews"})
+    sent = sandbox.sent("telegram", acc)[-1]
+    assert [(m["type"], m["media"]) for m in sent["payload"]["media"]] == [
+        ("photo", "https://cdn.example.com/a.jpg"), ("video", "https://cdn.example.com/b.mp4"),
+        ("photo", "https://cdn.example.com/c.jpg")]
+    assert sent["payload"]["media"][0]["caption"] == "Three"
+    assert post.platform_post_id == sent["platformId"] and post.platform_post_id.count(",") == 2
+    adapter.delete_post(acc, platform_post_id=post.platform_post_id)
+    assert sandbox.sent("telegram", acc)[-1]["kind"] == "delete_post"
+    with pytest.raises(Rejected):
+        publish(adapter, acc, text="Too many", media=media * 4, options={"chatId": "@sandboxnews"})
+    token = acc.credentials["botToken"]
+    single = sandbox.client.post(f"{sandbox.base}/sandbox/telegram/bot{token}/sendMediaGroup",
+                                 json={"chat_id": "@sandboxnews", "media": [{"type": "photo", "media": "https://e.com/a"}]})
+    assert single.status_code == 400
 
 
 def test_meta_ads_creative(sandbox):

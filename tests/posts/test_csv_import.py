@@ -82,7 +82,7 @@ def test_an_import_saves_every_row_in_order_with_its_media(client, tenant, files
     text = ("content,accounts,scheduledFor,timezone,mediaUrls,firstComment\n"
             f"Draft one,{page['id']},,,,\n"
             f"Photo day,{insta['id']} {page['id']},2030-06-01 09:00,Europe/Paris,{files}/photo.jpg,Link in bio\n"
-            f"A clip,{page['id']},{_in(3)},,{files}/clip.mp4 {files}/photo.jpg,\n")
+            f"A clip,{insta['id']},{_in(3)},,{files}/clip.mp4 {files}/photo.jpg,\n")  # a carousel
     made = client.post("/v1/posts/import", headers=headers, content=text.encode())
     assert made.status_code == 201, made.text
     created = made.json()["created"]

@@ -32,9 +32,11 @@ def test_an_x_video_goes_up_in_chunks_and_is_posted_once_processed(live):
                                    "targets": [{"accountId": x["id"]}]})
     assert post["status"] == "published", post["targets"][0]["error"]
     steps = _sent(live, "x", x["id"], "media_upload")
-    assert [s["payload"]["command"] for s in steps][:3] == ["INIT", "APPEND", "FINALIZE"]
+    # initialize (JSON), one append, finalize (no body), then STATUS polls
+    assert steps[0]["payload"] == {"media_type": "video/mp4", "total_bytes": len(MP4), "media_category": "tweet_video"}
+    assert steps[1]["payload"]["segment_index"] == 0 and steps[1]["payload"]["bytes"] == len(MP4)
+    assert steps[2]["payload"] == {}
     assert {s["payload"]["command"] for s in steps[3:]} == {"STATUS"}
-    assert steps[0]["payload"]["total_bytes"] == len(MP4) == steps[1]["payload"]["bytes"]
     (tweet,) = sent_posts(live.client, "x", x["id"])
     assert tweet["payload"]["media"] == {"media_ids": [steps[0]["platformId"]]}
     assert post["targets"][0]["platformPostId"] == tweet["platformId"]

@@ -57,3 +57,35 @@ def test_a_token_lapsing_within_the_week_is_renewed_and_one_already_lapsed_flags
     untouched = _row(fresh["id"])
     assert untouched.credentials_checked_at is None
     assert adapters.context(untouched).credentials == adapters.context(_row(fresh["id"])).credentials
+
+
+def test_a_linkedin_member_token_is_flagged_for_a_person_a_week_before_it_lapses(client, tenant):
+    """Share on LinkedIn grants no refresh token (programmatic refresh is for approved partners): the
+    account says `needsReauth` in the week before day 60, while its token still works, instead of
+    failing without warning on the day."""
+    account = connect_account(client, tenant, "linkedin")
+    row = _row(account["id"])
+    credentials = adapters.context(row).credentials
+    assert not credentials.get("refreshToken")
+    assert abs(row.credentials_expire_at - (clock.now() + dt.timedelta(days=60))) < dt.timedelta(minutes=5)
+    with connection(), db.atomic():
+        lapses = clock.now() + dt.timedelta(days=5)
+        Account.update(credentials=crypto.encrypt_json({**credentials, "expiresAt": clock.iso(lapses)}),
+                       credentials_expire_at=lapses).where(Account.id == row.id).execute()
+    listed = wait_for(lambda: [a for a in client.get("/v1/accounts", headers=bearer(tenant["apiKey"])).json()["data"]
+                               if a["id"] == account["id"] and a["needsReauth"]])
+    assert listed[0]["status"] == "connected"
+
+
+def test_a_facebook_page_token_that_never_expires_is_not_renewed_nor_flagged(client, tenant):
+    """The Page token got from a long-lived user token has no expiration date; re-exchanging the
+    user token is no documented renewal. So nothing lapses, and the account is never flagged for it."""
+    from service.accounts import work
+
+    page = connect_account(client, tenant, "facebook")
+    assert _row(page["id"]).credentials_expire_at is None
+    with connection(), db.atomic():
+        Account.update(credentials_expire_at=clock.now() + dt.timedelta(days=3)).where(
+            Account.id == page["id"]).execute()
+    assert work.renew(page["id"]) == "not_due"
+    assert _row(page["id"]).needs_reauth is False
