@@ -207,7 +207,7 @@ class XAdapter(BaseAdapter):
         senders' users expanded; `pagination_token` is the previous page's `meta.next_token`."""
         params = {
             "event_types": "MessageCreate",
-            "dm_event.fields": "id,text,event_type,created_at,sender_id,dm_conversation_id",
+            "dm_event.fields": "id,text,event_type,created_at,dm_conversation_id",
             "expansions": "sender_id",
             "user.fields": "username,name",
             "max_results": "100",

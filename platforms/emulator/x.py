@@ -410,7 +410,9 @@ class XEmulator(OAuthServer):
                 start = int(offset)
             page = events[start:start + int(size)]
             fields = set(query.get("dm_event.fields", "").split(","))
-            keep = {"id", "event_type", "text"} | fields
+            # `sender_id` is not among the fields one may ask for: the expansion of it brings it.
+            expanded = {"sender_id"} if "sender_id" in query.get("expansions", "").split(",") else set()
+            keep = {"id", "event_type", "text"} | fields | expanded
             data = [{k: v for k, v in event.items() if k in keep} for event in page]
             meta: dict[str, Any] = {"result_count": len(data)}
             if start + int(size) < len(events):

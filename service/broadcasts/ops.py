@@ -130,6 +130,11 @@ def _check(account: Account, row: Broadcast, *, scheduled_input: str | None,
         problems.append(FieldProblem("buttonLabel", "a template message takes no button"))
     if not capabilities.dm:
         problems.append(FieldProblem("accountId", f"{account.platform} has no direct messages"))
+    elif capabilities.conversation_kind != "direct":
+        # YouTube's conversations are public comment threads: the same reply under many of them is
+        # not a direct message, it is spam everyone sees.
+        problems.append(FieldProblem("accountId", f"{account.platform} conversations are public comment threads, "
+                                                  "not direct messages"))
     elif capabilities.dm_text_limit is not None and len(row.text or "") > capabilities.dm_text_limit:
         problems.append(FieldProblem("text", f"must be at most {capabilities.dm_text_limit} characters on "
                                              f"{account.platform}"))

@@ -110,6 +110,11 @@ def _validate(account: Account, *, trigger: str, automation_id: str | None, step
     problems: list[FieldProblem] = []
     if not capabilities.dm:
         problems.append(FieldProblem("accountId", f"{account.platform} has no direct messages"))
+    elif capabilities.conversation_kind != "direct":
+        # YouTube's conversations are public comment threads: the same reply under many of them is
+        # not a direct message, it is spam everyone sees.
+        problems.append(FieldProblem("accountId", f"{account.platform} conversations are public comment threads, "
+                                                  "not direct messages"))
     if trigger == "comment_automation":
         if automation_id is None:
             problems.append(FieldProblem("automationId", "is required with trigger comment_automation"))

@@ -335,3 +335,13 @@ def test_deleting_an_account_for_good_takes_its_automations_and_sequences(client
     assert client.get(f"/v1/sequences/{sequence['id']}", headers=bearer(tenant["apiKey"])).status_code == 404
     assert client.get(f"/v1/comment-automations/{automation['id']}",
                       headers=bearer(tenant["apiKey"])).status_code == 404
+
+
+@pytest.mark.parametrize("platform", ["youtube", "linkedin"])
+def test_a_sequence_needs_direct_messages(client, tenant, platform):
+    # LinkedIn has no messages at all; YouTube's conversations are public comment threads, where the
+    # same follow-ups under every thread would be public spam.
+    account = connect_account(client, tenant, platform)
+    answer = _create(client, tenant, account, _steps("Hi"))
+    assert answer.status_code == 422
+    assert [d["field"] for d in answer.json()["error"]["details"]] == ["accountId"]
