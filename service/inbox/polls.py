@@ -1,8 +1,9 @@
 """Where each polled inbox stands (`InboxPoll`) and YouTube's daily quota (`PlatformQuota`).
 
 YouTube gives a project 10,000 units a day (by default), shared by every channel connected through
-it and reset at midnight Pacific time; `commentThreads.list` costs 1 unit a page, `comments.insert`
-50 and `videos.insert` 1,600. So polls spend from a budget of their own, a share of the quota
+it and reset at midnight Pacific time; `commentThreads.list` costs 1 unit a page plus 2 for each of
+the parts `snippet` and `replies` (5 a page as the polls ask for it), `comments.insert` 50 and
+`videos.insert` 1,600. So polls spend from a budget of their own, a share of the quota
 (`SWITCHBOARD_YOUTUBE_POLL_SHARE`, default 0.8), counted before each call in a short transaction:
 once the day's budget is spent the polls wait for the next quota day, and the rest of the quota is
 left to uploads and replies. Each account's spend of the day is kept too, and shown under the
@@ -22,7 +23,9 @@ from storage.hot import run_fixed
 from storage.models import Account, InboxPoll, PlatformQuota
 
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")  # YouTube's quota day ends at midnight Pacific time
-POLL_UNITS = 1  # commentThreads.list, a page
+# commentThreads.list, a page of `part=snippet,replies`: 1 unit for the call and 2 for each part
+# (https://developers.google.com/youtube/v3/docs/commentThreads/list, "Quota impact").
+POLL_UNITS = 5
 POLLED_OR_CHECKED = ("youtube", "x", "tiktok")
 # X's DM events come by webhook to an account subscribed to Account Activity; a webhook heard within
 # this long means the subscription is live, and polling rests until it is quiet for as long.
