@@ -164,6 +164,9 @@ class BaseAdapter:
     def inbox_page(self, account: AccountContext, *, page_token: str | None) -> dict[str, Any]:
         raise self._unsupported("reading the inbox by polling")
 
+    def inbox_threads(self, account: AccountContext, *, thread_ids: list[str]) -> dict[str, Any]:
+        raise self._unsupported("reading threads by id")
+
     def business_messaging(self, account: AccountContext) -> bool:
         return self.capabilities.dm
 

@@ -368,6 +368,11 @@ class Adapter(Protocol):
         the platforms read by polling; `page_token` is the previous page's next token."""
         ...
 
+    def inbox_threads(self, account: AccountContext, *, thread_ids: list[str]) -> dict[str, Any]:
+        """Known threads read again by id, as `inbox_page` answers (YouTube: `commentThreads.list?id=`,
+        up to 50): a new reply under a thread the newest-first listing no longer shows."""
+        ...
+
     def business_messaging(self, account: AccountContext) -> bool:
         """Whether the account may use the platform's business messaging (TikTok: a Business
         Account; personal accounts have no messaging API)."""

@@ -270,6 +270,13 @@ class YouTubeAdapter(BaseAdapter):
             params["pageToken"] = page_token
         return json_body(self._api(account, "GET", "/youtube/v3/commentThreads", params=params)) or {}
 
+    def inbox_threads(self, account: AccountContext, *, thread_ids: list[str]) -> dict[str, Any]:
+        """`commentThreads.list?id=` of up to 50 known threads with their replies (1 unit and 2 a part,
+        as a page): the listing by channel orders threads by their top-level comment, so a new reply
+        under an older thread is read here."""
+        params = {"part": "snippet,replies", "id": ",".join(thread_ids), "textFormat": "plainText"}
+        return json_body(self._api(account, "GET", "/youtube/v3/commentThreads", params=params)) or {}
+
     # -- publishing ------------------------------------------------------------------------
     def publish_step(
         self, account: AccountContext, *, text: str, media: list[MediaItem], options: dict[str, Any],

@@ -16,6 +16,10 @@ How a poll stays exactly-once in effect, whatever the number of workers and whoe
   unique per account and platform message id), so a webhook and a poll of the same X DM meet too.
 - YouTube's quota is counted before each page (`polls.spend`); a poll that finds the budget spent
   waits for the next quota day.
+- YouTube lists a channel's threads newest first by their top-level comment, so a new reply under an
+  older thread is not on the pages read back to the cursor. The threads of the account's
+  conversations active in the last week (`RECENT_THREADS`, up to 50) are read again by id, one more
+  page of quota a poll; what was stored already is stored once.
 """
 
 from __future__ import annotations
@@ -36,13 +40,15 @@ from service.kit import clock, settings
 from service.kit.errors import Conflict
 from storage.db import connection, db
 from storage.hot import by_id
-from storage.models import Account, AccountChore, InboxPoll
+from storage.models import Account, AccountChore, Conversation, InboxPoll
 
 log = logging.getLogger("switchboard.polls")
 
 POLLED = ("youtube", "x", "tiktok")
 BATCH = 200
 MAX_PAGES = 10  # back to the cursor; past this many pages a burst is read on the next poll
+RECENT_THREADS = dt.timedelta(days=7)
+THREADS_BY_ID = 50  # commentThreads.list takes at most 50 ids
 
 Outcome = Literal["read", "quota", "later", "reauth_needed", "gone", "checked"]
 
@@ -153,11 +159,13 @@ def _page(account: Account, page_token: str | None) -> dict[str, Any]:
 def _read(account: Account, cursor: str | None) -> _Read:
     """The platform's pages, newest first, back to the cursor (the first poll reads one page)."""
     events: list[InboundEvent] = []
+    listed: set[str | None] = set()  # the threads (YouTube) on the pages read
     token: str | None = None
     newest = cursor
     for _ in range(MAX_PAGES):
         page = _page(account, token)
         found = _events(account, page)
+        listed |= {event.contact_id for event in found}
         fresh = [event for event in found if _after(account.platform, event, cursor)]
         events += fresh
         for event in fresh:
@@ -167,9 +175,30 @@ def _read(account: Account, cursor: str | None) -> _Read:
             page, cursor))
         if reached or not token:
             break
+    if account.platform == "youtube":
+        events += _recent_threads(account, listed)
     # Oldest first, as they happened: a thread's first comment before its replies.
     events.sort(key=lambda event: event.occurred_at)
     return _Read(events, newest)
+
+
+def _recent_threads(account: Account, seen: set[str | None]) -> list[InboundEvent]:
+    """The comments of the account's recently active threads that the pages read did not list, read
+    again by id (their replies may be new; the cursor does not apply: they are older threads)."""
+    since = clock.now() - RECENT_THREADS
+    rows = (Conversation.select(Conversation.external_conversation_id)
+            .where(Conversation.account == account.id, Conversation.last_message_at >= since,
+                   Conversation.external_conversation_id.is_null(False))
+            .order_by(Conversation.last_message_at.desc()).limit(THREADS_BY_ID + len(seen)))
+    threads = [row.external_conversation_id for row in rows if row.external_conversation_id not in seen]
+    if not threads:
+        return []
+    with db.atomic():
+        if not polls.spend(account, polls.POLL_UNITS):
+            return []  # today's budget is spent: the new threads above are kept, these wait
+    page = adapters.call(account, lambda adapter, ctx: adapter.inbox_threads(
+        ctx, thread_ids=threads[:THREADS_BY_ID]))
+    return platform_inbound.parse_youtube_threads(account.platform_account_id, page)
 
 
 def _events(account: Account, page: dict[str, Any]) -> list[InboundEvent]:

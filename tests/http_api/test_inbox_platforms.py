@@ -19,6 +19,7 @@ from platforms.inbound import tiktok_signature, x_signature
 from service.accounts import adapters
 from service.kit import clock
 from storage.db import connection, db
+from service.inbox import polls
 from storage.models import AccountChore, PlatformQuota
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
@@ -209,13 +210,42 @@ def test_a_youtube_comment_thread_is_a_conversation_read_once_and_answered_in_th
         return int(record["capabilities"]["inbox"]["quota"]["accountUnitsToday"])
 
     now = spent()
-    wait_for(lambda: spent() >= now + 2, timeout=20)
+    wait_for(lambda: spent() >= now + 2 * polls.POLL_UNITS, timeout=20)
     assert [(m["direction"], m["text"], m["platformMessageId"] is not None)
             for m in _messages(client, tenant, conversation["id"])] == [
         ("inbound", "Great video!", True), ("inbound", "Also: part two?", True),
         ("outbound", "Part two is coming!", True)]
     assert sent["platformMessageId"] == replies[0]["platformId"]
     assert len(_conversations(client, tenant, "YOUTUBE")) == 1
+
+
+def test_a_new_reply_under_a_thread_older_than_the_first_page_is_read(client, tenant):
+    # YouTube lists threads newest first by their top-level comment: under 100 newer threads, an old
+    # thread's new reply is on no page the poll reads back to its cursor.
+    account = connect_account(client, tenant, "youtube")
+
+    def comment(author: str, text: str, **fields: str) -> dict[str, Any]:
+        answer = client.post("/sandbox/youtube/comment", json={
+            "accountId": account["id"], "mediaId": "vid1", "from": {"id": f"UC{author}", "handle": f"@{author}"},
+            "text": text, **fields})
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    old = comment("early", "First!")["threadId"]
+    conversation = _one_conversation(client, tenant, "YOUTUBE")
+    for n in range(100):
+        comment(f"viewer{n}", f"Comment {n}")
+
+    def listed() -> int:
+        answer = client.get("/v1/conversations", headers=bearer(tenant["apiKey"]),
+                            params={"platform": "YOUTUBE", "limit": 100})
+        return len(answer.json()["data"])
+
+    wait_for(lambda: listed() == 100, timeout=30)
+    comment("early", "Still waiting for part two", parentId=old)
+    wait_for(lambda: len(_messages(client, tenant, conversation["id"])) == 2, timeout=20)
+    assert [m["text"] for m in _messages(client, tenant, conversation["id"])] == [
+        "First!", "Still waiting for part two"]
 
 
 def test_youtube_polls_stop_before_the_quota_is_gone(client, tenant, live):
