@@ -17,9 +17,9 @@ import pytest
 
 from platforms.inbound import tiktok_signature, x_signature
 from service.accounts import adapters
+from service.inbox import polls
 from service.kit import clock
 from storage.db import connection, db
-from service.inbox import polls
 from storage.models import AccountChore, PlatformQuota
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
