@@ -190,7 +190,7 @@ def _recent_threads(account: Account, seen: set[str | None]) -> list[InboundEven
             .where(Conversation.account == account.id, Conversation.last_message_at >= since,
                    Conversation.external_conversation_id.is_null(False))
             .order_by(Conversation.last_message_at.desc()).limit(THREADS_BY_ID + len(seen)))
-    threads = [row.external_conversation_id for row in rows if row.external_conversation_id not in seen]
+    threads = [str(row.external_conversation_id) for row in rows if row.external_conversation_id not in seen]
     if not threads:
         return []
     with db.atomic():
