@@ -204,6 +204,19 @@ class CpuMeter:
         found = {pid: _pid_cpu(pid) for pid in pids}
         return {pid: cpu for pid, cpu in found.items() if cpu is not None}
 
+    def _transactions(self) -> int:
+        """Transactions committed or rolled back in the benchmark's database (each statement outside
+        one counts): work done, whatever the machine's load. PostgreSQL publishes these counts
+        within a second, so `stop` waits that long first."""
+        if not self.database_url:
+            return 0
+        import psycopg2
+
+        name = self.database_url.rsplit("/", 1)[1].split("?", 1)[0]
+        with contextlib.closing(psycopg2.connect(self.database_url)) as connection, connection.cursor() as cursor:
+            cursor.execute("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s", (name,))
+            return int(cursor.fetchone()[0])
+
     def _redis(self) -> float:
         if not self.queue_url:
             return 0.0
@@ -215,11 +228,12 @@ class CpuMeter:
     def start(self, pids: dict[str, int]) -> None:
         self._start = {"pids": {name: _pid_cpu(pid) or 0.0 for name, pid in pids.items()},
                        "backends": self._backends(), "redis": self._redis(), "machine": machine_cpu(),
-                       "at": time.monotonic()}
+                       "transactions": self._transactions(), "at": time.monotonic()}
 
     def stop(self, pids: dict[str, int]) -> dict[str, Any]:
         """Seconds of CPU since `start`: per process, `postgres` (backends), `redis`, `own` (their
-        sum), `machine` (all processes) and `machine_busy` (the share of every core busy)."""
+        sum), `machine` (all processes) and `machine_busy` (the share of every core busy); on
+        PostgreSQL also `transactions` (a count)."""
         machine = machine_cpu()
         backends = self._backends()
         redis_cpu = self._redis()
@@ -235,4 +249,7 @@ class CpuMeter:
         spent["machine"] = busy / TICKS_PER_SECOND
         spent["machine_busy"] = busy / max(1, machine[1] - begun["machine"][1])
         spent["seconds"] = time.monotonic() - begun["at"]
+        if self.database_url:
+            time.sleep(1.1)
+            spent["transactions"] = self._transactions() - begun["transactions"]
         return spent
