@@ -205,7 +205,9 @@ def claim(kind: Kind, item_id: str, *, lease_seconds: float | None = None) -> Cl
     """Take the row for one attempt: None when it is not due, done, or held.
 
     The attempt is counted when it starts, so a worker killed mid-attempt still used it: a row that
-    kills its workers cannot loop for ever. Call inside a short write transaction.
+    kills its workers cannot loop for ever. Call inside a short write transaction, or on its own
+    where it is the only write (one statement commits by itself; `release` hands the row back if
+    what follows says wait).
     """
     moment = clock.now()
     token = secrets.token_hex(8)
