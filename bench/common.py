@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
@@ -157,3 +158,98 @@ def _python_load(url: str, *, headers: dict[str, str], seconds: float, connectio
     for thread in threads:
         thread.join()
     return {"rps": count / (time.monotonic() - started), "requests": count, "tool": 1.0}
+
+
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu() -> tuple[int, int]:
+    """(busy, all) clock ticks of every core since boot, from /proc/stat (idle and iowait are not busy)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(field) for field in stat.readline().split()[1:9]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
+def _pid_cpu(pid: int) -> float | None:
+    try:
+        return process_cpu_seconds(pid)
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return None
+
+
+class CpuMeter:
+    """CPU time spent during a stretch of a benchmark, counted two ways.
+
+    The whole machine's (every process, from /proc/stat): right on a quiet machine, where nothing
+    else runs. And the benchmark's own: the processes it started (by pid), the PostgreSQL backends
+    serving its database (by `pg_stat_activity`, so other users of the same server are left out),
+    and Redis's own CPU delta (`INFO cpu`; a Redis shared with others counts their commands too).
+    On a machine other work shares, only the second is the benchmark's.
+    """
+
+    def __init__(self, *, database_url: str = "", queue_url: str = "") -> None:
+        self.database_url = database_url if database_url.startswith("postgres") else ""
+        self.queue_url = queue_url if queue_url.startswith("redis") else ""
+        self._start: dict[str, Any] = {}
+
+    def _backends(self) -> dict[int, float]:
+        if not self.database_url:
+            return {}
+        import psycopg2
+
+        name = self.database_url.rsplit("/", 1)[1].split("?", 1)[0]
+        with contextlib.closing(psycopg2.connect(self.database_url)) as connection, connection.cursor() as cursor:
+            cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (name,))
+            pids = [int(row[0]) for row in cursor.fetchall()]
+        found = {pid: _pid_cpu(pid) for pid in pids}
+        return {pid: cpu for pid, cpu in found.items() if cpu is not None}
+
+    def _transactions(self) -> int:
+        """Transactions committed or rolled back in the benchmark's database (each statement outside
+        one counts): work done, whatever the machine's load. PostgreSQL publishes these counts
+        within a second, so `stop` waits that long first."""
+        if not self.database_url:
+            return 0
+        import psycopg2
+
+        name = self.database_url.rsplit("/", 1)[1].split("?", 1)[0]
+        with contextlib.closing(psycopg2.connect(self.database_url)) as connection, connection.cursor() as cursor:
+            cursor.execute("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s", (name,))
+            return int(cursor.fetchone()[0])
+
+    def _redis(self) -> float:
+        if not self.queue_url:
+            return 0.0
+        import redis
+
+        info = redis.Redis.from_url(self.queue_url).info("cpu")
+        return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+    def start(self, pids: dict[str, int]) -> None:
+        self._start = {"pids": {name: _pid_cpu(pid) or 0.0 for name, pid in pids.items()},
+                       "backends": self._backends(), "redis": self._redis(), "machine": machine_cpu(),
+                       "transactions": self._transactions(), "at": time.monotonic()}
+
+    def stop(self, pids: dict[str, int]) -> dict[str, Any]:
+        """Seconds of CPU since `start`: per process, `postgres` (backends), `redis`, `own` (their
+        sum), `machine` (all processes) and `machine_busy` (the share of every core busy); on
+        PostgreSQL also `transactions` (a count)."""
+        machine = machine_cpu()
+        backends = self._backends()
+        redis_cpu = self._redis()
+        begun = self._start
+        spent: dict[str, float] = {}
+        for name, pid in pids.items():
+            now = _pid_cpu(pid)
+            spent[name] = max(0.0, (now or 0.0) - begun["pids"].get(name, 0.0)) if now is not None else 0.0
+        spent["postgres"] = sum(cpu - begun["backends"].get(pid, 0.0) for pid, cpu in backends.items())
+        spent["redis"] = max(0.0, redis_cpu - begun["redis"])
+        spent["own"] = sum(spent.values())
+        busy = machine[0] - begun["machine"][0]
+        spent["machine"] = busy / TICKS_PER_SECOND
+        spent["machine_busy"] = busy / max(1, machine[1] - begun["machine"][1])
+        spent["seconds"] = time.monotonic() - begun["at"]
+        if self.database_url:
+            time.sleep(1.1)
+            spent["transactions"] = self._transactions() - begun["transactions"]
+        return spent

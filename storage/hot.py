@@ -227,3 +227,38 @@ def insert_many(model: type[Model], rows: list[dict[str, Any]]) -> None:
         sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES {", ".join([one] * len(rows))}'  # noqa: S608
         _insert_many_sql[cache_key] = sql
     db.execute_sql(sql, tuple(fields[name].db_value(row[name]) for row in rows for name in names))
+
+
+def columns(model: type[Model]) -> tuple[str, ...]:
+    """The model's column names in field order: a `RETURNING` list that `from_row` reads back."""
+    return tuple(field.column_name for field in model._meta.sorted_fields)
+
+
+def from_row(model: type[M], row: Any) -> M:
+    """The model made from a row of `columns(model)`, each value through its field's conversion."""
+    return model(**{field.name: field.python_value(value)
+                    for field, value in zip(model._meta.sorted_fields, row, strict=True)})
+
+
+_pair_sql: dict[tuple[type[Model], type[Model], str, str], str] = {}
+
+
+def by_id_with(model: type[M], key: str, parent: type[Model], via: str) -> tuple[M, Any] | None:
+    """`by_id(model, key)` and the `parent` row its `via` column points to, in one statement (a
+    join), built once per pair of models (see `by_id`). None when either row is missing."""
+    cache_key = (model, parent, via, db.param)
+    sql = _pair_sql.get(cache_key)
+    if sql is None:
+        primary: Any = model._meta.primary_key
+        parent_primary: Any = parent._meta.primary_key
+        own = ", ".join(f'c."{name}"' for name in columns(model))
+        theirs = ", ".join(f'p."{name}"' for name in columns(parent))
+        sql = (f'SELECT {own}, {theirs} FROM "{model._meta.table_name}" AS c '  # noqa: S608 - names from code
+               f'JOIN "{parent._meta.table_name}" AS p ON p."{parent_primary.column_name}" = c."{via}" '
+               f'WHERE c."{primary.column_name}" = {db.param}')
+        _pair_sql[cache_key] = sql
+    row = execute(sql, (key,)).fetchone()
+    if row is None:
+        return None
+    split = len(model._meta.sorted_fields)
+    return from_row(model, row[:split]), from_row(parent, row[split:])

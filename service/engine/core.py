@@ -208,7 +208,9 @@ def claim(kind: Kind, item_id: str, *, lease_seconds: float | None = None) -> Cl
     """Take the row for one attempt: None when it is not due, done, or held.
 
     The attempt is counted when it starts, so a worker killed mid-attempt still used it: a row that
-    kills its workers cannot loop for ever. Call inside a short write transaction.
+    kills its workers cannot loop for ever. Call inside a short write transaction, or on its own
+    where it is the only write (one statement commits by itself; `release` hands the row back if
+    what follows says wait).
     """
     moment = clock.now()
     token = secrets.token_hex(8)
@@ -222,13 +224,25 @@ def claim(kind: Kind, item_id: str, *, lease_seconds: float | None = None) -> Cl
     return Claim(kind, item_id, token, int(row[0]), dict(zip(kind.returning, row[1:], strict=True)))
 
 
+@dataclass(frozen=True)
+class Also:
+    """A statement that goes with an outcome and only with it (an UPDATE of another table, SQL from
+    code with `?` placeholders, e.g. the conversation a message belongs to): `finish` runs it only
+    when the worker still held the row, on PostgreSQL in the same statement as the outcome (a data
+    modifying `WITH`: one round trip instead of two)."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+
 def finish(
     found: Claim, *, status: str, next_attempt_at: datetime | None = None, at: datetime | None = None,
-    **columns: Any,
+    also: Also | None = None, **columns: Any,
 ) -> bool:
     """Record the outcome (as of `at`, default now) if this worker still holds the row: True when it did.
 
-    A ready `status` with a `next_attempt_at` puts the row back for a later attempt.
+    A ready `status` with a `next_attempt_at` puts the row back for a later attempt. `also` runs
+    with the outcome, only if it was recorded.
     """
     assignments = ["status = ?", "next_attempt_at = ?", "claimed_until = NULL", "claim_token = NULL",
                    "nudged_at = NULL", "updated_at = ?"]
@@ -236,9 +250,31 @@ def finish(
     for name, value in columns.items():
         assignments.append(f"{name} = ?")
         values.append(value)
+    statement = f"UPDATE {found.kind.table} SET {', '.join(assignments)} WHERE id = ? AND claim_token = ?"  # noqa: S608
+    params = (*values, found.id, found.token)
+    if also is not None and is_postgres():
+        row = run_fixed(
+            f"WITH done AS ({statement} RETURNING 1), also AS ({also.sql} AND EXISTS (SELECT 1 FROM done) "  # noqa: S608
+            "RETURNING 1) SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM also)",
+            (*params, *also.params),
+        ).fetchone()
+        return bool(row[0])
+    held = bool(run_fixed(statement, params).rowcount)
+    if held and also is not None:
+        run_fixed(also.sql, also.params)
+    return held
+
+
+def release(found: Claim, *, until: datetime | None = None) -> bool:
+    """Hand a claim back unused, the attempt not made (the pace said wait): the row is ready again
+    in its first ready status, with its attempt count as before the claim, due at `until` (default
+    now). False when the row was no longer ours."""
+    moves = f", status = '{found.kind.ready[0]}'" if found.kind.in_flight else ""
+    moment = clock.now()
     cursor = run_fixed(
-        f"UPDATE {found.kind.table} SET {', '.join(assignments)} WHERE id = ? AND claim_token = ?",  # noqa: S608
-        (*values, found.id, found.token),
+        f"UPDATE {found.kind.table} SET claimed_until = NULL, claim_token = NULL, nudged_at = NULL, "  # noqa: S608
+        f"attempts = attempts - 1, next_attempt_at = ?, updated_at = ?{moves} WHERE id = ? AND claim_token = ?",
+        (until or moment, moment, found.id, found.token),
     )
     return bool(cursor.rowcount)
 

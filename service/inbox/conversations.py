@@ -35,6 +35,7 @@ from peewee import Case, IntegrityError
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
+from service.engine.core import Also
 from service.identity.auth import Actor
 from service.inbox.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
 from service.inbox.shapes import Conversation as ConversationRecord
@@ -291,6 +292,11 @@ _TOUCH_OUTBOUND = (
 def touch_outbound(conversation_id: str, at: dt.datetime) -> None:
     # A reply means someone read the conversation: its unread count starts again from zero.
     hot.run(_TOUCH_OUTBOUND, (at, at, at, at, clock.now(), conversation_id))
+
+
+def touch_outbound_statement(conversation_id: str, at: dt.datetime) -> Also:
+    """`touch_outbound` as a statement that goes with a message's outcome (`engine.finish(also=...)`)."""
+    return Also(_TOUCH_OUTBOUND, (at, at, at, at, clock.now(), conversation_id))
 
 
 def contact_wrote(account: Account, event: InboundEvent) -> None:

@@ -26,6 +26,7 @@ composition root): each runs in the transaction that moves the message to `sent`
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -44,14 +45,14 @@ from service.engine import core as engine
 from service.engine.outcomes import Policy
 from service.identity.auth import Actor
 from service.inbox import pacer
-from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound
+from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound_statement
 from service.inbox.shapes import Message as MessageRecord
 from service.kit import clock, events, idempotency, ids, settings, signals
 from service.kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
 from service.kit.shapes import button_problems
 from service.kit.signals import MessageFinished
-from storage.db import connection, db, reading
-from storage.hot import by_id
+from storage.db import connection, db, is_postgres, reading
+from storage.hot import by_id_with, columns, from_row
 from storage.models import Account, Conversation, Media, Message
 
 log = logging.getLogger("switchboard.outbound")
@@ -202,21 +203,14 @@ class _Loaded:
     account: Account
 
 
-def _load(message_id: str) -> _Loaded | None:
-    # No snapshot needed: the claim that follows is what decides whether the row is still to send.
-    message = by_id(Message, message_id)
-    if message is None:
+def _load(found: engine.Claim) -> _Loaded | None:
+    """The claimed message (from the claim's own `RETURNING`) with its conversation and account (one
+    read): a statement per message instead of a read of each row before the claim."""
+    message = from_row(Message, [found.columns[name] for name in MESSAGE_COLUMNS])
+    pair = by_id_with(Conversation, message.conversation_id, Account, "account_id")
+    if pair is None:
         return None
-    conversation = by_id(Conversation, message.conversation_id)
-    account = by_id(Account, conversation.account_id) if conversation is not None else None
-    if conversation is None or account is None:
-        return None
-    return _Loaded(message, conversation, account)
-
-
-class _PaceRefused(Exception):
-    def __init__(self, wait: float) -> None:
-        self.wait = wait
+    return _Loaded(message, pair[0], pair[1])
 
 
 def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
@@ -224,27 +218,26 @@ def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
     may make it wait (at most `max_wait`, else the row is handed back for later) and the platform
     call may take seconds."""
     with connection():
-        loaded = _load(message_id)
-        if loaded is None:
-            return
-        message, account = loaded.message, loaded.account
-        if message.status != "pending" or (message.next_attempt_at and message.next_attempt_at > clock.now()):
-            return
-        per_second = adapters.adapter(account.platform).capabilities.messages_per_second
-        # The claim and the account's slot are taken together: a duplicate task that finds the row
-        # claimed takes no slot, and a slot too far off undoes the claim (the row waits, unspent).
-        try:
-            with db.atomic():
-                found = engine.claim(MESSAGE_WORK, message_id)
-                if found is None:
-                    return
-                slot = pacer.reserve(account.id, per_second, max_wait=max_wait)
-                if not slot.granted:
-                    raise _PaceRefused(slot.wait)
-        except _PaceRefused as refused:
-            with db.atomic():
-                engine.postpone(MESSAGE_WORK, message_id, until=clock.now() + dt.timedelta(seconds=refused.wait))
-            return
+        # The claim comes first: it decides whether the row is due and free, so a duplicate task (a
+        # nudge and a sweep for one row) costs one statement, and the message's columns come back
+        # with it. Then the account's slot: a duplicate that finds the row claimed takes none, and
+        # a slot too far off hands the claim back unused (the row waits, its attempt unspent). On
+        # PostgreSQL each statement commits on its own (BEGIN and COMMIT would be two more round
+        # trips); on SQLite they share one short write transaction, since a writer outside one would
+        # skip the process's turn-taking lock (`SerialisedSqliteDatabase`).
+        with contextlib.nullcontext() if is_postgres() else db.atomic():
+            found = engine.claim(MESSAGE_WORK, message_id)
+            if found is None:
+                return
+            loaded = _load(found)
+            if loaded is None:  # its conversation went away in between (deleted with its messages)
+                engine.release(found)
+                return
+            per_second = adapters.adapter(loaded.account.platform).capabilities.messages_per_second
+            slot = pacer.reserve(loaded.account.id, per_second, max_wait=max_wait)
+            if not slot.granted:
+                engine.release(found, until=clock.now() + dt.timedelta(seconds=slot.wait))
+                return
         if slot.wait > 0:
             time.sleep(slot.wait)
         outcome = _call_platform(loaded)
@@ -287,8 +280,8 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
     message, conversation = loaded.message, loaded.conversation
     moment = clock.now()
     if isinstance(outcome, SentMessage):
-        if engine.finish(found, status="sent", at=moment, platform_message_id=outcome.platform_message_id, error=None):
-            touch_outbound(conversation.id, moment)
+        if engine.finish(found, status="sent", at=moment, platform_message_id=outcome.platform_message_id, error=None,
+                         also=touch_outbound_statement(conversation.id, moment)):
             _announce(message, conversation, "message.sent", status="sent", at=moment,
                       platform_message_id=outcome.platform_message_id, error=None)
             signals.message_finished.send(MessageFinished(message.id, message.source, "sent", moment, None))
@@ -321,9 +314,11 @@ MESSAGE_POLICY = Policy(
     lost_text="No answer from the platform: {message}. It may or may not have arrived, so it is not sent again.",
 )
 
+MESSAGE_COLUMNS = columns(Message)
+
 MESSAGE_WORK = engine.Kind(
     name="outbound_message", table="message", ready=("pending",), in_flight="sending", lost="unknown",
-    on_lost=_lost, run=send, lease_seconds=lease_seconds, policy=MESSAGE_POLICY,
+    on_lost=_lost, run=send, lease_seconds=lease_seconds, policy=MESSAGE_POLICY, returning=MESSAGE_COLUMNS,
 )
 
 

@@ -3,6 +3,7 @@ lease settled as `unknown`, a late answer that still counts, and a module import
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 import threading
@@ -10,6 +11,7 @@ import threading
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
+from service.kit import clock
 from storage.db import connection, db
 from storage.models import Account, Conversation, Message
 from tests.support.factories import add_account
@@ -96,6 +98,47 @@ def test_an_answer_from_a_worker_that_lost_its_claim_is_ignored(tenant):
     with connection(), db.atomic():
         assert not engine.finish(first, status="failed", error="stale")
         assert engine.finish(second, status="sent", platform_message_id="tg-2")
+    assert _message(message_id).status == "sent"
+
+
+def test_a_claim_handed_back_unused_waits_without_spending_an_attempt(tenant):
+    message_id = _pending_message(tenant)
+    found = _claim(message_id)
+    assert found is not None
+    later = clock.now() + dt.timedelta(minutes=5)
+    with connection(), db.atomic():
+        assert engine.release(found, until=later)  # the pace said wait
+    row = _message(message_id)
+    assert (row.status, row.attempts, row.claim_token, row.next_attempt_at) == ("pending", 0, None, later)
+    assert _claim(message_id) is None  # not due before its time
+    with connection(), db.atomic():
+        assert not engine.release(found)  # no longer ours
+        Message.update(next_attempt_at=Message.created_at).where(Message.id == message_id).execute()
+    again = _claim(message_id)
+    assert again is not None
+    assert again.attempts == 1
+    assert again.columns["text"] == "hello"  # the message's columns come back with the claim
+
+
+def test_what_goes_with_an_outcome_is_written_only_with_it(tenant):
+    message_id = _pending_message(tenant)
+    conversation_id = _message(message_id).conversation_id
+    stale = _claim(message_id)
+    assert stale is not None
+    with connection(), db.atomic():
+        engine.restart(outbound.MESSAGE_WORK, [message_id], status="pending", next_attempt_at=clock.now())
+    held = _claim(message_id)
+    assert held is not None
+    early, late = clock.now() - dt.timedelta(hours=1), clock.now()
+    with connection(), db.atomic():
+        assert not engine.finish(stale, status="sent", also=conversations.touch_outbound_statement(conversation_id,
+                                                                                                   early))
+    with connection():
+        assert Conversation.get_by_id(conversation_id).last_message_at != early
+    with connection(), db.atomic():
+        assert engine.finish(held, status="sent", also=conversations.touch_outbound_statement(conversation_id, late))
+    with connection():
+        assert Conversation.get_by_id(conversation_id).last_message_at == late
     assert _message(message_id).status == "sent"
 
 

@@ -1,0 +1,447 @@
+"""Soak: the scale-out setup under a steady mixed load, with processes killed on the way.
+
+    python bench/soak.py [--minutes 10] [--rate 6] [--kills 2]
+
+PostgreSQL (a fresh database, `BENCH_POSTGRES`) and Redis (`BENCH_REDIS`), two `serve --no-worker`
+API processes behind a small TCP balancer in this process, two `worker` processes and a standalone
+`sandbox serve`. For `--minutes`, every second: `--rate` inbox replies (Telegram DMs), a post
+published now (X), a comment that a comment automation answers with a private reply (Instagram),
+and every 20 s a broadcast to 20 contacts; every event goes to a webhook endpoint on a local HTTPS
+receiver. `--kills` times, at a random moment, one worker and one API process are SIGKILLed and
+started again. At the end (after the work settles) it reports:
+
+- lost: DMs, broadcast recipients, private replies and posts that never reached the platform and
+  are not `unknown` either (a kill during a platform call leaves `unknown`, never resent: counted
+  apart), and webhook events never delivered;
+- sent twice: anything the platform received twice (at-most-once kinds); webhooks are at least
+  once, so their repeats are counted but are not a fault;
+- p50 / p99 latency of each kind: a reply, the request itself; a post, from the request to its
+  `post.published` delivery; a broadcast, to `broadcast.completed`; a comment, from the platform's
+  webhook to the private reply on the platform; a webhook, from the event to its arrival;
+- RSS of each process at the start and at the end (a process started again is measured from its
+  own start).
+
+Figures depend on the machine's load: the report says what the machine did besides (its busy
+share, from /proc/stat, against the benchmark's own processes' CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import signal
+import ssl
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.common import CpuMeter, free_port, scale_out_env, temp_dir, wait_until_up  # noqa: E402
+
+
+# --- a TCP balancer: the API processes behind one address, as a load balancer would put them ---------
+class Balancer:
+    def __init__(self, port: int, backends: list[int]) -> None:
+        self.port, self.backends = port, backends
+        self._turn = 0
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", self.port))
+        self.loop.run_forever()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(len(self.backends) * 20):  # a backend being restarted refuses: try the next
+            self._turn += 1
+            port = self.backends[self._turn % len(self.backends)]
+            try:
+                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        else:
+            writer.close()
+            return
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError, ConnectionError):
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            with contextlib.suppress(OSError, RuntimeError):
+                sink.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+# --- the webhook receiver: every envelope with its arrival time ------------------------------------
+def run_receiver(port: int, cert: str, out: str) -> None:
+    import uvicorn
+
+    arrivals: list[tuple[float, str, str, str, Any]] = []
+
+    async def app(scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            with open(out, "w") as file:
+                json.dump(arrivals, file)
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if scope["path"] == "/dump":
+            with open(out, "w") as file:
+                json.dump(arrivals, file)
+        else:
+            with contextlib.suppress(ValueError, KeyError):
+                envelope = json.loads(body)
+                data = envelope["data"]
+                key = data.get("id") if isinstance(data, dict) else None
+                arrivals.append((time.time(), envelope["id"], envelope["type"], envelope["createdAt"], key))
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, ssl_certfile=cert, log_level="warning")
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def instant(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def percentiles(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"count": 0, "p50_ms": None, "p99_ms": None}
+    ordered = sorted(values)
+    return {"count": len(ordered), "p50_ms": round(statistics.median(ordered) * 1000),
+            "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--rate", type=float, default=6.0, help="inbox replies a second")
+    parser.add_argument("--kills", type=int, default=2)
+    parser.add_argument("--receiver", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.receiver:
+        run_receiver(int(args.receiver[0]), args.receiver[1], args.receiver[2])
+        return 0
+
+    import trustme
+
+    work = Path(temp_dir())
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(work / "ca.pem"))
+    ca.issue_cert("localhost", "127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(work / "server.pem"))
+    hook_port, sandbox_port, front = free_port(), free_port(), free_port()
+    api_ports = [free_port(), free_port()]
+    arrivals_file = work / "arrivals.json"
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    rss: dict[str, dict[str, int]] = {}
+    born: dict[str, float] = {}
+    report: dict[str, Any] = {"minutes": args.minutes, "replies_per_second": args.rate}
+
+    with scale_out_env(str(work / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{front}",
+                       SWITCHBOARD_SANDBOX="1", SWITCHBOARD_SANDBOX_URL=f"http://127.0.0.1:{sandbox_port}",
+                       SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE="1", SWITCHBOARD_WEBHOOK_CA_BUNDLE=str(work / "ca.pem"),
+                       SWITCHBOARD_SEND_LEASE_SECONDS="10") as env:
+        env["PYTHONPATH"] = str(REPO)
+
+        starts: Counter[str] = Counter()
+
+        def start(name: str) -> None:
+            starts[name] += 1
+            log_path = work / f"{name}-{starts[name]}.log"
+            log = log_path.open("ab")
+            if name.startswith("api"):
+                port = api_ports[int(name[-1])]
+                command = ["serve", "--no-worker", "--port", str(port)]
+            elif name == "sandbox":
+                command = ["sandbox", "serve", "--port", str(sandbox_port)]
+            else:
+                command = ["worker", "--workers", "4"]
+            procs[name] = subprocess.Popen([sys.executable, "-m", "switchboard", *command], cwd=REPO, env=env,
+                                           stdout=log, stderr=subprocess.STDOUT)
+            if name.startswith("api"):
+                wait_until_up(f"http://127.0.0.1:{port}/v1/health", procs[name], 120)
+            elif name == "sandbox":
+                wait_until_up(f"http://127.0.0.1:{sandbox_port}/sandbox/", procs[name], 120)
+            else:
+                deadline = time.monotonic() + 120
+                while "running" not in log_path.read_text() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+            born[name] = time.monotonic()
+            rss[name] = {}
+
+        receiver = subprocess.Popen([sys.executable, __file__, "--receiver", str(hook_port),
+                                     str(work / "server.pem"), str(arrivals_file)], cwd=REPO)
+        try:
+            boot = subprocess.run([sys.executable, "-m", "switchboard", "bootstrap", "--email", "soak@example.com",
+                                   "--password", "soak soak soak", "--json"], env=env, cwd=REPO, check=True,
+                                  capture_output=True, text=True)
+            tenant = json.loads(boot.stdout)
+            for name in ("sandbox", "api0", "api1", "worker0", "worker1"):
+                start(name)
+            Balancer(front, api_ports)
+            auth = {"Authorization": f"Bearer {tenant['apiKey']}"}
+            http = httpx2.Client(base_url=f"http://127.0.0.1:{front}", timeout=60)
+            sandbox = httpx2.Client(base_url=f"http://127.0.0.1:{sandbox_port}", timeout=60)
+            from switchboard.sandbox_seed import connect
+
+            bots = [connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="telegram",
+                            username=f"soakbot{n}{uuid.uuid4().hex[:6]}") for n in range(4)]
+            x = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="x")
+            instagram = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="instagram")
+            for n, bot in enumerate(bots):
+                for contact in range(20):
+                    sandbox.post("/sandbox/telegram/inbound-message", json={
+                        "accountId": bot["id"], "from": {"id": str(50000 + n * 100 + contact)}, "text": "hi"},
+                    ).raise_for_status()
+            conversations: dict[str, list[str]] = {}
+            for bot in bots:
+                listed = wait_for_list(http, auth, bot["id"], 20)
+                conversations[bot["id"]] = listed
+            http.post("/v1/comment-automations", headers=auth, json={
+                "accountId": instagram["id"], "name": "soak", "matchType": "any", "dmText": "thanks"},
+            ).raise_for_status()
+            http.post("/v1/webhooks", headers=auth, json={"url": f"https://localhost:{hook_port}/hook"},
+                      ).raise_for_status()
+            hooked_at = time.time()  # events before it have no delivery
+
+            sent_at: dict[str, dict[str, float]] = {"reply": {}, "post": {}, "broadcast": {}, "comment": {}}
+            reply_latency: list[float] = []
+            failures: Counter[str] = Counter()
+            lock = threading.Lock()
+            stop = threading.Event()
+            meter = CpuMeter(database_url=env["SWITCHBOARD_DATABASE_URL"], queue_url=env["SWITCHBOARD_QUEUE_URL"])
+
+            def reply(n: int) -> None:
+                bot = bots[n % len(bots)]
+                conversation = conversations[bot["id"]][(n // len(bots)) % 20]
+                text = f"soak reply {n}"
+                began = time.time()
+                try:
+                    answer = http.post(f"/v1/conversations/{conversation}/messages", headers=auth, json={"text": text})
+                    with lock:
+                        sent_at["reply"][text] = began
+                        if answer.status_code in (201, 202):
+                            reply_latency.append(time.time() - began)
+                        else:
+                            failures[f"reply {answer.status_code}"] += 1
+                except httpx2.HTTPError:  # the API process died with the request in it: maybe sent
+                    with lock:
+                        sent_at["reply"][text] = began
+                        failures["reply cut by a kill"] += 1
+
+            def other(n: int) -> None:
+                began = time.time()
+                with contextlib.suppress(httpx2.HTTPError):
+                    made = http.post("/v1/posts", headers=auth, json={
+                        "content": f"soak post {n}", "targets": [{"accountId": x["id"]}], "publishNow": True})
+                    if made.status_code == 201:
+                        with lock:
+                            sent_at["post"][made.json()["id"]] = began
+                    comment = f"soak-comment-{n}-{uuid.uuid4().hex[:6]}"
+                    got = sandbox.post("/sandbox/instagram/comment", json={
+                        "accountId": instagram["id"], "mediaId": "soak-media", "commentId": comment,
+                        "from": {"id": f"fan{n}", "handle": f"fan{n}"}, "text": "love it"})
+                    if got.status_code == 200:
+                        with lock:
+                            sent_at["comment"][comment] = time.time()
+                    if n % 20 == 0:
+                        bot = bots[(n // 20) % len(bots)]
+                        made = http.post("/v1/broadcasts", headers=auth, json={
+                            "accountId": bot["id"], "name": f"soak {n}", "text": f"soak broadcast {n}",
+                            "sendNow": True})
+                        if made.status_code == 201:
+                            with lock:
+                                sent_at["broadcast"][made.json()["id"]] = began
+
+            def pace(rate: float, job: Any) -> None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(8) as pool:
+                    n, next_at = 0, time.monotonic()
+                    while not stop.is_set():
+                        pool.submit(job, n)
+                        n += 1
+                        next_at += 1 / rate
+                        time.sleep(max(0.0, next_at - time.monotonic()))
+
+            def sample_rss() -> None:
+                while not stop.is_set():
+                    for name, proc in list(procs.items()):
+                        if time.monotonic() - born[name] >= 15 and proc.poll() is None:
+                            rss[name].setdefault("start", rss_kib(proc.pid))
+                    stop.wait(1)
+
+            pids = {name: proc.pid for name, proc in procs.items()}
+            threading.Thread(target=sample_rss, daemon=True).start()
+            meter.start(pids)
+            loaders = [threading.Thread(target=pace, args=(args.rate, reply)), threading.Thread(target=pace,
+                                                                                               args=(1.0, other))]
+            for loader in loaders:
+                loader.start()
+            seconds = args.minutes * 60
+            moments = sorted(random.uniform(seconds * 0.15, seconds * 0.85) for _ in range(args.kills))
+            began = time.monotonic()
+            kills = []
+            for moment in moments:
+                time.sleep(max(0.0, began + moment - time.monotonic()))
+                for victim in (random.choice(["worker0", "worker1"]), random.choice(["api0", "api1"])):
+                    procs[victim].send_signal(signal.SIGKILL)
+                    procs[victim].wait()
+                    kills.append({"at_seconds": round(time.monotonic() - began), "process": victim})
+                    start(victim)  # its RSS is measured anew from this start
+            time.sleep(max(0.0, began + seconds - time.monotonic()))
+            stop.set()
+            for loader in loaders:
+                loader.join()
+            spent = meter.stop({name: proc.pid for name, proc in procs.items()})
+            for name, proc in procs.items():
+                rss[name]["end"] = rss_kib(proc.pid)
+            report["kills"] = kills
+
+            # Let the work settle: nothing pending or sending, every broadcast done.
+            from storage.db import connection, initialise
+            from storage.models import Message, WebhookDelivery
+
+            initialise(env["SWITCHBOARD_DATABASE_URL"])
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                with connection():
+                    open_rows = (Message.select().where(Message.status.in_(("pending", "sending"))).count()
+                                 + WebhookDelivery.select().where(
+                                     WebhookDelivery.status.in_(("QUEUED", "RETRYING"))).count())
+                if not open_rows:
+                    break
+                time.sleep(1)
+            settled_after = time.monotonic() - began - seconds
+            report["settled_seconds_after_load"] = round(settled_after)
+            report.update(settle_report(sandbox, sent_at, reply_latency, arrivals_file, hook_port, work, bots, x,
+                                        instagram, hooked_at))
+            report["failures_seen_by_clients"] = dict(failures)
+            # From 15 s into each process's life under load (warmed up) to the end; a process started
+            # again after a kill is measured from its own start.
+            report["rss_kib"] = {name: {"start": value.get("start"), "end": value.get("end"),
+                                        "growth": round(value["end"] / value["start"] - 1, 3)
+                                        if value.get("start") else None} for name, value in rss.items()}
+            report["cpu_seconds"] = {name: round(value, 1) for name, value in spent.items() if name != "machine_busy"}
+            report["machine_busy"] = round(spent["machine_busy"], 2)
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.terminate()
+            for proc in procs.values():
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=20)
+            receiver.terminate()
+            receiver.wait(timeout=20)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def wait_for_list(http: httpx2.Client, auth: dict[str, str], account_id: str, count: int) -> list[str]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        data = http.get("/v1/conversations", headers=auth, params={"accountId": account_id, "limit": 100}).json()
+        if len(data["data"]) >= count:
+            return [row["id"] for row in data["data"]]
+        time.sleep(0.2)
+    raise SystemExit("the contacts' conversations did not appear")
+
+
+def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]], reply_latency: list[float],
+                  arrivals_file: Path, hook_port: int, work: Path, bots: list[dict], x: dict,
+                  instagram: dict, hooked_at: float) -> dict[str, Any]:
+    from storage.db import connection
+    from storage.models import BroadcastRecipient, Event, Message, PostTarget
+
+    context = ssl.create_default_context(cafile=str(work / "ca.pem"))
+    httpx2.post(f"https://localhost:{hook_port}/dump", verify=context, timeout=30)
+    arrivals = json.loads(arrivals_file.read_text())
+    dm_log = [row for bot in bots for row in
+              sandbox.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"]]
+    x_log = sandbox.get("/sandbox/x/sent", params={"accountId": x["id"]}).json()["data"]
+    ig_log = sandbox.get("/sandbox/instagram/sent", params={"accountId": instagram["id"]}).json()["data"]
+    out: dict[str, Any] = {}
+
+    # Replies: each text once on the platform, or `unknown` (a kill during its call).
+    texts = Counter(row["text"] for row in dm_log if row["kind"] == "dm" and row["text"].startswith("soak reply"))
+    with connection():
+        statuses = {m.text: m.status for m in Message.select(Message.text, Message.status)
+                    .where(Message.text.startswith("soak reply"))}
+        recipients = Counter(r.status for r in BroadcastRecipient.select(BroadcastRecipient.status))
+        targets = Counter(t.status for t in PostTarget.select(PostTarget.status))
+        events = {e.id for e in Event.select(Event.id, Event.created_at)
+                  if e.created_at.replace(tzinfo=UTC).timestamp() > hooked_at}
+    asked = set(sent_at["reply"])
+    out["replies"] = {
+        "asked": len(asked), "on_platform": len(texts), "sent_twice": sum(1 for n in texts.values() if n > 1),
+        "unknown": sum(1 for text in asked if statuses.get(text) == "unknown"),
+        "never_stored": sum(1 for text in asked if text not in statuses),  # the request died with its process
+        "lost": sum(1 for text in asked if text in statuses and text not in texts
+                    and statuses[text] not in ("unknown", "failed")),
+        "latency": percentiles(reply_latency)}
+    broadcast_dms = Counter((row["to"], row["text"]) for row in dm_log
+                            if row["kind"] == "dm" and row["text"].startswith("soak broadcast"))
+    out["broadcast_recipients"] = {"statuses": dict(recipients),
+                                   "sent_twice": sum(1 for n in broadcast_dms.values() if n > 1),
+                                   "lost": recipients.get("pending", 0)}
+    posts = Counter(row["text"] for row in x_log if row["kind"] == "post")
+    out["posts"] = {"asked": len(sent_at["post"]), "targets": dict(targets),
+                    "sent_twice": sum(1 for n in posts.values() if n > 1),
+                    "lost": targets.get("queued", 0) + targets.get("publishing", 0)}
+    replies_to = Counter(row["to"] for row in ig_log if row["kind"] == "private_reply")
+    out["comments"] = {"asked": len(sent_at["comment"]), "answered": len(replies_to),
+                       "sent_twice": sum(1 for n in replies_to.values() if n > 1),
+                       "not_answered": sum(1 for comment in sent_at["comment"] if comment not in replies_to),
+                       "latency": percentiles([instant(row["at"]) - sent_at["comment"][row["to"]] for row in ig_log
+                                               if row["kind"] == "private_reply" and row["to"] in sent_at["comment"]])}
+    delivered = Counter(envelope_id for _, envelope_id, _, _, _ in arrivals)
+    first: dict[tuple[str, Any], float] = {}
+    for at, _, kind, _, key in arrivals:
+        first.setdefault((kind, key), at)
+    out["webhooks"] = {"events": len(events), "delivered": len(delivered),
+                       "lost": len(events - set(delivered)), "repeated": sum(n - 1 for n in delivered.values()),
+                       "latency": percentiles([at - instant(created) for at, _, _, created, _ in arrivals])}
+    out["posts"]["latency"] = percentiles([first[("post.published", post)] - began
+                                           for post, began in sent_at["post"].items()
+                                           if ("post.published", post) in first])
+    out["broadcasts"] = {"asked": len(sent_at["broadcast"]), "latency": percentiles(
+        [first[("broadcast.completed", b)] - began for b, began in sent_at["broadcast"].items()
+         if ("broadcast.completed", b) in first])}
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
