@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from service.engine import core as engine
-from service.inbox import polling
+from service.inbox import polling, polls
 from service.kit import clock
 from service.kit.settings import Settings
 from storage.db import connection, db
@@ -52,11 +52,11 @@ def test_an_account_is_polled_once_an_interval_whatever_the_number_of_workers(ap
     with ThreadPoolExecutor(2) as pool:  # the task twice (a duplicate nudge): one worker reads
         outcomes = list(pool.map(polling.run, [chore, chore]))
     assert sorted(outcomes, key=str) == [None, "read"]
-    assert _units(channel["id"]) == 1
+    assert _units(channel["id"]) == polls.POLL_UNITS  # one page read
 
     assert _sweep() == []  # idle until its next interval
     assert polling.run(chore) is None
     clock.advance(polling.interval().total_seconds() + 1)
     assert _sweep() == [chore]
     assert polling.run(chore) == "read"
-    assert _units(channel["id"]) == 2
+    assert _units(channel["id"]) == 2 * polls.POLL_UNITS
