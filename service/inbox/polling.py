@@ -39,8 +39,8 @@ from service.inbox.inbound import store_events
 from service.kit import clock, settings
 from service.kit.errors import Conflict
 from storage.db import connection, db
-from storage.hot import by_id
-from storage.models import Account, AccountChore, Conversation, InboxPoll
+from storage.hot import by_id, run_fixed
+from storage.models import Account, AccountChore, InboxPoll
 
 log = logging.getLogger("switchboard.polls")
 
@@ -49,6 +49,9 @@ BATCH = 200
 MAX_PAGES = 10  # back to the cursor; past this many pages a burst is read on the next poll
 RECENT_THREADS = dt.timedelta(days=7)
 THREADS_BY_ID = 50  # commentThreads.list takes at most 50 ids
+# Written out, on the (account, activity_at) index: it runs on every YouTube poll.
+_RECENT = ("SELECT external_conversation_id FROM conversation WHERE account_id = ? AND activity_at >= ?"
+           " AND external_conversation_id IS NOT NULL ORDER BY activity_at DESC LIMIT ?")
 
 Outcome = Literal["read", "quota", "later", "reauth_needed", "gone", "checked"]
 
@@ -185,12 +188,8 @@ def _read(account: Account, cursor: str | None) -> _Read:
 def _recent_threads(account: Account, seen: set[str | None]) -> list[InboundEvent]:
     """The comments of the account's recently active threads that the pages read did not list, read
     again by id (their replies may be new; the cursor does not apply: they are older threads)."""
-    since = clock.now() - RECENT_THREADS
-    rows = (Conversation.select(Conversation.external_conversation_id)
-            .where(Conversation.account == account.id, Conversation.last_message_at >= since,
-                   Conversation.external_conversation_id.is_null(False))
-            .order_by(Conversation.last_message_at.desc()).limit(THREADS_BY_ID + len(seen)))
-    threads = [str(row.external_conversation_id) for row in rows if row.external_conversation_id not in seen]
+    rows = run_fixed(_RECENT, (account.id, clock.now() - RECENT_THREADS, THREADS_BY_ID + len(seen))).fetchall()
+    threads = [str(row[0]) for row in rows if row[0] not in seen]
     if not threads:
         return []
     with db.atomic():
