@@ -79,7 +79,7 @@ def wire() -> None:
     # A contact known only by a scoped id (Instagram, Facebook) gets their name read from the platform.
     signals.contact_wrote.connect(profiles.contact_wrote)
     # Broadcast recipients follow their message.
-    signals.message_finished.connect(broadcasts.message_finished)
+    signals.message_finished.connect(broadcasts.message_finished, "broadcast")
     signals.message_failed_later.connect(broadcasts.message_failed_later)
     # What an account's permanent deletion takes with it.
     signals.account_deleting.connect(lambda account_id: ("conversations", conversations.delete_for_account(account_id)))

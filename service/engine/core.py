@@ -108,6 +108,17 @@ class Claim:
     token: str
     attempts: int  # counting the attempt about to be made
     columns: dict[str, Any] = field(default_factory=dict)
+    joined: tuple[Any, ...] = ()  # the `Joined` columns read with the claim
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Rows read with a claim: `columns` (SQL) of the tables that `joins` (LEFT JOINs) bring to the
+    claimed row, which is named `claimed`. On PostgreSQL they come in the claim's own statement
+    (one round trip instead of two); on SQLite from a second statement just after it."""
+
+    columns: str
+    joins: str
 
 
 @dataclass(frozen=True)
@@ -204,8 +215,11 @@ def runs_groups(kind_name: str) -> Callable[[list[str]], Any] | None:
 
 
 # -- claiming and finishing ----------------------------------------------------------------------
-def claim(kind: Kind, item_id: str, *, lease_seconds: float | None = None) -> Claim | None:
-    """Take the row for one attempt: None when it is not due, done, or held.
+def claim(
+    kind: Kind, item_id: str, *, lease_seconds: float | None = None, joined: Joined | None = None,
+) -> Claim | None:
+    """Take the row for one attempt: None when it is not due, done, or held. With `joined`, the rows
+    it names come with it (`Claim.joined`).
 
     The attempt is counted when it starts, so a worker killed mid-attempt still used it: a row that
     kills its workers cannot loop for ever. Call inside a short write transaction, or on its own
@@ -218,18 +232,29 @@ def claim(kind: Kind, item_id: str, *, lease_seconds: float | None = None) -> Cl
     # Claim and finish run once per row of every kind, with texts fixed by the code: on PostgreSQL
     # the server prepares each once per connection (measured on webhook deliveries: 400 → 260 µs
     # of the backend's CPU per delivery, the claim, the load and the finish together).
-    row = run_fixed(kind.claim_sql, (lease, token, moment, item_id, moment, moment)).fetchone()
+    params = (lease, token, moment, item_id, moment, moment)
+    if joined is not None and is_postgres():
+        row = run_fixed(f"WITH claimed AS ({kind.claim_sql}) SELECT claimed.*, {joined.columns} "  # noqa: S608
+                        f"FROM claimed {joined.joins}", params).fetchone()
+    else:
+        row = run_fixed(kind.claim_sql, params).fetchone()
+        if row is not None and joined is not None:
+            row = (*row, *run_fixed(f"SELECT {joined.columns} FROM {kind.table} AS claimed {joined.joins} "  # noqa: S608
+                                    "WHERE claimed.id = ?", (item_id,)).fetchone())
     if row is None:
         return None
-    return Claim(kind, item_id, token, int(row[0]), dict(zip(kind.returning, row[1:], strict=True)))
+    split = 1 + len(kind.returning)
+    return Claim(kind, item_id, token, int(row[0]), dict(zip(kind.returning, row[1:split], strict=True)),
+                 tuple(row[split:]))
 
 
 @dataclass(frozen=True)
 class Also:
-    """A statement that goes with an outcome and only with it (an UPDATE of another table, SQL from
-    code with `?` placeholders, e.g. the conversation a message belongs to): `finish` runs it only
-    when the worker still held the row, on PostgreSQL in the same statement as the outcome (a data
-    modifying `WITH`: one round trip instead of two)."""
+    """A statement that goes with an outcome and only with it (an UPDATE of another table, an
+    event's INSERT ... SELECT; SQL from code with `?` placeholders, ending in a WHERE clause that
+    `finish` extends): `finish` runs it only when the worker still held the row, on PostgreSQL in
+    the same statement as the outcome (a data-modifying `WITH`: one round trip, and atomic without
+    a transaction around it)."""
 
     sql: str
     params: tuple[Any, ...]
@@ -237,12 +262,12 @@ class Also:
 
 def finish(
     found: Claim, *, status: str, next_attempt_at: datetime | None = None, at: datetime | None = None,
-    also: Also | None = None, **columns: Any,
+    also: tuple[Also, ...] = (), **columns: Any,
 ) -> bool:
     """Record the outcome (as of `at`, default now) if this worker still holds the row: True when it did.
 
-    A ready `status` with a `next_attempt_at` puts the row back for a later attempt. `also` runs
-    with the outcome, only if it was recorded.
+    A ready `status` with a `next_attempt_at` puts the row back for a later attempt. The `also`
+    statements run with the outcome, only if it was recorded.
     """
     assignments = ["status = ?", "next_attempt_at = ?", "claimed_until = NULL", "claim_token = NULL",
                    "nudged_at = NULL", "updated_at = ?"]
@@ -252,16 +277,16 @@ def finish(
         values.append(value)
     statement = f"UPDATE {found.kind.table} SET {', '.join(assignments)} WHERE id = ? AND claim_token = ?"  # noqa: S608
     params = (*values, found.id, found.token)
-    if also is not None and is_postgres():
-        row = run_fixed(
-            f"WITH done AS ({statement} RETURNING 1), also AS ({also.sql} AND EXISTS (SELECT 1 FROM done) "  # noqa: S608
-            "RETURNING 1) SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM also)",
-            (*params, *also.params),
-        ).fetchone()
+    if also and is_postgres():
+        riders = "".join(f", also{n} AS ({extra.sql} AND EXISTS (SELECT 1 FROM done))"  # noqa: S608
+                         for n, extra in enumerate(also))
+        row = run_fixed(f"WITH done AS ({statement} RETURNING 1){riders} SELECT count(*) FROM done",  # noqa: S608
+                        (*params, *(value for extra in also for value in extra.params))).fetchone()
         return bool(row[0])
     held = bool(run_fixed(statement, params).rowcount)
-    if held and also is not None:
-        run_fixed(also.sql, also.params)
+    if held:
+        for extra in also:
+            run_fixed(extra.sql, extra.params)
     return held
 
 

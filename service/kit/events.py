@@ -54,6 +54,30 @@ def _announce() -> None:
     signals.events_committed.send()
 
 
+def emit_statement(*, workspace_id: str, type: str, data: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """`emit` as SQL for a caller that runs it with its change, in one transaction or one statement
+    (`engine.finish(also=...)`): an INSERT ... SELECT with `?` placeholders, ending in a WHERE
+    clause the caller may extend. Once it has run (or its transaction has begun to), the caller
+    calls `emitted()`."""
+    if type not in CATALOGUE:
+        raise ValueError(f"unknown event type {type!r}")
+    fields = Event._meta.fields
+    values = {"id": ids.new_id("evt"), "workspace": workspace_id, "type": type, "data": data,
+              "created_at": clock.now()}
+    return _INSERT_SELECT, tuple(fields[name].db_value(value) for name, value in values.items())
+
+
+_INSERT_SELECT = ("INSERT INTO event (id, workspace_id, type, data, created_at) "
+                  "SELECT ?, ?, ?, ?, ? WHERE 1 = 1")
+
+
+def emitted() -> None:
+    """The dispatcher hears of events written by `emit_statement`: once the transaction commits, or
+    now when there is none."""
+    if signals.events_committed:
+        db.after_commit(_announce)
+
+
 def emit(*, workspace_id: str, type: str, data: dict[str, Any]) -> Event:
     """Record an event in the current transaction. Call it inside the change's `db.atomic()`."""
     if type not in CATALOGUE:

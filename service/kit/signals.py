@@ -75,6 +75,31 @@ class KindSignal:
             signal.send(account, event)
 
 
+class SourceSignal:
+    """An outbound message reaching its final status, with receivers per source (`broadcast`, ...):
+    the sender can tell that no one listens for a source and leave out the transaction a receiver
+    would run in."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.by_source: dict[str, Signal[[MessageFinished]]] = {}
+
+    def connect(self, receiver: Callable[[MessageFinished], Any], *sources: str) -> None:
+        for source in sources:
+            self.by_source.setdefault(source, Signal(f"{self.name}:{source}", isolated=False)).connect(receiver)
+
+    def listens(self, source: str) -> bool:
+        return source in self.by_source
+
+    def send(self, done: MessageFinished) -> None:
+        signal = self.by_source.get(done.source)
+        if signal is not None:
+            signal.send(done)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_source)
+
+
 @dataclass(frozen=True)
 class MessageFinished:
     """An outbound message reached a final status (`sent`, `failed` or `unknown`; `unknown` may later
@@ -100,9 +125,9 @@ contact_wrote: Signal[[Conversation, Message, InboundEvent]] = Signal("contact_w
 """(conversation, message, event): a contact's message was stored (event.kind tells a story reply).
 Sequences stop on a reply and enrol on story replies here."""
 
-message_finished: Signal[[MessageFinished]] = Signal("message_finished", isolated=False)
-"""A message the engine sent reached its final status, in the finishing transaction: broadcasts
-move their recipient and counts."""
+message_finished = SourceSignal("message_finished")
+"""A message the engine sent reached its final status, in the finishing transaction, by the
+message's source: broadcasts move their recipient and counts."""
 
 message_failed_later: Signal[[Message, str]] = Signal("message_failed_later", isolated=False)
 """(message, reason): a platform reported a `sent` message as not delivered (WhatsApp's status
@@ -116,8 +141,10 @@ events_committed: Signal[[]] = Signal("events_committed", isolated=False)
 """A transaction that wrote outbox events committed: the queue starts the dispatcher at once rather
 than at the next scheduler tick (which remains the safety net)."""
 
-ALL: list[Signal[Any] | KindSignal] = [platform_event, conversation_started, contact_wrote, message_finished,
-                                       message_failed_later, account_deleting, events_committed]
+ALL: list[Signal[Any] | KindSignal | SourceSignal] = [
+    platform_event, conversation_started, contact_wrote, message_finished, message_failed_later, account_deleting,
+    events_committed,
+]
 
 
 def disconnect_all() -> None:
@@ -125,5 +152,7 @@ def disconnect_all() -> None:
     for signal in ALL:
         if isinstance(signal, KindSignal):
             signal.by_kind.clear()
+        elif isinstance(signal, SourceSignal):
+            signal.by_source.clear()
         else:
             signal.receivers.clear()

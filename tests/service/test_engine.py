@@ -3,6 +3,7 @@ lease settled as `unknown`, a late answer that still counts, and a module import
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import subprocess
 import sys
@@ -11,9 +12,9 @@ import threading
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
-from service.kit import clock
-from storage.db import connection, db
-from storage.models import Account, Conversation, Message
+from service.kit import clock, events
+from storage.db import connection, db, is_postgres
+from storage.models import Account, Conversation, Event, Message
 from tests.support.factories import add_account
 
 
@@ -130,15 +131,29 @@ def test_what_goes_with_an_outcome_is_written_only_with_it(tenant):
     held = _claim(message_id)
     assert held is not None
     early, late = clock.now() - dt.timedelta(hours=1), clock.now()
-    with connection(), db.atomic():
-        assert not engine.finish(stale, status="sent", also=conversations.touch_outbound_statement(conversation_id,
-                                                                                                   early))
+
+    def riders(at: dt.datetime, tag: str) -> tuple[engine.Also, ...]:
+        sql, params = events.emit_statement(workspace_id=tenant["workspaceId"], type="message.sent",
+                                            data={"tag": tag})
+        return conversations.touch_outbound_statement(conversation_id, at), engine.Also(sql, params)
+
+    def tagged(tag: str) -> int:
+        with connection():
+            found = Event.select(Event.data).where(Event.workspace == tenant["workspaceId"], Event.type == "message.sent")
+            return sum(event.data == {"tag": tag} for event in found)
+
+    # On PostgreSQL outside any transaction: the outcome and what rides with it are one statement.
+    alone = contextlib.nullcontext if is_postgres() else db.atomic
+    with connection(), alone():
+        assert not engine.finish(stale, status="sent", also=riders(early, "stale"))
     with connection():
         assert Conversation.get_by_id(conversation_id).last_message_at != early
-    with connection(), db.atomic():
-        assert engine.finish(held, status="sent", also=conversations.touch_outbound_statement(conversation_id, late))
+    assert tagged("stale") == 0
+    with connection(), alone():
+        assert engine.finish(held, status="sent", also=riders(late, "held"))
     with connection():
         assert Conversation.get_by_id(conversation_id).last_message_at == late
+    assert tagged("held") == 1
     assert _message(message_id).status == "sent"
 
 
