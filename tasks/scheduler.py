@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -78,8 +79,8 @@ def tick() -> None:
 
 TURN = "tick_turn"
 # A turn is taken once the last one is this share of an interval old: a little less than a whole
-# one, so the worker that took it takes the next one too (its own wait is a whole interval plus the
-# tick), and another worker's wake-up that falls just short of it does not start a second tick.
+# one, so the worker that took it takes the next one too (an interval later, give or take its
+# timer), and another worker's wake-up that falls just short of it does not start a second tick.
 TURN_SHARE = 0.8
 
 
@@ -129,9 +130,17 @@ class Ticker:
         return self
 
     def _run(self) -> None:
+        # Ticks start an interval apart (not an interval after the last one ended): the worker that
+        # has the turn is then back for the next one as it frees, before another worker's wake-up
+        # can take it. A tick that overran its interval is followed by a whole interval's rest.
+        due = time.monotonic()
         while not self._stop.is_set():
             self._tick()
-            self._stop.wait(self.interval)
+            due += self.interval
+            moment = time.monotonic()
+            if due < moment:
+                due = moment + self.interval
+            self._stop.wait(due - moment)
 
     def _tick(self) -> None:
         with connection():
