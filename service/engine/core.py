@@ -28,6 +28,7 @@ Kinds register explicitly (`register`, from the composition root). The engine ne
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -234,18 +235,24 @@ def claim(
     # of the backend's CPU per delivery, the claim, the load and the finish together).
     params = (lease, token, moment, item_id, moment, moment)
     if joined is not None and is_postgres():
-        row = run_fixed(f"WITH claimed AS ({kind.claim_sql}) SELECT claimed.*, {joined.columns} "  # noqa: S608
-                        f"FROM claimed {joined.joins}", params).fetchone()
+        row = run_fixed(_joined_sql(kind, joined, together=True), params).fetchone()
     else:
         row = run_fixed(kind.claim_sql, params).fetchone()
         if row is not None and joined is not None:
-            row = (*row, *run_fixed(f"SELECT {joined.columns} FROM {kind.table} AS claimed {joined.joins} "  # noqa: S608
-                                    "WHERE claimed.id = ?", (item_id,)).fetchone())
+            row = (*row, *run_fixed(_joined_sql(kind, joined, together=False), (item_id,)).fetchone())
     if row is None:
         return None
     split = 1 + len(kind.returning)
     return Claim(kind, item_id, token, int(row[0]), dict(zip(kind.returning, row[1:split], strict=True)),
                  tuple(row[split:]))
+
+
+@functools.cache
+def _joined_sql(kind: Kind, joined: Joined, *, together: bool) -> str:
+    """The claim with its `joined` rows in one statement (`together`), or the read of them alone."""
+    if together:
+        return f"WITH claimed AS ({kind.claim_sql}) SELECT claimed.*, {joined.columns} FROM claimed {joined.joins}"  # noqa: S608
+    return f"SELECT {joined.columns} FROM {kind.table} AS claimed {joined.joins} WHERE claimed.id = ?"  # noqa: S608
 
 
 @dataclass(frozen=True)
