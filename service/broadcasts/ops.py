@@ -426,12 +426,15 @@ _MOVE = ("UPDATE broadcast_recipient SET status = ?, reason = ?, sent_at = ?, up
          "WHERE message_id = ? AND status IN ('pending', 'unknown', 'sent') AND status <> ?")
 # On PostgreSQL the move and the completion check are one statement (a data-modifying `WITH`). The
 # check reads the snapshot from before the move, where this recipient may still be pending: it
-# looks for any other.
+# looks for any other. The broadcast's id comes from scalar subqueries, so the prepared (generic)
+# plan looks the pending recipients up by broadcast in the index: correlated with the broadcast's
+# row instead, the plan made while the table was small read every pending recipient of every
+# broadcast, each time.
 _MOVE_AND_COMPLETE = (
     f"WITH moved AS ({_MOVE} RETURNING broadcast_id), "  # noqa: S608 - from code
     "done AS (UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "
-    "WHERE id IN (SELECT broadcast_id FROM moved) AND status = 'sending' AND fanned_out = ? AND NOT EXISTS "
-    "(SELECT 1 FROM broadcast_recipient WHERE broadcast_recipient.broadcast_id = broadcast.id "
+    "WHERE id = (SELECT broadcast_id FROM moved) AND status = 'sending' AND fanned_out = ? AND NOT EXISTS "
+    "(SELECT 1 FROM broadcast_recipient WHERE broadcast_recipient.broadcast_id = (SELECT broadcast_id FROM moved) "
     "AND broadcast_recipient.status = 'pending' AND broadcast_recipient.message_id <> ?) RETURNING id) "
     "SELECT id FROM done"
 )
