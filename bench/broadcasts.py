@@ -11,6 +11,9 @@ this process, which runs the worker (its consumer threads and scheduler) and mea
 1. throughput: a Telegram broadcast to `--recipients` conversations with the bot's 30/s pace lifted,
    from the `POST /v1/broadcasts` (sendNow) until it is `completed`, against a bare loop of httpx2
    `sendMessage` posts to the emulator with as many threads as the worker has. Goal: ratio >= 0.5.
+   With it, the CPU each message cost (`CpuMeter`): of this process (the bare client, or the worker),
+   of the emulator, of the API and of the PostgreSQL backends serving the benchmark's database:
+   steadier than a rate on a shared machine.
 2. pace: a broadcast to `--paced` conversations with the pace on: messages a second, from the
    emulator's own timestamps. Goal: within 5 % of 30/s.
 3. start: `--starts` one-recipient broadcasts created with sendNow; seconds from the request until
@@ -37,7 +40,7 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import embedded_env, free_port, process, temp_dir  # noqa: E402
+from bench.common import CpuMeter, embedded_env, free_port, process, temp_dir  # noqa: E402
 
 
 def emulator_main(port: int) -> None:
@@ -124,9 +127,9 @@ def main() -> int:
                               settings.queue_url.split(":", 1)[0]}
     prepare(settings)  # the schema, before the other processes start
     with process([sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(port)],
-                 base + "/v1/health", env=env), \
+                 base + "/v1/health", env=env) as api, \
             process([sys.executable, str(Path(__file__).resolve()), "--emulator", str(sandbox_port)],
-                    sandbox + "/sandbox/telegram/sent", env=env):
+                    sandbox + "/sandbox/telegram/sent", env=env) as emulator:
         with connection(), db.atomic():
             tenant = bootstrap.bootstrap(email=f"bench-{uuid.uuid4().hex[:8]}@example.com", password="bench bench")
         http = httpx2.Client(base_url=base, timeout=60)
@@ -186,22 +189,36 @@ def main() -> int:
                 bare_client.post(f"{sandbox}/sandbox/telegram/bot{token}/sendMessage",
                                  json={"chat_id": chats[n], "text": f"bare {n}"}).raise_for_status()
 
+            meter = CpuMeter(database_url=settings.database_url)
+            pids = {"bench": os.getpid(), "emulator": emulator.pid, "api": api.pid}
+            meter.start(pids)
             started = time.monotonic()
             with ThreadPoolExecutor(args.threads) as pool:
                 list(pool.map(bare, range(args.recipients)))
             bare_rate = args.recipients / (time.monotonic() - started)
+            bare_cpu = meter.stop(pids)
 
             telegram.capabilities = dataclasses.replace(paced, messages_per_second=None)  # type: ignore[misc]
+            meter.start(pids)
             started = time.monotonic()
             broadcast_id = send_now(account, "unpaced")
             fanned_out = wait_until(lambda: fanned(broadcast_id), 600, 0.05)
             wait_until(lambda: completed(broadcast_id), 600, 0.1)
             engine_rate = args.recipients / (time.monotonic() - started)
+            broadcast_cpu = meter.stop(pids)
             delivered = [row["to"] for row in sent_log(account) if row["text"].startswith("unpaced")]
             report["throughput"] = {"bare_per_second": round(bare_rate), "broadcast_per_second": round(engine_rate),
                                     "ratio": round(engine_rate / bare_rate, 2), "goal": ">= 0.5",
                                     "fan_out_seconds": round(fanned_out, 2),
-                                    "delivered": len(delivered), "sent_twice": len(delivered) - len(set(delivered))}
+                                    "delivered": len(delivered), "sent_twice": len(delivered) - len(set(delivered)),
+                                    # µs of CPU a message: this process is the bare client, then the worker.
+                                    "cpu_us_per_message": {
+                                        phase: {name: round(spent[name] / args.recipients * 1e6)
+                                                for name in (*pids, "postgres")}
+                                        for phase, spent in (("bare", bare_cpu), ("broadcast", broadcast_cpu))},
+                                    "postgres_transactions_per_message": round(
+                                        broadcast_cpu.get("transactions", 0) / args.recipients, 2),
+                                    "load_average": [round(value, 2) for value in os.getloadavg()]}
 
             # 2. the pace on: 30 a second per bot.
             telegram.capabilities = paced  # type: ignore[misc]

@@ -240,6 +240,33 @@ def insert_many(model: type[Model], rows: list[dict[str, Any]]) -> None:
     db.execute_sql(sql, tuple(fields[name].db_value(row[name]) for row in rows for name in names))
 
 
+_insert_shared_sql: dict[tuple[type[Model], tuple[str, ...], tuple[str, ...], int, str], str] = {}
+
+
+def insert_shared(model: type[Model], shared: dict[str, Any], names: tuple[str, ...],
+                  rows: list[tuple[Any, ...]]) -> None:
+    """`insert_many` of rows that differ only in the columns `names` (a tuple of their values per row)
+    and share every other value (`shared`): a broadcast's chunk, one text to many conversations. Each
+    shared value is converted once, not once a row (see `insert`)."""
+    if not rows:
+        return
+    fields = model._meta.fields
+    cache_key = (model, names, tuple(shared), len(rows), db.param)
+    sql = _insert_shared_sql.get(cache_key)
+    if sql is None:
+        columns = ", ".join(f'"{fields[name].column_name}"' for name in (*names, *shared))
+        one = "(" + ", ".join([db.param] * (len(names) + len(shared))) + ")"
+        sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES {", ".join([one] * len(rows))}'  # noqa: S608
+        _insert_shared_sql[cache_key] = sql
+    constant = tuple(fields[name].db_value(value) for name, value in shared.items())
+    own = [fields[name].db_value for name in names]
+    params: list[Any] = []
+    for row in rows:
+        params += [convert(value) for convert, value in zip(own, row, strict=True)]
+        params += constant
+    db.execute_sql(sql, params)
+
+
 def columns(model: type[Model]) -> tuple[str, ...]:
     """The model's column names in field order: a `RETURNING` list that `from_row` reads back."""
     return tuple(field.column_name for field in model._meta.sorted_fields)

@@ -56,7 +56,7 @@ from service.kit.scheduling import due_at
 from service.kit.shapes import button_problems
 from service.kit.signals import MessageFinished
 from storage import hot
-from storage.db import db
+from storage.db import db, is_postgres
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation, Message
 
 log = logging.getLogger("switchboard.broadcasts")
@@ -417,19 +417,38 @@ def _announce(broadcast_id: str, event_type: str) -> None:
 
 _NONE_PENDING = ("status = 'sending' AND fanned_out = ? AND NOT EXISTS (SELECT 1 FROM broadcast_recipient "
                  "WHERE broadcast_recipient.broadcast_id = broadcast.id AND broadcast_recipient.status = 'pending')")
+_COMPLETE = ("UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "  # noqa: S608 - from code
+             f"WHERE id = ? AND {_NONE_PENDING}")
+
+# The recipient of a finished message follows it: from pending; from unknown when a late answer says
+# it arrived after all; from sent when the platform reports it undelivered later (`message_failed_later`).
+_MOVE = ("UPDATE broadcast_recipient SET status = ?, reason = ?, sent_at = ?, updated_at = ? "
+         "WHERE message_id = ? AND status IN ('pending', 'unknown', 'sent') AND status <> ?")
+# On PostgreSQL the move and the completion check are one statement (a data-modifying `WITH`). The
+# check reads the snapshot from before the move, where this recipient may still be pending: it
+# looks for any other. The broadcast's id comes from scalar subqueries, so the prepared (generic)
+# plan looks the pending recipients up by broadcast in the index: correlated with the broadcast's
+# row instead, the plan made while the table was small read every pending recipient of every
+# broadcast, each time.
+_MOVE_AND_COMPLETE = (
+    f"WITH moved AS ({_MOVE} RETURNING broadcast_id), "  # noqa: S608 - from code
+    "done AS (UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "
+    "WHERE id = (SELECT broadcast_id FROM moved) AND status = 'sending' AND fanned_out = ? AND NOT EXISTS "
+    "(SELECT 1 FROM broadcast_recipient WHERE broadcast_recipient.broadcast_id = (SELECT broadcast_id FROM moved) "
+    "AND broadcast_recipient.status = 'pending' AND broadcast_recipient.message_id <> ?) RETURNING id) "
+    "SELECT id FROM done"
+)
 
 
 def _complete_if_done(broadcast_id: str) -> None:
-    """Where a change may have been the last one (a message finished, the fan-out ended)."""
+    """Where a change may have been the last one (the fan-out ended)."""
     _complete(broadcast_id)
 
 
 def _complete(broadcast_id: str) -> None:
     """Complete it if the fan-out is over and no recipient is pending (once: the UPDATE is conditional)."""
     moment = clock.now()
-    done = hot.run(f"UPDATE broadcast SET status = 'completed', completed_at = ?, updated_at = ? "  # noqa: S608
-                   f"WHERE id = ? AND {_NONE_PENDING}", (moment, moment, broadcast_id, True)).rowcount
-    if done:
+    if hot.run_fixed(_COMPLETE, (moment, moment, broadcast_id, True)).rowcount:
         _announce(broadcast_id, "broadcast.completed")
 
 
@@ -446,18 +465,25 @@ def complete_finished() -> None:
 def message_finished(done: MessageFinished) -> None:
     """Outbound's finish listener: the recipient follows its message, in the transaction that
     finishes the message; the last one completes the broadcast."""
-    if done.source != "broadcast":
-        return
+    if done.source == "broadcast":
+        _follow(done, complete=True)
+
+
+def _follow(done: MessageFinished, *, complete: bool) -> None:
+    """Move the message's recipient; with `complete`, complete its broadcast when none is left
+    pending after the fan-out. Every message of a broadcast runs this: its statements are prepared
+    once per connection on PostgreSQL (`run_fixed`), where planning them cost more than running them."""
     reason = None if done.status == "sent" else done.error
     sent_at = done.at if done.status == "sent" else None
-    # From pending; from unknown when a late answer says it arrived after all; from sent when the
-    # platform reports it undelivered later (`message_failed_later`).
-    moved = hot.run("UPDATE broadcast_recipient SET status = ?, reason = ?, sent_at = ?, updated_at = ? "
-                    "WHERE message_id = ? AND status IN ('pending', 'unknown', 'sent') AND status <> ? "
-                    "RETURNING broadcast_id",
-                    (done.status, reason, sent_at, done.at, done.message_id, done.status)).fetchone()
-    if moved is not None:
-        _complete_if_done(moved[0])
+    move = (done.status, reason, sent_at, done.at, done.message_id, done.status)
+    if complete and is_postgres():
+        completed = hot.run_fixed(_MOVE_AND_COMPLETE, (*move, done.at, done.at, True, done.message_id)).fetchone()
+        if completed is not None:
+            _announce(completed[0], "broadcast.completed")
+        return
+    moved = hot.run_fixed(_MOVE + " RETURNING broadcast_id", move).fetchone()
+    if moved is not None and complete:
+        _complete(moved[0])
 
 
 def message_failed_later(message: Message, reason: str) -> None:

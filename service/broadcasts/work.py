@@ -60,20 +60,22 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
                                    active_within_days=row.active_within_days, since=row.started_at or moment)
     if row.fanout_cursor:
         query = query.where(Conversation.id > row.fanout_cursor)
-    chunk = list(query.order_by(Conversation.id).limit(ops.CHUNK))
+    # Only what the window check reads: a whole conversation made from each row cost more than the
+    # rest of the chunk's work.
+    chunk = list(query.select(Conversation.id, Conversation.platform, Conversation.last_inbound_at)
+                 .order_by(Conversation.id).limit(ops.CHUNK))
     button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
-    recipients: list[dict[str, Any]] = []
+    # (id, conversation_id, message_id, status, reason) of each recipient, in the chunk's order.
+    recipients: list[list[Any]] = []
     reachable: list[Conversation] = []
     for conversation in chunk:
-        entry = {"id": ids.new_id("bcr"), "broadcast": row.id, "conversation_id": conversation.id,
-                 "message_id": None, "status": "pending", "reason": None, "sent_at": None,
-                 "created_at": moment, "updated_at": moment}
+        entry: list[Any] = [ids.new_id("bcr"), conversation.id, None, "pending", None]
         # The pre-flight check: a contact outside the window is skipped, not refused (a template
         # is what reaches contacts outside it).
         if row.template or outbound.within_window(conversation, at=moment):
             reachable.append(conversation)
         else:
-            entry.update(status="skipped", reason=ops.OUTSIDE_WINDOW)
+            entry[3:] = ["skipped", ops.OUTSIDE_WINDOW]
         recipients.append(entry)
     try:
         messages = outbound.queue_outbound_many(reachable, account, text=row.text or None, button=button,
@@ -81,15 +83,17 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     except (ValidationFailed, Conflict) as refused:
         messages = []
         for entry in recipients:
-            if entry["status"] == "pending":
-                entry.update(status="failed", reason=refused.message)
+            if entry[3] == "pending":
+                entry[3:] = ["failed", refused.message]
     else:
         pending = iter(messages)
         for entry in recipients:
-            if entry["status"] == "pending":
-                entry["message_id"] = next(pending)
-    if recipients:
-        BroadcastRecipient.insert_many(recipients).execute()
+            if entry[3] == "pending":
+                entry[2] = next(pending)
+    hot.insert_shared(BroadcastRecipient, {"broadcast": row.id, "sent_at": None, "created_at": moment,
+                                           "updated_at": moment},
+                      ("id", "conversation_id", "message_id", "status", "reason"),
+                      [tuple(entry) for entry in recipients])
     # One task per group of messages (tasks/engine.py), never one per message.
     engine.nudge_after_commit(outbound.MESSAGE_WORK, messages)
     last = len(chunk) < ops.CHUNK

@@ -52,7 +52,7 @@ from service.kit.errors import Conflict, FieldProblem, PlatformError, Validation
 from service.kit.shapes import button_problems
 from service.kit.signals import MessageFinished
 from storage.db import connection, db, is_postgres, reading
-from storage.hot import columns, from_row
+from storage.hot import columns, from_row, insert_shared
 from storage.models import Account, Conversation, Media, Message
 
 log = logging.getLogger("switchboard.outbound")
@@ -184,15 +184,17 @@ def queue_outbound_many(
     # A template reaches contacts outside the window; text does not.
     if template is None and not all(within_window(conversation, at=moment) for conversation in conversations):
         raise ValidationFailed(WINDOW_MESSAGE, code="outside_messaging_window")
-    rows: list[dict[str, Any]] = [
-        {"id": ids.new_id("msg"), "conversation": conversation.id, "direction": "outbound", "text": text,
-         "template": template,
-         "button_label": button.label if button else None, "button_url": button.url if button else None,
-         "status": "pending", "source": source, "attempts": 0, "next_attempt_at": moment,
-         "nudged_at": moment, "created_at": moment, "updated_at": moment} for conversation in conversations]
-    if rows:
-        Message.insert_many(rows).execute()
-    return [str(row["id"]) for row in rows]
+    message_ids = [ids.new_id("msg") for _ in conversations]
+    # One statement with the shared values converted once: peewee's `insert_many` built its SQL value
+    # by value, more CPU than the database's own work for the chunk.
+    insert_shared(Message, {
+        "direction": "outbound", "text": text, "template": template,
+        "button_label": button.label if button else None, "button_url": button.url if button else None,
+        "status": "pending", "source": source, "attempts": 0, "next_attempt_at": moment,
+        "nudged_at": moment, "created_at": moment, "updated_at": moment,
+    }, ("id", "conversation"), [(message_id, conversation.id)
+                                for message_id, conversation in zip(message_ids, conversations, strict=True)])
+    return message_ids
 
 
 # -- one attempt -----------------------------------------------------------------------------------

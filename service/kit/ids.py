@@ -16,7 +16,14 @@ def _base32(number: int, length: int) -> str:
     return "".join(reversed(chars))
 
 
+# `_base32(millis, 10) + _base32(random, 16)` as 13 lookups of two characters (10 bits each): a
+# fan-out makes two ids a recipient, and the digit-by-digit loop took about half their cost.
+_PAIRS = [first + second for first in _ALPHABET for second in _ALPHABET]
+_SHIFTS = tuple(range(120, -1, -10))
+_MILLIS_BITS = (1 << 50) - 1
+
+
 def new_id(prefix: str) -> str:
     """`prefix_` + 10 characters of milliseconds + 16 random characters (80 bits)."""
-    millis = time.time_ns() // 1_000_000
-    return f"{prefix}_{_base32(millis, 10)}{_base32(secrets.randbits(80), 16)}"
+    value = ((time.time_ns() // 1_000_000 & _MILLIS_BITS) << 80) | secrets.randbits(80)
+    return prefix + "_" + "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])

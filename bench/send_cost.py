@@ -1,0 +1,159 @@
+"""Benchmark: what one outbound message costs the sending thread, in instructions, against the bare call.
+
+    python bench/send_cost.py [--messages 220] [--bots 5]
+
+One thread sends Telegram `sendMessage` calls to the sandbox emulator (a `switchboard serve
+--no-worker` child), first as bare `httpx2` posts, then as the engine's `outbound.send` (the claim
+with its message's conversation and account, the pace, the adapter's call, the finish with its
+touch and event). The process runs under valgrind's callgrind, which counts instructions only
+while each loop runs (the first 20 of each are a warm-up): a count that the machine's load does not
+move, unlike a rate or a CPU time on a shared machine. Prints both counts per message and their
+ratio. Storage follows SWITCHBOARD_DATABASE_URL / SWITCHBOARD_QUEUE_URL (give it a fresh database),
+else SQLite files in a temporary directory. Without valgrind, it counts CPU time instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx2
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.common import embedded_env, free_port, process, temp_dir  # noqa: E402
+
+WARM_UP = 20
+MEASURED = "BENCH_SEND_COST_MEASURED"  # set in the child that valgrind runs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=220)
+    parser.add_argument("--bots", type=int, default=5)
+    args = parser.parse_args()
+    if shutil.which("valgrind") and not os.environ.get(MEASURED):
+        return _under_callgrind()
+    report = _measure(args.messages, args.bots, counting=bool(os.environ.get(MEASURED)))
+    if not os.environ.get(MEASURED):
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+def _under_callgrind() -> int:
+    """Run this script again under callgrind and read the two counts it left."""
+    folder = Path(temp_dir())
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+               f"--callgrind-out-file={folder}/callgrind.%p.out", sys.executable, *sys.argv]
+    subprocess.run(command, env={**os.environ, MEASURED: str(folder)}, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    counts = json.loads((folder / "counts.json").read_text())
+    totals = {}
+    for part, dump in counts["dumps"].items():
+        text = next(folder.glob(f"callgrind.*.out.{dump}")).read_text(errors="replace")
+        totals[part] = int(re.search(r"^totals: (\d+)", text, re.M).group(1))  # type: ignore[union-attr]
+    per = {part: total / counts["messages"] for part, total in totals.items()}
+    print(json.dumps({
+        "storage": counts["storage"], "messages": counts["messages"],
+        "instructions_per_message": {"bare": round(per["bare"]), "engine": round(per["engine"])},
+        "ratio": round(per["bare"] / per["engine"], 2),
+    }, indent=2))
+    return 0
+
+
+def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
+    from service.accounts import adapters
+    from service.identity import bootstrap
+    from service.inbox import outbound
+    from service.kit.settings import Settings
+    from storage.db import connection, db
+    from storage.models import Account, Conversation
+    from switchboard.app import prepare
+    from switchboard.sandbox_seed import connect
+
+    port = free_port()
+    env = embedded_env(str(Path(temp_dir()) / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{port}",
+                       SWITCHBOARD_SANDBOX="1")
+    for name in ("SWITCHBOARD_DATABASE_URL", "SWITCHBOARD_QUEUE_URL"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    settings = Settings.from_env(env)
+    env["SWITCHBOARD_DATABASE_URL"], env["SWITCHBOARD_QUEUE_URL"] = settings.database_url, settings.queue_url
+    base = settings.base_url
+    with process([sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(port)],
+                 base + "/v1/health", env=env):
+        prepare(settings)
+        with connection(), db.atomic():
+            tenant = bootstrap.bootstrap(email=f"bench-{uuid.uuid4().hex[:8]}@example.com", password="bench bench")
+        http = httpx2.Client(base_url=base, timeout=30)
+        chats: list[tuple[Conversation, Account, str]] = []
+        for n in range(bots):
+            bot = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="telegram")
+            http.post("/sandbox/telegram/inbound-message",
+                      json={"accountId": bot["id"], "from": {"id": str(9000 + n)}, "text": "hi"}).raise_for_status()
+            with connection():
+                account = Account.get_by_id(bot["id"])
+                conversation = Conversation.get(Conversation.account == account.id)
+            chats.append((conversation, account, adapters.context(account).credentials["botToken"]))
+
+        with connection(), db.atomic():
+            ids = [outbound.queue_outbound(chats[n % bots][0], chats[n % bots][1], text=f"engine {n}",
+                                           nudge=False).id for n in range(messages)]
+        client = httpx2.Client(timeout=30)
+
+        def bare(n: int) -> None:
+            _, _, token = chats[n % bots]
+            client.post(f"{base}/sandbox/telegram/bot{token}/sendMessage",
+                        json={"chat_id": str(9000 + n % bots), "text": f"bare {n}"}).raise_for_status()
+
+        dumps: dict[str, int] = {}
+        spent: dict[str, float] = {}
+        for part, run in (("bare", bare), ("engine", lambda n: outbound.send(ids[n]))):
+            for n in range(WARM_UP):
+                run(n)
+            _instrument(counting, on=True)
+            started = time.thread_time()
+            for n in range(WARM_UP, messages):
+                run(n)
+            spent[part] = (time.thread_time() - started) / (messages - WARM_UP) * 1e6
+            dumps[part] = _instrument(counting, on=False)
+    storage = settings.database_url.split(":", 1)[0] + " + " + settings.queue_url.split(":", 1)[0]
+    if counting:
+        folder = Path(os.environ[MEASURED])
+        (folder / "counts.json").write_text(json.dumps({"dumps": dumps, "messages": messages - WARM_UP,
+                                                        "storage": storage}))
+    return {"storage": storage, "messages": messages - WARM_UP,
+            "cpu_us_per_message": {name: round(value) for name, value in spent.items()},
+            "ratio": round(spent["bare"] / spent["engine"], 2)}
+
+
+_dumped = 0
+
+
+def _instrument(counting: bool, *, on: bool) -> int:
+    """Under callgrind: count from now (`on`), or stop counting and write the count out (its dump's
+    number, 1 for the first)."""
+    global _dumped
+    if not counting:
+        return 0
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", pid], check=True, capture_output=True)
+    if on:
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)  # zero what came before
+        return 0
+    subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    _dumped += 1
+    return _dumped
+
+
+if __name__ == "__main__":
+    sys.exit(main())
