@@ -81,8 +81,9 @@ def test_a_fan_out_cut_short_is_taken_over_from_where_it_stopped(live, monkeypat
 def test_the_scheduler_completes_a_broadcast_that_no_finishing_message_completed(live, monkeypatch):
     # As when the last two messages finish together and each still sees the other pending: every
     # recipient follows its message, and none completes the broadcast.
-    monkeypatch.setattr(signals.message_finished, "receivers",
-                        [lambda done: broadcasts._follow(done, complete=False) if done.source == "broadcast" else None])
+    following: signals.Signal[[signals.MessageFinished]] = signals.Signal("following", isolated=False)
+    following.connect(lambda done: broadcasts._follow(done, complete=False))
+    monkeypatch.setattr(signals.message_finished, "by_source", {"broadcast": following})
     monkeypatch.setattr(broadcasts, "_complete_if_done", lambda broadcast_id: None)  # nor does the fan-out's end
     tenant = live.tenant()
     bot = _bot_with_contacts(live, tenant, 3)
