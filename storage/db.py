@@ -250,9 +250,9 @@ def kept_connection() -> contextlib.AbstractContextManager[Any]:
     context = getattr(_kept, "context", None)
     if context is not None:
         conn = database._state.conn
-        if (database._state.closed or conn.closed or database.in_transaction()
+        if (context.db is not database or database._state.closed or conn.closed or database.in_transaction()
                 or database._adapter.txn_status(conn) != database._adapter.txn_idle or _has_input(conn)):
-            give_back()
+            give_back()  # to the pool it came from: the service may have opened another database since
             context = None
     if context is None:
         context = database.connection_context()

@@ -143,6 +143,25 @@ def test_a_kept_connection_the_server_closed_is_replaced_before_the_next_job(ser
     assert serving._in_use == {}
 
 
+def test_a_kept_connection_goes_back_to_its_own_pool_once_the_service_opens_another_database(serving,
+                                                                                          pg_database_url):
+    with kept_connection():
+        _backend(serving)
+    other = open_database(pg_database_url)
+    db.initialize(other)  # as `prepare` does again (a test, a restart of the app in process)
+    try:
+        other.connect()  # this thread is connected to the new database too
+        with kept_connection():
+            assert other.execute_sql("SELECT 1").fetchone() == (1,)
+        assert serving._in_use == {}
+        assert len(other._in_use) == 1
+        give_back()
+        assert other._in_use == {}
+    finally:
+        db.initialize(serving)
+        other.close_all()
+
+
 def test_a_storage_thread_with_no_job_waiting_gives_its_connection_back(serving):
     import asyncio
 
