@@ -226,7 +226,10 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
         quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
         headers.update(quota.headers())
         query = _query(op, request)
-        body = parse_json_body(op, request.headers.get("content-type"), raw)
+        # The Content-Type is looked up only for an operation that reads a body: building the
+        # request's `Headers` costs a GET more than its rate-limit check.
+        takes_body = op.body is not None or op.raw_body is not None
+        body = parse_json_body(op, request.headers.get("content-type"), raw) if takes_body else None
         call = Call(actor=actor, path=dict(request.path_params), query=query, body=body)
         key = request.headers.get("idempotency-key") if op.method == "POST" else None
         if key is None:

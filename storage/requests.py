@@ -25,7 +25,17 @@ import psycopg2.errors
 from peewee import OperationalError
 from starlette.concurrency import run_in_threadpool
 
-from storage.db import WriteNeeded, connection, db, is_postgres, read_on_loop, reading, reads_on_loop
+from storage.db import (
+    WriteNeeded,
+    connection,
+    db,
+    give_back,
+    is_postgres,
+    kept_connection,
+    read_on_loop,
+    reading,
+    reads_on_loop,
+)
 from storage.threads import BatchingThreads
 
 T = TypeVar("T")
@@ -51,7 +61,7 @@ def storage_threads() -> BatchingThreads:
     Few, because fewer runnable threads fight less over the GIL (measured on /v1: 4 serve more
     requests than 32).
     """
-    return BatchingThreads(4, "storage")
+    return BatchingThreads(4, "storage", idle=give_back)
 
 
 def lost_a_deadlock(error: BaseException) -> bool:
@@ -83,6 +93,12 @@ def _on_thread(work: Work[T], kind: Transaction) -> T:
         return work(False)
 
 
+def _on_storage_thread(work: Work[T], kind: Transaction) -> T:
+    # The thread keeps its connection while jobs keep coming (`give_back` when none waits).
+    with kept_connection(), transaction(kind):
+        return work(False)
+
+
 def _unconnected(work: Work[T]) -> T:
     return work(False)
 
@@ -105,4 +121,4 @@ async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False,
                 return work(True)
         except WriteNeeded:
             pass
-    return await storage_threads().run(_on_thread, work, transaction)
+    return await storage_threads().run(_on_storage_thread, work, transaction)

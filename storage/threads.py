@@ -9,17 +9,23 @@ the loop once for the whole batch.
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import threading
 from collections.abc import Callable
 from typing import Any
 
+log = logging.getLogger("switchboard.storage")
 Job = tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]
 
 
 class BatchingThreads:
-    def __init__(self, threads: int, name: str) -> None:
+    """`idle`, when given, runs on a thread that finds no job waiting, before it sleeps: what a
+    thread keeps between jobs while busy (a database connection) it gives back there."""
+
+    def __init__(self, threads: int, name: str, *, idle: Callable[[], None] | None = None) -> None:
         self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._idle = idle
         for number in range(threads):
             threading.Thread(target=self._work, name=f"{name}-{number}", daemon=True).start()
 
@@ -31,7 +37,15 @@ class BatchingThreads:
 
     def _work(self) -> None:
         while True:
-            batch = [self._jobs.get()]
+            try:
+                batch = [self._jobs.get_nowait()]
+            except queue.Empty:
+                if self._idle is not None:
+                    try:
+                        self._idle()
+                    except Exception:  # the thread must live on to take the next job
+                        log.exception("giving back an idle storage thread's resources failed")
+                batch = [self._jobs.get()]
             while len(batch) < 32:
                 try:
                     batch.append(self._jobs.get_nowait())

@@ -8,7 +8,6 @@ read key 403.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from dataclasses import dataclass
 
@@ -58,7 +57,8 @@ class Actor:
 # room.
 _known: dict[str, tuple[tuple[int, int], hot.KeyRow, Actor, float]] = {}
 KNOWN_KEYS_MAX = 10_000
-_read_here = threading.local()  # this thread's last read of the epoch (see `_epoch`)
+# The process's latest read of the epoch (see `_epoch`): (when it was begun, database, value).
+_last_read: tuple[float, int, int] | None = None
 
 
 def authenticate_api_key(authorization: str | None, *, arrived: float | None = None) -> Actor:
@@ -71,10 +71,11 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
     between the two reads leaves an entry that is refreshed at its next use rather than one that
     outlives the change (PostgreSQL reads each statement at its own moment).
 
-    `arrived` (`time.monotonic()` when the request came in): the epoch this thread read last may
-    serve it when that read was made after the request arrived, since it then shows every change
-    committed before the request was sent. A storage thread taking a batch of waiting requests
-    reads the epoch once for the batch (on PostgreSQL, one round trip instead of one each).
+    `arrived` (`time.monotonic()` when the request came in): the epoch this process read last, on
+    any thread, may serve it when that read was begun after the request arrived, since it then
+    shows every change committed before the request was sent. A storage thread taking a batch of
+    waiting requests reads the epoch once for the batch, and a request that waited while another
+    thread read it needs no read of its own (on PostgreSQL, one round trip saved each).
     """
     if not authorization:
         raise Unauthorized("Send your API key as Authorization: Bearer sk_....")
@@ -111,12 +112,16 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
 
 
 def _epoch(arrived: float | None) -> int:
-    last = getattr(_read_here, "last", None)  # (when the read was made, database, value)
+    global _last_read
+    last = _last_read  # one read of the global: the tuple is never changed in place
     if arrived is not None and last is not None and last[0] >= arrived and last[1] == id(db.obj):
-        return int(last[2])
+        return last[2]
     made = time.monotonic()  # before the read: it shows at least what was committed by then
     value = hot.api_key_epoch()
-    _read_here.last = (made, id(db.obj), value)
+    last = _last_read
+    # Threads race to record their reads: the one begun last is kept (each pair is true alone).
+    if last is None or made >= last[0] or last[1] != id(db.obj):
+        _last_read = (made, id(db.obj), value)
     return value
 
 

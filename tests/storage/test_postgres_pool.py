@@ -10,7 +10,8 @@ import psycopg2
 import pytest
 
 from storage import hot
-from storage.db import PostgresPool, db, open_database
+from storage.db import PostgresPool, db, give_back, kept_connection, open_database
+from storage.threads import BatchingThreads
 
 
 @pytest.fixture
@@ -103,6 +104,82 @@ def test_a_connection_the_server_closed_a_moment_ago_is_not_handed_out(pool, adm
     assert pool.execute_sql("SELECT 1").fetchone() == (1,)
     assert _backend(pool) != pid
     pool.close()
+
+
+# -- a storage thread keeps its connection while jobs keep coming ------------------------------------
+
+
+@pytest.fixture
+def serving(pool: PostgresPool) -> Iterator[PostgresPool]:
+    """`pool` as the service's database, as `storage.requests` sees it."""
+    before = db.obj
+    db.initialize(pool)
+    try:
+        yield pool
+    finally:
+        give_back()
+        db.initialize(before)
+
+
+def test_a_kept_connection_serves_the_next_job_and_goes_back_to_the_pool_when_given_back(serving):
+    with kept_connection():
+        pid = _backend(serving)
+    with kept_connection():
+        assert _backend(serving) == pid
+    assert len(serving._in_use) == 1  # still this thread's, between its jobs
+    give_back()
+    assert serving._in_use == {}
+    assert serving.is_closed()
+
+
+def test_a_kept_connection_the_server_closed_is_replaced_before_the_next_job(serving, admin):
+    with kept_connection():
+        pid = _backend(serving)
+    _terminate(admin, pid)
+    with kept_connection():
+        assert serving.execute_sql("SELECT 1").fetchone() == (1,)
+        assert _backend(serving) != pid
+    give_back()
+    assert serving._in_use == {}
+
+
+def test_a_kept_connection_goes_back_to_its_own_pool_once_the_service_opens_another_database(serving,
+                                                                                          pg_database_url):
+    with kept_connection():
+        _backend(serving)
+    other = open_database(pg_database_url)
+    db.initialize(other)  # as `prepare` does again (a test, a restart of the app in process)
+    try:
+        other.connect()  # this thread is connected to the new database too
+        with kept_connection():
+            assert other.execute_sql("SELECT 1").fetchone() == (1,)
+        assert serving._in_use == {}
+        assert len(other._in_use) == 1
+        give_back()
+        assert other._in_use == {}
+    finally:
+        db.initialize(serving)
+        other.close_all()
+
+
+def test_a_storage_thread_with_no_job_waiting_gives_its_connection_back(serving):
+    import asyncio
+
+    threads = BatchingThreads(1, "test-storage", idle=give_back)
+
+    def job() -> int:
+        with kept_connection():
+            return _backend(serving)
+
+    async def two_jobs() -> tuple[int, int]:
+        return await threads.run(job), await threads.run(job)
+
+    first, second = asyncio.run(two_jobs())
+    assert first == second
+    deadline = time.monotonic() + 5
+    while serving._in_use and time.monotonic() < deadline:  # the thread goes idle after its answer
+        time.sleep(0.01)
+    assert serving._in_use == {}
 
 
 # -- statements the server prepares once per connection ------------------------------------------
