@@ -1,7 +1,7 @@
 """Authenticated `GET /v1/workspaces` against a bare Starlette JSON route, in the same run.
 
 Both run as one uvicorn process each, served the same way, loaded by the same client with the same
-concurrency; the two are measured in turn, three times, and the best of each is kept. Goal: ratio >= 0.5.
+concurrency; the two are measured in turn, three times, and the best of each is kept. Goal: ratio >= 0.5 on SQLite, >= 0.3 on PostgreSQL + Redis.
 Each server's CPU time per request (from /proc) is printed beside its rate: the load generator
 shares the machine's two cores, so the two ratios agreeing shows the rate is the request's own
 cost and not the load generator's share.
@@ -55,7 +55,8 @@ def measure(env: dict[str, str], args: argparse.Namespace, setup: str) -> None:
     print(f"GET /v1/workspaces (authenticated, rate-limited, {setup}): {ours_rps:8.0f} req/s, "
           f"{ours_cpu:4.0f} us of server CPU a request")
     print(f"bare Starlette JSON route: {bare_rps:8.0f} req/s, {bare_cpu:4.0f} us of server CPU a request")
-    print(f"ratio: {ours_rps / bare_rps:.2f} (goal >= 0.5); by server CPU a request: {bare_cpu / ours_cpu:.2f}")
+    goal = ">= 0.3" if setup.startswith("PostgreSQL") else ">= 0.5"
+    print(f"ratio: {ours_rps / bare_rps:.2f} (goal {goal}); by server CPU a request: {bare_cpu / ours_cpu:.2f}")
     # Each round's pair, taken one after the other: the machine's speed drifts between rounds.
     pairs = [f"{mine['rps'] / theirs['rps']:.2f}"
              for mine, theirs in zip(results["switchboard"], results["bare"], strict=True)]
