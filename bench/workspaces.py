@@ -1,7 +1,8 @@
 """Authenticated `GET /v1/workspaces` against a bare Starlette JSON route, in the same run.
 
 Both run as one uvicorn process each, served the same way, loaded by the same client with the same
-concurrency; the two are measured in turn, three times, and the best of each is kept. Goal: ratio >= 0.5 on SQLite, >= 0.3 on PostgreSQL + Redis.
+concurrency; the two are measured in turn, three times, and the best of each is kept.
+Goal: ratio >= 0.5 on SQLite, >= 0.3 on PostgreSQL + Redis.
 Each server's CPU time per request (from /proc) is printed beside its rate: the load generator
 shares the machine's two cores, so the two ratios agreeing shows the rate is the request's own
 cost and not the load generator's share.
