@@ -175,7 +175,7 @@ class _Slot(NamedTuple):
     name: str
 
 
-_by_id: dict[tuple[type[Model], str], tuple[str, tuple[Any, ...]]] = {}
+_by_id: dict[tuple[type[Model], str], str] = {}
 
 
 def by_id(model: type[M], key: str) -> M | None:
@@ -188,14 +188,12 @@ def by_id(model: type[M], key: str) -> M | None:
     (datetimes, JSON), as peewee would.
     """
     cache_key = (model, db.param)
-    cached = _by_id.get(cache_key)
-    if cached is None:
-        fields = tuple(model._meta.sorted_fields)
+    sql = _by_id.get(cache_key)
+    if sql is None:
         primary: Any = model._meta.primary_key
-        columns = ", ".join(f'"{field.column_name}"' for field in fields)
-        sql = f'SELECT {columns} FROM "{model._meta.table_name}" WHERE "{primary.column_name}" = {db.param}'  # noqa: S608
-        cached = _by_id[cache_key] = (sql, fields)
-    sql, _ = cached
+        columns = ", ".join(f'"{field.column_name}"' for field in model._meta.sorted_fields)
+        table = model._meta.table_name
+        sql = _by_id[cache_key] = f'SELECT {columns} FROM "{table}" WHERE "{primary.column_name}" = {db.param}'  # noqa: S608
     row = db.execute_sql(sql, (key,)).fetchone()
     if row is None:
         return None

@@ -59,8 +59,7 @@ def emit_statement(*, workspace_id: str, type: str, data: dict[str, Any]) -> tup
     (`engine.finish(also=...)`): an INSERT ... SELECT with `?` placeholders, ending in a WHERE
     clause the caller may extend. Once it has run (or its transaction has begun to), the caller
     calls `emitted()`."""
-    if type not in CATALOGUE:
-        raise ValueError(f"unknown event type {type!r}")
+    _known(type)
     fields = Event._meta.fields
     values = {"id": ids.new_id("evt"), "workspace": workspace_id, "type": type, "data": data,
               "created_at": clock.now()}
@@ -80,10 +79,13 @@ def emitted() -> None:
 
 def emit(*, workspace_id: str, type: str, data: dict[str, Any]) -> Event:
     """Record an event in the current transaction. Call it inside the change's `db.atomic()`."""
-    if type not in CATALOGUE:
-        raise ValueError(f"unknown event type {type!r}")
+    _known(type)
     event = Event(id=ids.new_id("evt"), workspace=workspace_id, type=type, data=data, created_at=clock.now())
     insert(Event, id=event.id, workspace=workspace_id, type=type, data=data, created_at=event.created_at)
-    if signals.events_committed:
-        db.after_commit(_announce)
+    emitted()
     return event
+
+
+def _known(type: str) -> None:
+    if type not in CATALOGUE:
+        raise ValueError(f"unknown event type {type!r}")
