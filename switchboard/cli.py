@@ -110,7 +110,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from switchboard.app import prepare, start_worker, stop_worker
+    from switchboard.wiring import prepare, start_worker, stop_worker
 
     settings = _settings(args)
     prepare(settings)
@@ -128,7 +128,7 @@ def _bootstrap(args: argparse.Namespace) -> int:
     from service.identity import bootstrap
     from service.kit.errors import ServiceError
     from storage.db import connection
-    from switchboard.app import prepare
+    from switchboard.wiring import prepare
 
     prepare(_settings(args))
     try:
@@ -149,7 +149,7 @@ def _set_password(args: argparse.Namespace) -> int:
     from service.identity import users
     from service.kit.errors import ServiceError
     from storage.db import connection
-    from switchboard.app import prepare
+    from switchboard.wiring import prepare
 
     settings = _settings(args)
     password = args.password
@@ -175,9 +175,9 @@ def _sandbox_seed(args: argparse.Namespace) -> int:
     from service.identity import api_keys
     from storage.db import connection, db
     from storage.models import ApiKey, Profile, RateLimitCounter
-    from switchboard.app import prepare
     from switchboard.running import NoService, service_url, verify
     from switchboard.sandbox_seed import seed
+    from switchboard.wiring import prepare
 
     settings = _settings(args)
     try:
@@ -262,8 +262,8 @@ def _sandbox_serve(args: argparse.Namespace) -> int:
 def _analytics_snapshot(args: argparse.Namespace) -> int:
     """Take today's follower count of every connected account now, as the daily job does."""
     from service.analytics import ops as analytics
-    from switchboard.app import prepare
     from switchboard.running import running_sandbox
+    from switchboard.wiring import prepare
 
     settings = _settings(args)
     sandbox = running_sandbox(settings)

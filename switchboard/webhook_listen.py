@@ -112,8 +112,8 @@ def listen(args: argparse.Namespace, settings: Settings) -> int:
     from service.kit import local_ca
     from storage.db import connection, db
     from storage.models import ApiKey, RateLimitCounter, Workspace
-    from switchboard.app import prepare
     from switchboard.running import NoService, service_url, verify
+    from switchboard.wiring import prepare
 
     if args.forward_to and not args.forward_to.startswith(("http://", "https://")):
         print("error: --forward-to takes an http(s) URL, e.g. http://127.0.0.1:3000/webhooks", file=sys.stderr)
