@@ -6,7 +6,9 @@ sandbox emulator.
 Storage follows SWITCHBOARD_DATABASE_URL / SWITCHBOARD_QUEUE_URL when set (PostgreSQL + Redis), else
 SQLite files in a temporary directory. Three processes: the emulator (this script with `--emulator`,
 platform rate limits lifted), the API (`switchboard serve --no-worker`, pointed at that emulator) and
-this process, which runs the worker (its consumer threads and scheduler) and measures. In one run:
+this process, which runs the worker (its consumer threads and scheduler) and measures.
+BENCH_PYSPY=<dir> records a py-spy profile of this process while the throughput part's broadcast
+runs (<dir>/broadcast-worker.txt). In one run:
 
 1. throughput: a Telegram broadcast to `--recipients` conversations with the bot's 30/s pace lifted,
    from the `POST /v1/broadcasts` (sendNow) until it is `completed`, against a bare loop of httpx2
@@ -27,7 +29,9 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -75,6 +79,25 @@ def emulator_main(port: int) -> None:
 
     app = Starlette(routes=[Route("/bench/contacts", add_contacts, methods=["POST"]), Mount("/sandbox", app=emulator)])
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:
+    """With BENCH_PYSPY=<dir>: a py-spy profile of the process (samples only while a thread holds
+    the GIL: where its Python time goes) into <dir>/<name>.txt, for the throughput part."""
+    folder = os.environ.get("BENCH_PYSPY")
+    if not folder:
+        return None
+    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "-r", "250", "-f", "raw",
+                            "-o", f"{folder}/{name}.txt", "--pid", str(pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)  # attached before the clock runs
+    return spy
+
+
+def stop_spy(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait()
 
 
 def wait_until(condition: Any, timeout: float, step: float = 0.02) -> float:
@@ -199,6 +222,7 @@ def main() -> int:
             bare_cpu = meter.stop(pids)
 
             telegram.capabilities = dataclasses.replace(paced, messages_per_second=None)  # type: ignore[misc]
+            spy = spy_on(os.getpid(), "broadcast-worker")
             meter.start(pids)
             started = time.monotonic()
             broadcast_id = send_now(account, "unpaced")
@@ -206,6 +230,7 @@ def main() -> int:
             wait_until(lambda: completed(broadcast_id), 600, 0.1)
             engine_rate = args.recipients / (time.monotonic() - started)
             broadcast_cpu = meter.stop(pids)
+            stop_spy(spy)
             delivered = [row["to"] for row in sent_log(account) if row["text"].startswith("unpaced")]
             report["throughput"] = {"bare_per_second": round(bare_rate), "broadcast_per_second": round(engine_rate),
                                     "ratio": round(engine_rate / bare_rate, 2), "goal": ">= 0.5",
