@@ -25,6 +25,7 @@ runs (<dir>/broadcast-worker.txt). In one run:
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import datetime as dt
 import json
@@ -98,6 +99,63 @@ def stop_spy(spy: subprocess.Popen[bytes] | None) -> None:
     if spy is not None:
         spy.send_signal(signal.SIGINT)
         spy.wait()
+
+
+class StatementCounter:
+    """With BENCH_STATEMENTS=1: counts the statements this process sends to the database (peewee's
+    `execute_sql`, BEGIN and COMMIT), by kind, while `counting` is on. Costs time: figures only."""
+
+    def __init__(self) -> None:
+        import threading
+
+        import peewee
+
+        from storage.db import PostgresPool
+
+        self.counting = False
+        self.counts: collections.Counter[str] = collections.Counter()
+        lock = threading.Lock()
+        names: dict[str, str] = {}
+        original_execute, original_commit = peewee.Database.execute_sql, peewee.Database.commit
+        original_prepared = PostgresPool.execute_prepared
+        counter = self
+
+        def note(kind: str) -> None:
+            if counter.counting:
+                with lock:
+                    counter.counts[kind] += 1
+
+        def execute_sql(database: Any, sql: str, params: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("EXECUTE "):
+                note(names.get(sql.split("(")[0][8:], "EXECUTE ?"))
+            elif not sql.startswith("PREPARE "):
+                note(" ".join(sql.split()[:4])[:60])
+            return original_execute(database, sql, params, *args, **kwargs)
+
+        def prepared(database: Any, template: str, params: tuple[Any, ...]) -> Any:
+            from storage.db import _statement_name
+            names[_statement_name(template)] = "prepared " + " ".join(template.split()[:4])[:60]
+            return original_prepared(database, template, params)
+
+        def counted_begin(original: Any) -> Any:
+            def begin(database: Any, *args: Any, **kwargs: Any) -> Any:
+                note("BEGIN")
+                return original(database, *args, **kwargs)
+            return begin
+
+        def commit(database: Any, *args: Any, **kwargs: Any) -> Any:
+            note("COMMIT")
+            return original_commit(database, *args, **kwargs)
+
+        peewee.Database.execute_sql = execute_sql  # type: ignore[method-assign,assignment]
+        peewee.Database.commit = commit  # type: ignore[method-assign,assignment]
+        PostgresPool.execute_prepared = prepared  # type: ignore[method-assign,assignment]
+        for cls in (peewee.SqliteDatabase, peewee.PostgresqlDatabase):
+            cls.begin = counted_begin(cls.begin)  # type: ignore[method-assign,assignment]
+
+    def per_message(self, messages: int) -> dict[str, float]:
+        return {kind: round(count / messages, 3) for kind, count in self.counts.most_common()
+                if count / messages >= 0.005}
 
 
 def wait_until(condition: Any, timeout: float, step: float = 0.02) -> float:
@@ -223,6 +281,9 @@ def main() -> int:
 
             telegram.capabilities = dataclasses.replace(paced, messages_per_second=None)  # type: ignore[misc]
             spy = spy_on(os.getpid(), "broadcast-worker")
+            statements = StatementCounter() if os.environ.get("BENCH_STATEMENTS") else None
+            if statements is not None:
+                statements.counting = True
             meter.start(pids)
             started = time.monotonic()
             broadcast_id = send_now(account, "unpaced")
@@ -231,6 +292,8 @@ def main() -> int:
             engine_rate = args.recipients / (time.monotonic() - started)
             broadcast_cpu = meter.stop(pids)
             stop_spy(spy)
+            if statements is not None:
+                statements.counting = False
             delivered = [row["to"] for row in sent_log(account) if row["text"].startswith("unpaced")]
             report["throughput"] = {"bare_per_second": round(bare_rate), "broadcast_per_second": round(engine_rate),
                                     "ratio": round(engine_rate / bare_rate, 2), "goal": ">= 0.5",
@@ -244,6 +307,8 @@ def main() -> int:
                                     "postgres_transactions_per_message": round(
                                         broadcast_cpu.get("transactions", 0) / args.recipients, 2),
                                     "load_average": [round(value, 2) for value in os.getloadavg()]}
+            if statements is not None:
+                report["throughput"]["statements_per_message"] = statements.per_message(args.recipients)
 
             # 2. the pace on: 30 a second per bot.
             telegram.capabilities = paced  # type: ignore[misc]
