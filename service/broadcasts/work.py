@@ -15,6 +15,7 @@ transaction of its own.
 
 from __future__ import annotations
 
+import bisect
 import logging
 from typing import Any
 
@@ -64,14 +65,29 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     if account.status != "connected":
         _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
         return False
-    query = audience.conversations(account.id, conversation_ids=row.conversation_ids,
-                                   active_within_days=row.active_within_days, since=row.started_at or moment)
-    if row.fanout_cursor:
-        query = query.where(Conversation.id > row.fanout_cursor)
+    if row.conversation_ids:
+        # The chosen ids are walked in order here, a chunk's worth at a time: the whole list (up to
+        # 10,000 ids) in every chunk's query cost more than the chunk. An id that is no longer a
+        # conversation of the account is passed over with its chunk.
+        chosen = sorted(set(row.conversation_ids))
+        start = bisect.bisect_right(chosen, row.fanout_cursor) if row.fanout_cursor else 0
+        part = chosen[start:start + ops.CHUNK]
+        query = audience.conversations(account.id, conversation_ids=part, active_within_days=None, since=moment)
+        last = start + ops.CHUNK >= len(chosen)
+    else:
+        query = audience.conversations(account.id, conversation_ids=None, active_within_days=row.active_within_days,
+                                       since=row.started_at or moment)
+        if row.fanout_cursor:
+            query = query.where(Conversation.id > row.fanout_cursor)
     # Only what the window check reads: a whole conversation made from each row cost more than the
     # rest of the chunk's work.
     chunk = list(query.select(Conversation.id, Conversation.platform, Conversation.last_inbound_at)
                  .order_by(Conversation.id).limit(ops.CHUNK))
+    if row.conversation_ids:
+        cursor = part[-1] if part else row.fanout_cursor
+    else:
+        last = len(chunk) < ops.CHUNK
+        cursor = chunk[-1].id if chunk else row.fanout_cursor
     button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
     # (id, conversation_id, message_id, status, reason) of each recipient, in the chunk's order.
     recipients: list[list[Any]] = []
@@ -104,9 +120,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
                       [tuple(entry) for entry in recipients])
     # One task per group of messages (tasks/engine.py), never one per message.
     engine.nudge_after_commit(SEND_WORK, messages)
-    last = len(chunk) < ops.CHUNK
-    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?",
-            (chunk[-1].id if chunk else row.fanout_cursor, last, row.id))
+    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?", (cursor, last, row.id))
     if last:
         engine.finish(found, status="sending", next_attempt_at=None)
         ops._complete_if_done(row.id)
