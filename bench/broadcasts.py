@@ -173,6 +173,8 @@ def main() -> int:
     parser.add_argument("--paced", type=int, default=300)
     parser.add_argument("--threads", type=int, default=8, help="consumer threads of the worker (and bare loop)")
     parser.add_argument("--starts", type=int, default=20)
+    parser.add_argument("--floor", action="store_true",
+                        help="also send the same messages as plain inbox messages: the engine's own cost")
     parser.add_argument("--emulator", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.emulator:
@@ -256,6 +258,36 @@ def main() -> int:
             answer = httpx2.get(sandbox + "/sandbox/telegram/sent", params={"accountId": account.id}, timeout=60)
             return [row for row in answer.json()["data"] if row["kind"] == "dm"]
 
+        def floor(account: Account, pids: dict[str, int], meter: CpuMeter) -> dict[str, Any]:
+            """The same messages to the same conversations as plain inbox messages, queued in the same
+            chunks and groups but with no broadcast around them: what the engine's send path alone
+            costs in this harness, the floor of what a broadcast can cost."""
+            from service.engine import core as engine
+            from service.inbox import outbound
+            from storage.models import Message
+
+            with connection():
+                conversations = list(Conversation.select(Conversation.id, Conversation.platform,
+                                                         Conversation.last_inbound_at)
+                                     .where(Conversation.account == account.id).order_by(Conversation.id))
+            meter.start(pids)
+            started = time.monotonic()
+            for start in range(0, len(conversations), 500):
+                with connection(), db.atomic():
+                    queued = outbound.queue_outbound_many(conversations[start:start + 500], account, text="floor",
+                                                          source="inbox")
+                    engine.nudge_after_commit(outbound.MESSAGE_WORK, queued)
+
+            def settled() -> bool:
+                with connection():
+                    return not Message.select(Message.id).where(Message.status.in_(("pending", "sending"))).exists()
+
+            wait_until(settled, 600, 0.2)
+            rate = len(conversations) / (time.monotonic() - started)
+            spent = meter.stop(pids)
+            return {"per_second": round(rate), "cpu_us_per_message": {
+                name: round(spent[name] / len(conversations) * 1e6) for name in (*pids, "postgres")}}
+
         telegram = adapters.adapter("telegram")
         paced = telegram.capabilities
         runtime = start_worker(settings, embedded=False, workers=args.threads)
@@ -309,6 +341,9 @@ def main() -> int:
                                     "load_average": [round(value, 2) for value in os.getloadavg()]}
             if statements is not None:
                 report["throughput"]["statements_per_message"] = statements.per_message(args.recipients)
+
+            if args.floor:
+                report["floor"] = floor(account, pids, meter)
 
             # 2. the pace on: 30 a second per bot.
             telegram.capabilities = paced  # type: ignore[misc]
