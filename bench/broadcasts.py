@@ -8,7 +8,9 @@ SQLite files in a temporary directory. Three processes: the emulator (this scrip
 platform rate limits lifted), the API (`switchboard serve --no-worker`, pointed at that emulator) and
 this process, which runs the worker (its consumer threads and scheduler) and measures.
 BENCH_PYSPY=<dir> records a py-spy profile of this process while the throughput part's broadcast
-runs (<dir>/broadcast-worker.txt). In one run:
+runs (<dir>/broadcast-worker.txt); BENCH_CALLGRIND=<dir>, with the script under valgrind (see
+`count_instructions`), counts the worker's instructions a message of the broadcast and of `--floor`.
+In one run:
 
 1. throughput: a Telegram broadcast to `--recipients` conversations with the bot's 30/s pace lifted,
    from the `POST /v1/broadcasts` (sendNow) until it is `completed`, against a bare loop of httpx2
@@ -30,6 +32,7 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -158,7 +161,29 @@ class StatementCounter:
                 if count / messages >= 0.005}
 
 
+def count_instructions(on: bool) -> int:
+    """With BENCH_CALLGRIND=<dir> and this script run under valgrind's callgrind (`--instr-atstart=no
+    --callgrind-out-file=<dir>/cg.%p.out`): count this process's instructions from now (`on`), or
+    stop and return the count since then (`callgrind_control` dumps it). Counts do not move with the
+    machine's load, where CPU times and rates do. 0 without it."""
+    folder = os.environ.get("BENCH_CALLGRIND")
+    if not folder:
+        return 0
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", pid], check=True, capture_output=True)
+    if on:
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        return 0
+    before = set(Path(folder).glob("cg.*"))
+    subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    (dump,) = set(Path(folder).glob("cg.*")) - before
+    found = re.search(r"^totals: (\d+)", dump.read_text(errors="replace"), re.M)
+    return int(found.group(1)) if found else 0
+
+
 def wait_until(condition: Any, timeout: float, step: float = 0.02) -> float:
+    if os.environ.get("BENCH_CALLGRIND"):
+        step = 1.0  # each look is this process's work too: under callgrind, counted with the worker's
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         if condition():
@@ -271,6 +296,7 @@ def main() -> int:
                                                          Conversation.last_inbound_at)
                                      .where(Conversation.account == account.id).order_by(Conversation.id))
             meter.start(pids)
+            count_instructions(on=True)
             started = time.monotonic()
             for start in range(0, len(conversations), 500):
                 with connection(), db.atomic():
@@ -284,9 +310,13 @@ def main() -> int:
 
             wait_until(settled, 600, 0.2)
             rate = len(conversations) / (time.monotonic() - started)
+            instructions = count_instructions(on=False)
             spent = meter.stop(pids)
-            return {"per_second": round(rate), "cpu_us_per_message": {
+            found: dict[str, Any] = {"per_second": round(rate), "cpu_us_per_message": {
                 name: round(spent[name] / len(conversations) * 1e6) for name in (*pids, "postgres")}}
+            if instructions:
+                found["worker_instructions_per_message"] = round(instructions / len(conversations))
+            return found
 
         telegram = adapters.adapter("telegram")
         paced = telegram.capabilities
@@ -317,11 +347,13 @@ def main() -> int:
             if statements is not None:
                 statements.counting = True
             meter.start(pids)
+            count_instructions(on=True)
             started = time.monotonic()
             broadcast_id = send_now(account, "unpaced")
             fanned_out = wait_until(lambda: fanned(broadcast_id), 600, 0.05)
             wait_until(lambda: completed(broadcast_id), 600, 0.1)
             engine_rate = args.recipients / (time.monotonic() - started)
+            broadcast_instructions = count_instructions(on=False)
             broadcast_cpu = meter.stop(pids)
             stop_spy(spy)
             if statements is not None:
@@ -341,6 +373,9 @@ def main() -> int:
                                     "load_average": [round(value, 2) for value in os.getloadavg()]}
             if statements is not None:
                 report["throughput"]["statements_per_message"] = statements.per_message(args.recipients)
+            if broadcast_instructions:
+                report["throughput"]["worker_instructions_per_message"] = round(broadcast_instructions /
+                                                                                args.recipients)
 
             if args.floor:
                 report["floor"] = floor(account, pids, meter)
