@@ -6,7 +6,11 @@ sandbox emulator.
 Storage follows SWITCHBOARD_DATABASE_URL / SWITCHBOARD_QUEUE_URL when set (PostgreSQL + Redis), else
 SQLite files in a temporary directory. Three processes: the emulator (this script with `--emulator`,
 platform rate limits lifted), the API (`switchboard serve --no-worker`, pointed at that emulator) and
-this process, which runs the worker (its consumer threads and scheduler) and measures. In one run:
+this process, which runs the worker (its consumer threads and scheduler) and measures.
+BENCH_PYSPY=<dir> records a py-spy profile of this process while the throughput part's broadcast
+runs (<dir>/broadcast-worker.txt); BENCH_CALLGRIND=<dir>, with the script under valgrind (see
+`count_instructions`), counts the worker's instructions a message of the broadcast and of `--floor`.
+In one run:
 
 1. throughput: a Telegram broadcast to `--recipients` conversations with the bot's 30/s pace lifted,
    from the `POST /v1/broadcasts` (sendNow) until it is `completed`, against a bare loop of httpx2
@@ -23,11 +27,15 @@ this process, which runs the worker (its consumer threads and scheduler) and mea
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import datetime as dt
 import json
 import os
+import re
+import signal
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -77,7 +85,105 @@ def emulator_main(port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
+def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:
+    """With BENCH_PYSPY=<dir>: a py-spy profile of the process (samples only while a thread holds
+    the GIL: where its Python time goes) into <dir>/<name>.txt, for the throughput part."""
+    folder = os.environ.get("BENCH_PYSPY")
+    if not folder:
+        return None
+    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "-r", "250", "-f", "raw",
+                            "-o", f"{folder}/{name}.txt", "--pid", str(pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)  # attached before the clock runs
+    return spy
+
+
+def stop_spy(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait()
+
+
+class StatementCounter:
+    """With BENCH_STATEMENTS=1: counts the statements this process sends to the database (peewee's
+    `execute_sql`, BEGIN and COMMIT), by kind, while `counting` is on. Costs time: figures only."""
+
+    def __init__(self) -> None:
+        import threading
+
+        import peewee
+
+        from storage.db import PostgresPool
+
+        self.counting = False
+        self.counts: collections.Counter[str] = collections.Counter()
+        lock = threading.Lock()
+        names: dict[str, str] = {}
+        original_execute, original_commit = peewee.Database.execute_sql, peewee.Database.commit
+        original_prepared = PostgresPool.execute_prepared
+        counter = self
+
+        def note(kind: str) -> None:
+            if counter.counting:
+                with lock:
+                    counter.counts[kind] += 1
+
+        def execute_sql(database: Any, sql: str, params: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("EXECUTE "):
+                note(names.get(sql.split("(")[0][8:], "EXECUTE ?"))
+            elif not sql.startswith("PREPARE "):
+                note(" ".join(sql.split()[:4])[:60])
+            return original_execute(database, sql, params, *args, **kwargs)
+
+        def prepared(database: Any, template: str, params: tuple[Any, ...]) -> Any:
+            from storage.db import _statement_name
+            names[_statement_name(template)] = "prepared " + " ".join(template.split()[:4])[:60]
+            return original_prepared(database, template, params)
+
+        def counted_begin(original: Any) -> Any:
+            def begin(database: Any, *args: Any, **kwargs: Any) -> Any:
+                note("BEGIN")
+                return original(database, *args, **kwargs)
+            return begin
+
+        def commit(database: Any, *args: Any, **kwargs: Any) -> Any:
+            note("COMMIT")
+            return original_commit(database, *args, **kwargs)
+
+        peewee.Database.execute_sql = execute_sql  # type: ignore[method-assign,assignment]
+        peewee.Database.commit = commit  # type: ignore[method-assign,assignment]
+        PostgresPool.execute_prepared = prepared  # type: ignore[method-assign,assignment]
+        for cls in (peewee.SqliteDatabase, peewee.PostgresqlDatabase):
+            cls.begin = counted_begin(cls.begin)  # type: ignore[method-assign,assignment]
+
+    def per_message(self, messages: int) -> dict[str, float]:
+        return {kind: round(count / messages, 3) for kind, count in self.counts.most_common()
+                if count / messages >= 0.005}
+
+
+def count_instructions(on: bool) -> int:
+    """With BENCH_CALLGRIND=<dir> and this script run under valgrind's callgrind (`--instr-atstart=no
+    --callgrind-out-file=<dir>/cg.%p.out`): count this process's instructions from now (`on`), or
+    stop and return the count since then (`callgrind_control` dumps it). Counts do not move with the
+    machine's load, where CPU times and rates do. 0 without it."""
+    folder = os.environ.get("BENCH_CALLGRIND")
+    if not folder:
+        return 0
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", pid], check=True, capture_output=True)
+    if on:
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        return 0
+    before = set(Path(folder).glob("cg.*"))
+    subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    (dump,) = set(Path(folder).glob("cg.*")) - before
+    found = re.search(r"^totals: (\d+)", dump.read_text(errors="replace"), re.M)
+    return int(found.group(1)) if found else 0
+
+
 def wait_until(condition: Any, timeout: float, step: float = 0.02) -> float:
+    if os.environ.get("BENCH_CALLGRIND"):
+        step = 1.0  # each look is this process's work too: under callgrind, counted with the worker's
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         if condition():
@@ -92,6 +198,8 @@ def main() -> int:
     parser.add_argument("--paced", type=int, default=300)
     parser.add_argument("--threads", type=int, default=8, help="consumer threads of the worker (and bare loop)")
     parser.add_argument("--starts", type=int, default=20)
+    parser.add_argument("--floor", action="store_true",
+                        help="also send the same messages as plain inbox messages: the engine's own cost")
     parser.add_argument("--emulator", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.emulator:
@@ -175,6 +283,41 @@ def main() -> int:
             answer = httpx2.get(sandbox + "/sandbox/telegram/sent", params={"accountId": account.id}, timeout=60)
             return [row for row in answer.json()["data"] if row["kind"] == "dm"]
 
+        def floor(account: Account, pids: dict[str, int], meter: CpuMeter) -> dict[str, Any]:
+            """The same messages to the same conversations as plain inbox messages, queued in the same
+            chunks and groups but with no broadcast around them: what the engine's send path alone
+            costs in this harness, the floor of what a broadcast can cost."""
+            from service.engine import core as engine
+            from service.inbox import outbound
+            from storage.models import Message
+
+            with connection():
+                conversations = list(Conversation.select(Conversation.id, Conversation.platform,
+                                                         Conversation.last_inbound_at)
+                                     .where(Conversation.account == account.id).order_by(Conversation.id))
+            meter.start(pids)
+            count_instructions(on=True)
+            started = time.monotonic()
+            for start in range(0, len(conversations), 500):
+                with connection(), db.atomic():
+                    queued = outbound.queue_outbound_many(conversations[start:start + 500], account, text="floor",
+                                                          source="inbox")
+                    engine.nudge_after_commit(outbound.MESSAGE_WORK, queued)
+
+            def settled() -> bool:
+                with connection():
+                    return not Message.select(Message.id).where(Message.status.in_(("pending", "sending"))).exists()
+
+            wait_until(settled, 600, 0.2)
+            rate = len(conversations) / (time.monotonic() - started)
+            instructions = count_instructions(on=False)
+            spent = meter.stop(pids)
+            found: dict[str, Any] = {"per_second": round(rate), "cpu_us_per_message": {
+                name: round(spent[name] / len(conversations) * 1e6) for name in (*pids, "postgres")}}
+            if instructions:
+                found["worker_instructions_per_message"] = round(instructions / len(conversations))
+            return found
+
         telegram = adapters.adapter("telegram")
         paced = telegram.capabilities
         runtime = start_worker(settings, embedded=False, workers=args.threads)
@@ -199,13 +342,22 @@ def main() -> int:
             bare_cpu = meter.stop(pids)
 
             telegram.capabilities = dataclasses.replace(paced, messages_per_second=None)  # type: ignore[misc]
+            spy = spy_on(os.getpid(), "broadcast-worker")
+            statements = StatementCounter() if os.environ.get("BENCH_STATEMENTS") else None
+            if statements is not None:
+                statements.counting = True
             meter.start(pids)
+            count_instructions(on=True)
             started = time.monotonic()
             broadcast_id = send_now(account, "unpaced")
             fanned_out = wait_until(lambda: fanned(broadcast_id), 600, 0.05)
             wait_until(lambda: completed(broadcast_id), 600, 0.1)
             engine_rate = args.recipients / (time.monotonic() - started)
+            broadcast_instructions = count_instructions(on=False)
             broadcast_cpu = meter.stop(pids)
+            stop_spy(spy)
+            if statements is not None:
+                statements.counting = False
             delivered = [row["to"] for row in sent_log(account) if row["text"].startswith("unpaced")]
             report["throughput"] = {"bare_per_second": round(bare_rate), "broadcast_per_second": round(engine_rate),
                                     "ratio": round(engine_rate / bare_rate, 2), "goal": ">= 0.5",
@@ -219,6 +371,14 @@ def main() -> int:
                                     "postgres_transactions_per_message": round(
                                         broadcast_cpu.get("transactions", 0) / args.recipients, 2),
                                     "load_average": [round(value, 2) for value in os.getloadavg()]}
+            if statements is not None:
+                report["throughput"]["statements_per_message"] = statements.per_message(args.recipients)
+            if broadcast_instructions:
+                report["throughput"]["worker_instructions_per_message"] = round(broadcast_instructions /
+                                                                                args.recipients)
+
+            if args.floor:
+                report["floor"] = floor(account, pids, meter)
 
             # 2. the pace on: 30 a second per bot.
             telegram.capabilities = paced  # type: ignore[misc]

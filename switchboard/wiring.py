@@ -59,7 +59,8 @@ def wire() -> None:
     # A contact known only by a scoped id (Instagram, Facebook) gets their name read from the platform.
     signals.contact_wrote.connect(profiles.contact_wrote)
     # Broadcast recipients follow their message.
-    signals.message_finished.connect(broadcasts.message_finished, "broadcast")
+    signals.message_finished.connect(broadcasts.message_finished, "broadcast", sent=False)
+    signals.message_finished.ride(broadcasts.recipient_sent, "broadcast")
     signals.message_failed_later.connect(broadcasts.message_failed_later)
     # What an account's permanent deletion takes with it.
     signals.account_deleting.connect(lambda account_id: ("conversations", conversations.delete_for_account(account_id)))
@@ -75,6 +76,7 @@ def wire() -> None:
     engine.register(automation_work.REPLY_WORK)
     engine.register(sequence_work.ENROLLMENT_WORK)
     engine.register(broadcast_work.START_WORK)
+    engine.register(broadcast_work.SEND_WORK)
     engine.register(publishing.TARGET_WORK)
     engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)

@@ -18,15 +18,19 @@ advances a cursor: a worker that dies mid fan-out leaves the rest to the next cl
 from the cursor. The messages are nudged in groups after each chunk commits, never a task each.
 
 A recipient outside the platform's messaging window is `skipped` (`outside_messaging_window`) by a
-pre-flight check, before any message exists. Each recipient then follows its message: the
-outbound finish listener `message_finished` moves the recipient in the transaction where the
-message becomes `sent`, `failed` or `unknown` (or, through the inbox's receipts, when WhatsApp
-reports a sent message undelivered), and completes the broadcast (`broadcast.completed`)
-when none is pending after the fan-out. The counts are read from the recipients (an index on
-broadcast and status), so they are exact at every read and no finishing message writes to the
-broadcast's own row, which would make every send of a broadcast queue behind one row lock. Two
-messages finishing together at the very end may each still see the other pending; the scheduler's
-tick job `complete_finished` completes such a broadcast on its next tick.
+pre-flight check, before any message exists. Each recipient then follows its message: a sent
+message's recipient moves in the very statement that records the outcome (`recipient_sent`, a
+rider of the outbound finish: no transaction a message on PostgreSQL), and the finish listener
+`message_finished` moves it in the transaction where the message becomes `failed` or `unknown` (or,
+through the inbox's receipts, when WhatsApp reports a sent message undelivered). The fan-out hands
+its messages to workers in groups (`work.SEND_WORK`); once a group's outcomes are committed, one
+read finds whether its broadcast has none pending after the fan-out, and completes it
+(`broadcast.completed`); a failed or unknown outcome checks at once. The counts are read from the
+recipients (an index on broadcast and status), so they are exact at every read and no finishing
+message writes to the broadcast's own row, which would make every send of a broadcast queue behind
+one row lock. A message sent outside such a group (a retry the sweeper handed out again), or a
+worker that stopped between its group's last send and the check, leaves the completion to the
+scheduler's tick job `complete_finished`.
 
 Cancelling deletes the messages of the broadcast that no worker has claimed yet (they were never
 sent, so they leave no trace in the conversations) and marks their recipients `skipped` with reason
@@ -463,10 +467,38 @@ def complete_finished() -> None:
 
 
 def message_finished(done: MessageFinished) -> None:
-    """Outbound's finish listener: the recipient follows its message, in the transaction that
-    finishes the message; the last one completes the broadcast."""
+    """Outbound's finish listener for every outcome but `sent` (`recipient_sent` rides with that
+    one): the recipient follows its message, in the transaction that finishes the message; the last
+    one completes the broadcast."""
     if done.source == "broadcast":
         _follow(done, complete=True)
+
+
+# A sent message's recipient moves in the statement that records the message's outcome (on
+# PostgreSQL one data-modifying `WITH`, no transaction around it): from pending, or from unknown
+# when a late answer says it arrived after all.
+_SENT = ("UPDATE broadcast_recipient SET status = 'sent', reason = NULL, sent_at = ?, updated_at = ? "
+         "WHERE message_id = ? AND status IN ('pending', 'unknown')")
+
+
+def recipient_sent(done: MessageFinished) -> tuple[str, tuple[Any, ...]]:
+    """Outbound's rider for a sent broadcast message: its recipient's move, run with the outcome."""
+    return _SENT, (done.at, done.at, done.message_id)
+
+
+def complete_after(message_ids: list[str]) -> None:
+    """After a group of broadcast messages was sent (`work.send_group`), each outcome committed:
+    complete their broadcasts where none is pending after the fan-out. Checked after the commits,
+    the last group to finish sees every other's outcome, so the broadcast completes at once; most
+    groups find someone still pending and write nothing (one read for the group)."""
+    if not message_ids:
+        return
+    marks = ", ".join("?" for _ in message_ids)
+    found = hot.run(f"SELECT id FROM broadcast WHERE id IN (SELECT broadcast_id FROM broadcast_recipient "  # noqa: S608
+                    f"WHERE message_id IN ({marks})) AND {_NONE_PENDING}", (*message_ids, True)).fetchall()
+    for (broadcast_id,) in found:
+        with db.atomic():
+            _complete(broadcast_id)
 
 
 def _follow(done: MessageFinished, *, complete: bool) -> None:

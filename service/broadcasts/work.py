@@ -6,10 +6,17 @@ their outbound messages (each its own at-most-once work of the inbox). At least 
 dies mid-fan-out leaves its cursor; another takes the broadcast over from there when the lease runs
 out. Completion (the last recipient settled) stays with the front doors' module, which the inbox's
 finish listener calls.
+
+The fan-out's messages go to workers as `SEND_WORK` groups: each message is sent as any other
+(`outbound.send`: at most once, at the account's pace), and the group checks once, after its
+outcomes are committed, whether its broadcast is complete, instead of every message checking in a
+transaction of its own.
 """
 
 from __future__ import annotations
 
+import bisect
+import logging
 from typing import Any
 
 from platforms.base import Button
@@ -21,6 +28,8 @@ from service.kit.errors import Conflict, ValidationFailed
 from storage import hot
 from storage.db import connection, db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation
+
+log = logging.getLogger("switchboard.broadcasts")
 
 
 def start(broadcast_id: str) -> None:
@@ -56,14 +65,29 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     if account.status != "connected":
         _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
         return False
-    query = audience.conversations(account.id, conversation_ids=row.conversation_ids,
-                                   active_within_days=row.active_within_days, since=row.started_at or moment)
-    if row.fanout_cursor:
-        query = query.where(Conversation.id > row.fanout_cursor)
+    if row.conversation_ids:
+        # The chosen ids are walked in order here, a chunk's worth at a time: the whole list (up to
+        # 10,000 ids) in every chunk's query cost more than the chunk. An id that is no longer a
+        # conversation of the account is passed over with its chunk.
+        chosen = sorted(set(row.conversation_ids))
+        start = bisect.bisect_right(chosen, row.fanout_cursor) if row.fanout_cursor else 0
+        part = chosen[start:start + ops.CHUNK]
+        query = audience.conversations(account.id, conversation_ids=part, active_within_days=None, since=moment)
+        last = start + ops.CHUNK >= len(chosen)
+    else:
+        query = audience.conversations(account.id, conversation_ids=None, active_within_days=row.active_within_days,
+                                       since=row.started_at or moment)
+        if row.fanout_cursor:
+            query = query.where(Conversation.id > row.fanout_cursor)
     # Only what the window check reads: a whole conversation made from each row cost more than the
     # rest of the chunk's work.
     chunk = list(query.select(Conversation.id, Conversation.platform, Conversation.last_inbound_at)
                  .order_by(Conversation.id).limit(ops.CHUNK))
+    if row.conversation_ids:
+        cursor = part[-1] if part else row.fanout_cursor
+    else:
+        last = len(chunk) < ops.CHUNK
+        cursor = chunk[-1].id if chunk else row.fanout_cursor
     button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
     # (id, conversation_id, message_id, status, reason) of each recipient, in the chunk's order.
     recipients: list[list[Any]] = []
@@ -95,10 +119,8 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
                       ("id", "conversation_id", "message_id", "status", "reason"),
                       [tuple(entry) for entry in recipients])
     # One task per group of messages (tasks/engine.py), never one per message.
-    engine.nudge_after_commit(outbound.MESSAGE_WORK, messages)
-    last = len(chunk) < ops.CHUNK
-    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?",
-            (chunk[-1].id if chunk else row.fanout_cursor, last, row.id))
+    engine.nudge_after_commit(SEND_WORK, messages)
+    hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?", (cursor, last, row.id))
     if last:
         engine.finish(found, status="sending", next_attempt_at=None)
         ops._complete_if_done(row.id)
@@ -119,4 +141,26 @@ def _lease() -> float:
 START_WORK = engine.Kind(
     name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
     lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
+)
+
+
+def send_group(message_ids: list[str]) -> None:
+    """A task's group of a broadcast's messages: each sent as the inbox sends it, then one check of
+    whether that finished the broadcast. Outside any transaction, like every send."""
+    for message_id in message_ids:
+        try:
+            outbound.send(message_id)
+        except Exception:  # one message's fault must not drop the rest of the group
+            log.exception("broadcast message %s failed; the sweeper will hand it out again", message_id)
+    with connection():
+        ops.complete_after(message_ids)
+
+
+SEND_WORK = engine.Kind(
+    name="broadcast_message", table="message", ready=("pending",), run=outbound.send, run_group=send_group,
+    lease_seconds=outbound.lease_seconds, scope="source = 'broadcast'",
+    # Its rows are outbound messages, which `outbound.MESSAGE_WORK` sweeps (a lost group's messages
+    # are handed out again one by one, and the tick completes their broadcast): this kind only says
+    # how the fan-out's groups run.
+    sweep_batches_per_tick=0,
 )

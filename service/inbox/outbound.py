@@ -21,7 +21,8 @@ A late answer still counts: a call that outlives its lease and then succeeds mov
 
 Features that queued a message learn its outcome through `on_finish` listeners (installed by the
 composition root): each runs in the transaction that moves the message to `sent`, `failed` or
-`unknown`, so what they keep (a broadcast recipient and its counts) moves with it or not at all.
+`unknown`, so what they keep (a broadcast recipient and its counts) moves with it or not at all. A
+`sent` outcome may instead carry a feature's rider statement, which runs with the outcome itself.
 """
 
 from __future__ import annotations
@@ -245,10 +246,10 @@ def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
             time.sleep(slot.wait)
         outcome = _call_platform(loaded)
         if isinstance(outcome, SentMessage) and is_postgres() and not signals.message_finished.listens(
-                loaded.message.source):
-            # No feature follows this message's outcome (an inbox reply): the outcome, the
-            # conversation's touch and the event are one statement, atomic by itself, instead of a
-            # transaction of four round trips.
+                loaded.message.source, "sent"):
+            # No receiver follows this message's sending (an inbox reply; a broadcast's recipient
+            # rides along as a statement): the outcome, the conversation's touch, the event and the
+            # riders are one statement, atomic by itself, instead of a transaction of four round trips.
             _finish(found, loaded, outcome)
             return
         with db.atomic():
@@ -290,12 +291,14 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
     message, conversation = loaded.message, loaded.conversation
     moment = clock.now()
     if isinstance(outcome, SentMessage):
+        done = MessageFinished(message.id, message.source, "sent", moment, None)
         sent = _event(message, conversation, "message.sent", status="sent", at=moment,
                       platform_message_id=outcome.platform_message_id, error=None)
+        riders = tuple(engine.Also(sql, params) for sql, params in signals.message_finished.riding(done))
         if engine.finish(found, status="sent", at=moment, platform_message_id=outcome.platform_message_id, error=None,
-                         also=(touch_outbound_statement(conversation.id, moment), sent)):
+                         also=(touch_outbound_statement(conversation.id, moment), sent, *riders)):
             events.emitted()
-            signals.message_finished.send(MessageFinished(message.id, message.source, "sent", moment, None))
+            signals.message_finished.send(done)
         return
     if isinstance(outcome, RetryLater):
         pacer.pause(loaded.account.id, outcome.delay_seconds)

@@ -75,29 +75,53 @@ class KindSignal:
             signal.send(account, event)
 
 
+Rider = Callable[["MessageFinished"], tuple[str, tuple[Any, ...]]]
+
+
 class SourceSignal:
     """An outbound message reaching its final status, with receivers per source (`broadcast`, ...):
     the sender can tell that no one listens for a source and leave out the transaction a receiver
-    would run in."""
+    would run in.
+
+    A `rider` of a source is a statement instead of a receiver, for a `sent` outcome: SQL from code
+    with `?` placeholders, ending in a WHERE clause, that the sender runs with the outcome (on
+    PostgreSQL in the outcome's own statement, atomic without a transaction around it). A receiver
+    connected with `sent=False` hears every outcome but `sent`, which its source's rider records."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.by_source: dict[str, Signal[[MessageFinished]]] = {}
+        self.unsent: dict[str, Signal[[MessageFinished]]] = {}
+        self.riders: dict[str, list[Rider]] = {}
 
-    def connect(self, receiver: Callable[[MessageFinished], Any], *sources: str) -> None:
+    def connect(self, receiver: Callable[[MessageFinished], Any], *sources: str, sent: bool = True) -> None:
+        hearing = self.by_source if sent else self.unsent
         for source in sources:
-            self.by_source.setdefault(source, Signal(f"{self.name}:{source}", isolated=False)).connect(receiver)
+            hearing.setdefault(source, Signal(f"{self.name}:{source}", isolated=False)).connect(receiver)
 
-    def listens(self, source: str) -> bool:
-        return source in self.by_source
+    def ride(self, rider: Rider, *sources: str) -> None:
+        for source in sources:
+            self.riders.setdefault(source, []).append(rider)
+
+    def listens(self, source: str, status: str | None = None) -> bool:
+        """Whether a receiver hears this source's messages (with `status`: those that end in it)."""
+        return source in self.by_source or (status != "sent" and source in self.unsent)
+
+    def riding(self, done: MessageFinished) -> list[tuple[str, tuple[Any, ...]]]:
+        """The statements that go with this `sent` outcome."""
+        return [rider(done) for rider in self.riders.get(done.source, ())]
 
     def send(self, done: MessageFinished) -> None:
         signal = self.by_source.get(done.source)
         if signal is not None:
             signal.send(done)
+        if done.status != "sent":
+            signal = self.unsent.get(done.source)
+            if signal is not None:
+                signal.send(done)
 
     def __bool__(self) -> bool:
-        return bool(self.by_source)
+        return bool(self.by_source or self.unsent or self.riders)
 
 
 @dataclass(frozen=True)
@@ -154,5 +178,7 @@ def disconnect_all() -> None:
             signal.by_kind.clear()
         elif isinstance(signal, SourceSignal):
             signal.by_source.clear()
+            signal.unsent.clear()
+            signal.riders.clear()
         else:
             signal.receivers.clear()
