@@ -281,7 +281,8 @@ def main() -> int:
                                                for count in (1, 2)},
                 "own_cpu_us_per_message": {count: [round(run["own_us"]) for run in runs[count]] for count in (1, 2)},
                 "own_cpu_two_to_one": round(own[1] / own[0], 2),
-                # Rows each worker's tasks were handed (from its last log line; the warm-up's two a thread too).
+                # What each worker's tasks were handed (from its last log line; the warm-up's too): rows,
+                # the event outbox's dispatch tasks, and the events those took.
                 "rows_by_worker_with_warm_up": {count: [run["rows_by_worker"] for run in runs[count]]
                                                 for count in (1, 2)},
                 "load_average": {count: [round(run["load"], 1) for run in runs[count]] for count in (1, 2)},
@@ -343,10 +344,11 @@ def main() -> int:
     return 0
 
 
-def rows_run(log: Path) -> int | None:
-    """The rows a stopped worker's tasks were handed, from its last log line."""
-    found = re.findall(r"worker stopped: ran (\d+) rows", log.read_text())
-    return int(found[-1]) if found else None
+def rows_run(log: Path) -> list[int] | None:
+    """What a stopped worker's tasks were handed, from its last log line: rows, the batch kinds'
+    tasks (the event outbox's dispatch) and the items those took."""
+    found = re.findall(r"worker stopped: ran (\d+) rows, (\d+) batch tasks taking (\d+) items", log.read_text())
+    return [int(value) for value in found[-1]] if found else None
 
 
 def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:

@@ -124,7 +124,8 @@ def _worker(args: argparse.Namespace) -> int:
     from tasks import engine as engine_tasks
 
     ticker = runtime.ticker
-    print(f"Switchboard worker stopped: ran {engine_tasks.rows_run} rows; scheduler turns taken "
+    print(f"Switchboard worker stopped: ran {engine_tasks.rows_run} rows, {engine_tasks.batch_tasks} batch tasks "
+          f"taking {engine_tasks.batch_items} items; scheduler turns taken "
           f"{ticker.turns if ticker else 0}, left to another worker {ticker.passed if ticker else 0}", flush=True)
     return 0
 

@@ -60,10 +60,18 @@ def enqueue(kind_name: str, item_ids: list[str]) -> None:
         run_work(kind_name, item_ids[start : start + size])
 
 
+batch_tasks = 0  # batch kinds' tasks this process ran, and the items they took
+batch_items = 0
+
+
 @huey.task()
 def run_batches(batch_name: str) -> None:
+    global batch_tasks, batch_items
     with connection():
-        engine.run_batches(batch_name)
+        taken = engine.run_batches(batch_name)
+    with _counting:
+        batch_tasks += 1
+        batch_items += taken
 
 
 NUDGE_INTERVAL = 0.05  # seconds; at most one immediate batch task per kind and process in this interval
