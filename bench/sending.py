@@ -12,7 +12,9 @@ it a database of its own), else SQLite files in a temporary directory. A `switch
    with its event); alternated, best round of each. Besides the rates, the CPU per message of this
    process (the sender) and of every process the benchmark runs. Goal: ratio >= 0.6.
 2. workers: N queued messages sent by one `switchboard worker` process, then by two, alternated
-   `--worker-rounds` times; time from the nudge until the last is `sent`, and the CPU each message
+   `--worker-rounds` times in the order one, two, two, one, ... (the message table grows with every
+   run, and a later run costs more a message: neither count may always go second); time from the
+   nudge until the last is `sent`, how many rows each worker was handed, and the CPU each message
    cost, counted two ways (`bench.common.CpuMeter`): the whole machine's (right on a quiet machine)
    and the benchmark's own processes' (its workers, the API with the emulator, the PostgreSQL
    backends of its database, Redis): on a machine that others share, only the second is ours.
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -196,7 +199,7 @@ def main() -> int:
 
         # 2. one worker process against two: the rate, and the CPU each message cost, counted two
         # ways (see `CpuMeter`): the whole machine's, and the benchmark's own processes'.
-        def with_workers(count: int) -> dict[str, float]:
+        def with_workers(count: int, round_: int) -> dict[str, Any]:
             # Events the engine part (or the last run) left for the outbox's dispatcher are dispatched
             # here first, so that no run pays for another's.
             with connection():
@@ -206,13 +209,16 @@ def main() -> int:
             # The default lease: the short one of the kill test would have the sweeper hand out again
             # every row still waiting in the queue after 3 s (a backlog, not a lost task).
             threads = args.workers if count == 1 else (args.threads_two or args.workers)
-            workers = [start_worker({**env, "SWITCHBOARD_SEND_LEASE_SECONDS": "60"},
-                                    work / f"worker-{count}-{n}.log", threads) for n in range(count)]
+            # A log of each round's own: a log kept from an earlier round already said "running", and
+            # the wait below let the clock start while the new worker was still starting up.
+            logs = [work / f"worker-{count}-{round_}-{n}.log" for n in range(count)]
+            workers = [start_worker({**env, "SWITCHBOARD_SEND_LEASE_SECONDS": "60"}, log, threads) for log in logs]
             try:
                 # Each worker's start-up (imports, connections: seconds of CPU on a busy machine) must
                 # be over before the clock and the CPU count start.
-                for n in range(count):
-                    wait_until(lambda n=n: "running" in (work / f"worker-{count}-{n}.log").read_text(), 600)
+                for log in logs:
+                    wait_until(lambda log=log: "running" in log.read_text(), 600)
+                warm_up(threads * count)
                 time.sleep(1)
                 pids = {"api_and_emulator": server.pid, **{f"worker_{n}": w.pid for n, w in enumerate(workers)}}
                 spies = [spy_on(w.pid, f"w{count}-{n}") for n, w in enumerate(workers)]
@@ -226,19 +232,36 @@ def main() -> int:
                 count_instructions([w.pid for w in workers], False)
                 for spy in spies:
                     stop_spy(spy)
-                return {"per_second": args.messages / elapsed, "spent": spent,
-                        "machine_us": spent["machine"] / args.messages * 1e6,
-                        "own_us": spent["own"] / args.messages * 1e6}
             finally:
                 stop(workers)
+            return {"per_second": args.messages / elapsed, "spent": spent,
+                    "machine_us": spent["machine"] / args.messages * 1e6,
+                    "own_us": spent["own"] / args.messages * 1e6,
+                    "rows_by_worker": [rows_run(log) for log in logs], "load": os.getloadavg()[0]}
+
+        def warm_up(threads: int) -> None:
+            # A consumer thread opens its database connection at its first task, and a PostgreSQL
+            # backend's start (and each statement prepared on it) is counted from the moment it
+            # appears: with twice the threads, the run would pay for twice the connections, a
+            # once-a-process cost that a long-running worker does not have a message. So every
+            # thread sends one message first: slow answers and a task a message keep every thread
+            # busy at once, so that none takes two.
+            http.post("/sandbox/telegram/latency", json={"milliseconds": 300}).raise_for_status()
+            warm = queue(threads * 2, "warm-up")
+            for message_id in warm:
+                engine.nudge_now(outbound.MESSAGE_WORK, [message_id])
+            wait_until(lambda: all_sent(warm), 120, 0.05)
+            http.post("/sandbox/telegram/latency", json={"milliseconds": 0}).raise_for_status()
 
         def workers_part() -> dict[str, Any]:
             # Alternated, one and two workers in turn, since the machine's load drifts between runs:
-            # the best rate of each, and the median CPU per message of each.
+            # the best rate of each, and the median CPU per message of each. In the order one, two,
+            # two, one (and so on): the message table grows by the messages of every run, and a later
+            # run costs more a message than an earlier one, so neither count may always go second.
             runs: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
-            for _ in range(args.worker_rounds):
-                for count in (1, 2):
-                    runs[count].append(with_workers(count))
+            for round_ in range(args.worker_rounds):
+                for count in ((1, 2) if round_ % 2 == 0 else (2, 1)):
+                    runs[count].append(with_workers(count, round_))
 
             one = max(runs[1], key=lambda run: run["per_second"])
             two = max(runs[2], key=lambda run: run["per_second"])
@@ -258,6 +281,11 @@ def main() -> int:
                                                for count in (1, 2)},
                 "own_cpu_us_per_message": {count: [round(run["own_us"]) for run in runs[count]] for count in (1, 2)},
                 "own_cpu_two_to_one": round(own[1] / own[0], 2),
+                # What each worker's tasks were handed (from its last log line; the warm-up's too): rows,
+                # the event outbox's dispatch tasks, and the events those took.
+                "rows_by_worker_with_warm_up": {count: [run["rows_by_worker"] for run in runs[count]]
+                                                for count in (1, 2)},
+                "load_average": {count: [round(run["load"], 1) for run in runs[count]] for count in (1, 2)},
                 "database_transactions_per_message": {
                     count: [round(run["spent"].get("transactions", 0) / args.messages, 2) for run in runs[count]]
                     for count in (1, 2)},
@@ -314,6 +342,13 @@ def main() -> int:
             report.update(kill_part())
     print(json.dumps(report, indent=2))
     return 0
+
+
+def rows_run(log: Path) -> list[int] | None:
+    """What a stopped worker's tasks were handed, from its last log line: rows, the batch kinds'
+    tasks (the event outbox's dispatch) and the items those took."""
+    found = re.findall(r"worker stopped: ran (\d+) rows, (\d+) batch tasks taking (\d+) items", log.read_text())
+    return [int(value) for value in found[-1]] if found else None
 
 
 def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:

@@ -121,6 +121,12 @@ def _worker(args: argparse.Namespace) -> int:
     print(f"Switchboard worker running with {args.workers} threads", flush=True)
     stop.wait()
     stop_worker(runtime)
+    from tasks import engine as engine_tasks
+
+    ticker = runtime.ticker
+    print(f"Switchboard worker stopped: ran {engine_tasks.rows_run} rows, {engine_tasks.batch_tasks} batch tasks "
+          f"taking {engine_tasks.batch_items} items; scheduler turns taken "
+          f"{ticker.turns if ticker else 0}, left to another worker {ticker.passed if ticker else 0}", flush=True)
     return 0
 
 

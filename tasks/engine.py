@@ -10,11 +10,16 @@ kind's task takes whatever is pending when it runs; a lost one leaves it to the 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
 
 from service.engine import core as engine
-from storage.db import connection
+from service.kit import clock
+from storage.db import connection, db
+from storage.hot import run_fixed
 from tasks.queue import huey
 
 log = logging.getLogger("switchboard.engine")
@@ -26,8 +31,17 @@ MAX_GROUP = 10
 SPREAD = 16
 
 
+# Rows handed to this process's tasks (a duplicate task's rows too), for the worker's last log line:
+# how evenly several workers shared the work.
+rows_run = 0
+_counting = threading.Lock()
+
+
 @huey.task()
 def run_work(kind_name: str, item_ids: list[str]) -> None:
+    global rows_run
+    with _counting:
+        rows_run += len(item_ids)
     with connection():
         run_group = engine.runs_groups(kind_name)
         if run_group is not None:
@@ -46,10 +60,18 @@ def enqueue(kind_name: str, item_ids: list[str]) -> None:
         run_work(kind_name, item_ids[start : start + size])
 
 
+batch_tasks = 0  # batch kinds' tasks this process ran, and the items they took
+batch_items = 0
+
+
 @huey.task()
 def run_batches(batch_name: str) -> None:
+    global batch_tasks, batch_items
     with connection():
-        engine.run_batches(batch_name)
+        taken = engine.run_batches(batch_name)
+    with _counting:
+        batch_tasks += 1
+        batch_items += taken
 
 
 NUDGE_INTERVAL = 0.05  # seconds; at most one immediate batch task per kind and process in this interval
@@ -69,7 +91,63 @@ def batch_nudger(batch_name: str) -> Callable[[], None]:
     return nudge
 
 
+def _probe_sql(kinds: tuple[engine.Kind, ...]) -> str:
+    """One statement asking, for every kind at once, whether its table has a row that the sweep
+    would hand out or settle now: a column per kind, with the parameters `_probe_params` gives."""
+    columns = []
+    for kind in kinds:
+        ready = ", ".join(f"'{status}'" for status in kind.ready)
+        scoped = f" AND {kind.scope}" if kind.scope else ""
+        # The sweep's own conditions (service/engine/core.py: `sweep`), read without taking anything.
+        due = (f"status IN ({ready}) AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?) "
+               f"AND (nudged_at IS NULL OR nudged_at < ?){scoped}")
+        if kind.in_flight and kind.lost:
+            due = f"({due}) OR (status = '{kind.in_flight}' AND claimed_until < ?{scoped})"
+        columns.append(f"EXISTS (SELECT 1 FROM {kind.table} WHERE {due})")  # noqa: S608 - names from code
+    return "SELECT " + ", ".join(columns)
+
+
+def _probe_params(kinds: tuple[engine.Kind, ...]) -> tuple[Any, ...]:
+    moment = clock.now()
+    params: list[Any] = []
+    for kind in kinds:
+        params += [moment, moment, moment - timedelta(seconds=kind.lease_seconds())]
+        if kind.in_flight and kind.lost:
+            params.append(moment)
+    return tuple(params)
+
+
+_probes: dict[tuple[str, ...], str] = {}
+
+
+def _kinds_due() -> list[engine.Kind]:
+    """The kinds a sweep would find work of now: one read for them all. An armed kind (a chore)
+    falls due by other tables' rows, so its own `arm` query (a read) is asked too."""
+    kinds = tuple(engine.kinds())
+    if not kinds:
+        return []
+    key = tuple(kind.name for kind in kinds)
+    statement = _probes.get(key)
+    if statement is None:
+        statement = _probes[key] = _probe_sql(kinds)
+    found = run_fixed(statement, _probe_params(kinds)).fetchone()
+    return [kind for kind, due in zip(kinds, found, strict=True)
+            if due or (kind.arm is not None and kind.arm())]
+
+
 def sweep() -> None:
     """Run a few batches of every batch kind, re-enqueue due rows of every kind and settle expired
-    leases (a few batches per kind per tick)."""
-    engine.sweep_all()
+    leases (a few batches per kind per tick).
+
+    A tick that finds nothing is the common case, and it ran every kind's sweep in a transaction of
+    its own (BEGIN, an UPDATE or two that changed nothing, COMMIT) in whichever worker held the turn:
+    a kind is swept only when one read says it has something to sweep. A row that falls due just
+    after that read is swept on the next tick, as it would be had it fallen due after the sweep."""
+    for name in engine.batch_names():
+        engine.run_batches(name)
+    for kind in _kinds_due():
+        for _ in range(kind.sweep_batches_per_tick):
+            with db.atomic():
+                swept = engine.sweep(kind)
+            if len(swept.nudged) < kind.sweep_batch and len(swept.lost) < kind.sweep_batch:
+                break

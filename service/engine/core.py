@@ -183,6 +183,10 @@ def kinds() -> list[Kind]:
     return list(_kinds.values())
 
 
+def batch_names() -> list[str]:
+    return list(_batches)
+
+
 def set_nudger(fn: Nudger | None) -> None:
     global _nudger
     _nudger = fn

@@ -1,0 +1,75 @@
+"""The scheduler's sweep asks one question of every kind before sweeping any: a message whose task
+was lost is still handed out again, a send whose worker died is still settled `unknown`, and a tick
+with nothing to do sweeps no kind at all."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from service.engine import core as engine
+from service.identity.auth import Actor
+from service.inbox import conversations, outbound
+from storage.db import connection, db
+from storage.models import Account, Conversation, Message
+from tasks import engine as engine_tasks
+from tests.support.factories import add_account
+
+
+def _pending_message(tenant: dict[str, str]) -> str:
+    account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="telegram")
+    actor = Actor(workspace_id=tenant["workspaceId"], permission="read-write", profile_ids=None,
+                  credential_id="key_test")
+    with connection(), db.atomic():
+        started = conversations.start_conversation(actor=actor, account_id=account_id, contact_handle="@ann")
+        row = Conversation.get_by_id(started.conversation.id)
+        # Its task is lost: nudged long ago, never claimed.
+        message = outbound.queue_outbound(row, Account.get_by_id(account_id), text="hello", nudge=False)
+        Message.update(nudged_at=message.nudged_at - dt.timedelta(hours=1)).where(Message.id == message.id).execute()
+    return message.id
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
+    seen: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(engine, "_nudger", lambda name, ids: seen.append((name, ids)))
+    return seen
+
+
+@pytest.fixture
+def swept(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    names: list[str] = []
+    real = engine.sweep
+
+    def sweep(kind: engine.Kind, **kwargs: object) -> engine.Swept:
+        names.append(kind.name)
+        return real(kind, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "sweep", sweep)
+    return names
+
+
+def test_a_message_whose_task_was_lost_is_handed_out_again(tenant, enqueued, swept):
+    message_id = _pending_message(tenant)
+    with connection():
+        engine_tasks.sweep()
+    assert enqueued == [(outbound.MESSAGE_WORK.name, [message_id])]
+    assert swept == [outbound.MESSAGE_WORK.name]
+
+
+def test_a_send_whose_worker_died_is_settled_unknown(tenant, enqueued, swept):
+    message_id = _pending_message(tenant)
+    with connection(), db.atomic():
+        assert engine.claim(outbound.MESSAGE_WORK, message_id, lease_seconds=-1) is not None
+    with connection():
+        engine_tasks.sweep()
+        assert Message.get_by_id(message_id).status == "unknown"
+    assert enqueued == []
+
+
+def test_a_tick_with_nothing_due_sweeps_no_kind(tenant, enqueued, swept):
+    with connection():
+        engine_tasks.sweep()
+    assert swept == []
+    assert enqueued == []
