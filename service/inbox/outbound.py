@@ -141,8 +141,9 @@ def queue_outbound(
     transaction; the engine sends it once that commits. Disconnected account → `Conflict`; no DMs
     on the platform, text over its limit or outside its messaging window → `ValidationFailed`.
 
-    `nudge=False` when the caller sends it itself at once (`settle`): the row is marked as in hand,
-    so the sweeper leaves it alone for a lease unless the caller dies first.
+    `nudge=False` when the caller sends it itself at once (`settle`). Either way the row is marked as
+    in hand (`nudged_at`), so the sweeper leaves it alone for a lease unless its task or caller is
+    lost: a backlog still waiting in the queue after a tick would otherwise be handed out twice.
 
     `comment_id` makes it a private reply to that comment (made at `comment_at`): the platform must
     take private replies, and the comment's 7 days replace the messaging window. A second private
@@ -165,7 +166,7 @@ def queue_outbound(
         button_label=button.label if button else None, button_url=button.url if button else None,
         status="pending", source=source, comment_id=comment_id, media_ids=media_ids or None, attempts=0,
         next_attempt_at=moment,
-        nudged_at=None if nudge else moment, created_at=moment, updated_at=moment,
+        nudged_at=moment, created_at=moment, updated_at=moment,
     )
     if nudge:
         engine.nudge_after_commit(MESSAGE_WORK, [message.id])

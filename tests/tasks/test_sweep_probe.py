@@ -73,3 +73,17 @@ def test_a_tick_with_nothing_due_sweeps_no_kind(tenant, enqueued, swept):
         engine_tasks.sweep()
     assert swept == []
     assert enqueued == []
+
+
+def test_a_message_waiting_in_the_queue_is_not_handed_out_again_by_the_next_tick(tenant, enqueued, swept):
+    account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="telegram")
+    actor = Actor(workspace_id=tenant["workspaceId"], permission="read-write", profile_ids=None,
+                  credential_id="key_test")
+    with connection(), db.atomic():
+        started = conversations.start_conversation(actor=actor, account_id=account_id, contact_handle="@bob")
+        row = Conversation.get_by_id(started.conversation.id)
+        message = outbound.queue_outbound(row, Account.get_by_id(account_id), text="hello")
+    assert enqueued == [(outbound.MESSAGE_WORK.name, [message.id])]  # its own task, after the commit
+    with connection():
+        engine_tasks.sweep()  # a tick before any worker took that task: a backlog, not a lost task
+    assert enqueued == [(outbound.MESSAGE_WORK.name, [message.id])]
