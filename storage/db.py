@@ -41,6 +41,16 @@ SQLITE_PRAGMAS = {
 }
 
 
+class _Holding(threading.local):
+    """What this thread holds of the database: every attribute has its default, so reading one
+    never raises (an AttributeError behind `getattr(..., default)` costs ~2,000 instructions, and
+    each statement read two or three)."""
+
+    lock = False  # the process's writer lock
+    snapshot = False  # inside `read_on_loop()`
+    impatient: Any = None  # the connection `read_on_loop()` left with busy_timeout 0
+
+
 class SerialisedSqliteDatabase(SqliteDatabase):
     """SQLite whose writers in one process take turns on a Python lock before `BEGIN IMMEDIATE`.
 
@@ -58,7 +68,7 @@ class SerialisedSqliteDatabase(SqliteDatabase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._writer = threading.Lock()
-        self._holding = threading.local()
+        self._holding = _Holding()
 
     def begin(self, lock_type: str | None = None) -> None:
         lock_type = lock_type or getattr(self, "_lock_type", None)
