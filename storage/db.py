@@ -132,6 +132,7 @@ class PostgresPool(PooledPostgresqlDatabase):
         # The statements prepared on each connection, forgotten with the connection itself.
         self._prepared: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._prepared_lock = threading.Lock()
+        self._last_prepared = threading.local()
 
     def execute_prepared(self, template: str, params: tuple[Any, ...]) -> Any:
         """Run `template` (`?` placeholders) as a statement the server prepared once for this
@@ -146,13 +147,23 @@ class PostgresPool(PooledPostgresqlDatabase):
         """
         conn = self.connection()
         name = _statement_name(template)
-        with self._prepared_lock:
-            done = self._prepared.setdefault(conn, set())
+        last = self._last_prepared  # this thread's connection and its set, without a weak reference made
+        if getattr(last, "conn", None) is conn:
+            done = last.done
+        else:
+            with self._prepared_lock:
+                done = self._prepared.setdefault(conn, set())
+            last.conn, last.done = conn, done
         if name not in done:
             numbered = iter(range(1, template.count("?") + 1))
             self.execute_sql(f"PREPARE {name} AS " + re.sub(r"\?", lambda _: f"${next(numbered)}", template))
             done.add(name)  # outlives a rollback, as the prepared statement itself does
-        return self.execute_sql(_execute_text(name, len(params)), params)
+        # Straight on the open connection's cursor (peewee's `execute_sql` checks the connection and
+        # logs first), with peewee's error types.
+        cursor = conn.cursor()
+        with _peewee_errors:
+            cursor.execute(_execute_text(name, len(params)), params)
+        return cursor
 
     def _is_closed(self, conn: Any) -> bool:
         returned = self._returned.get(self.conn_key(conn))
