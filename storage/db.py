@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from peewee import Database, DatabaseProxy, OperationalError, SqliteDatabase, _transaction
-from peewee import __exception_wrapper__ as _peewee_errors
+from peewee import __exception_wrapper__ as _peewee_errors  # type: ignore[attr-defined]  # untyped in its stubs
 from playhouse.pool import PooledPostgresqlDatabase
 
 from storage import files
