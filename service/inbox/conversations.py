@@ -291,12 +291,14 @@ _TOUCH_OUTBOUND = (
 
 def touch_outbound(conversation_id: str, at: dt.datetime) -> None:
     # A reply means someone read the conversation: its unread count starts again from zero.
-    hot.run(_TOUCH_OUTBOUND, (at, at, at, at, clock.now(), conversation_id))
+    stamp = hot.stamp(at)  # four uses, one conversion
+    hot.run(_TOUCH_OUTBOUND, (stamp, stamp, stamp, stamp, clock.now(), conversation_id))
 
 
 def touch_outbound_statement(conversation_id: str, at: dt.datetime) -> Also:
     """`touch_outbound` as a statement that goes with a message's outcome (`engine.finish(also=...)`)."""
-    return Also(_TOUCH_OUTBOUND, (at, at, at, at, clock.now(), conversation_id))
+    stamp = hot.stamp(at)  # four uses, one conversion
+    return Also(_TOUCH_OUTBOUND, (stamp, stamp, stamp, stamp, clock.now(), conversation_id))
 
 
 def contact_wrote(account: Account, event: InboundEvent) -> None:

@@ -52,14 +52,16 @@ class StoragePacer:
         "WHERE {greatest}(?, pace_slot.next_slot, pace_slot.paused_until) - ? <= ? "
         "RETURNING next_slot"
     )
+    _RESERVE_PG = _RESERVE.format(greatest="GREATEST")
+    _RESERVE_SQLITE = _RESERVE.format(greatest="MAX")
 
     def reserve(self, account_id: str, interval: float, max_wait: float) -> Slot:
         now = time.time()
-        sql = hot.sql(self._RESERVE.format(greatest="GREATEST" if is_postgres() else "MAX"))
+        sql = self._RESERVE_PG if is_postgres() else self._RESERVE_SQLITE
         # A write transaction of its own, unless the caller's (a message's claim) is one already: a
         # savepoint would be two more statements for nothing that could fail apart.
         with contextlib.nullcontext() if db.in_transaction() else db.atomic():
-            row = db.execute_sql(sql, (account_id, now + interval, now, interval, now, now, max_wait)).fetchone()
+            row = hot.run(sql, (account_id, now + interval, now, interval, now, now, max_wait)).fetchone()
             if row is not None:
                 return Slot(max(0.0, float(row[0]) - interval - now), True)
             held = PaceSlot.get(PaceSlot.account_id == account_id)
