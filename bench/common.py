@@ -66,13 +66,14 @@ def embedded_env(data_dir: str, **extra: str) -> dict[str, str]:
 @contextlib.contextmanager
 def scale_out_env(data_dir: str, **extra: str) -> Iterator[dict[str, str]]:
     """The scale-out setup's environment: a fresh PostgreSQL database (dropped after) and Redis
-    (database 13), from `BENCH_POSTGRES` (default the local server) and `BENCH_REDIS`."""
+    (database 13), from `BENCH_POSTGRES` (default the local server) and `BENCH_REDIS`; the
+    database's name begins with `BENCH_DB_PREFIX` (default `switchboard_bench`)."""
     import uuid
 
     import psycopg2
 
     server = os.environ.get("BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432").rstrip("/")
-    name = f"switchboard_bench_{uuid.uuid4().hex[:8]}"
+    name = f"{os.environ.get('BENCH_DB_PREFIX', 'switchboard_bench')}_{uuid.uuid4().hex[:8]}"
     admin = psycopg2.connect(server + "/postgres")
     admin.autocommit = True
     with admin.cursor() as cursor:
