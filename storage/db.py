@@ -193,13 +193,12 @@ def _has_input(conn: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=512)
-@functools.lru_cache(maxsize=256)
 def _execute_text(name: str, count: int) -> str:
     """`EXECUTE name(%s, ...)`: the same few texts on every run, built once."""
     return f"EXECUTE {name}(" + ", ".join(["%s"] * count) + ")" if count else f"EXECUTE {name}"
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=512)
 def _statement_name(template: str) -> str:
     return "sb_" + hashlib.sha256(template.encode()).hexdigest()[:16]
 

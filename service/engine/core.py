@@ -493,22 +493,3 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     else:
         nudge_after_commit(kind, nudged)
     return Swept(nudged, lost)
-
-
-def sweep_all() -> dict[str, Swept]:
-    """One tick's sweep of every kind, each in short transactions and at most a few batches."""
-    done: dict[str, Swept] = {}
-    for work in list(_batches.values()):
-        run_batches(work.name)
-    for registered in kinds():
-        nudged: list[str] = []
-        lost: list[str] = []
-        for _ in range(registered.sweep_batches_per_tick):
-            with db.atomic():
-                swept = sweep(registered)
-            nudged += swept.nudged
-            lost += swept.lost
-            if len(swept.nudged) < registered.sweep_batch and len(swept.lost) < registered.sweep_batch:
-                break
-        done[registered.name] = Swept(nudged, lost)
-    return done

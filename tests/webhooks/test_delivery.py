@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-import time
 
 import pytest
 import stripe
@@ -264,11 +263,9 @@ def test_a_hanging_receiver_does_not_slow_api_calls(client, tenant, tls):
         for _ in range(8):  # enough to occupy every worker thread with a hanging attempt
             client.post(f"/v1/webhooks/{made['id']}/test", headers=key)
         wait_for(lambda: len(hanging.snapshot()) >= 4)
-        timings = []
+        # Every call answers while the attempts still hang: an API waiting on them would answer only
+        # when the attempts time out (10 s), past each call's own 3 s limit (a ReadTimeout here).
         for _ in range(10):
-            started = time.monotonic()
-            assert client.post(f"/v1/webhooks/{made['id']}/test", headers=key).status_code == 202
-            assert client.get(f"/v1/webhooks/{made['id']}/deliveries", headers=key).status_code == 200
-            timings.append(time.monotonic() - started)
+            assert client.post(f"/v1/webhooks/{made['id']}/test", headers=key, timeout=3).status_code == 202
+            assert client.get(f"/v1/webhooks/{made['id']}/deliveries", headers=key, timeout=3).status_code == 200
         release.set()
-    assert max(timings) < 0.5
