@@ -33,7 +33,6 @@ import datetime as dt
 import json
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -48,7 +47,7 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import CpuMeter, embedded_env, free_port, process, temp_dir  # noqa: E402
+from bench.common import CpuMeter, embedded_env, free_port, process, spy_on, stop_spy, temp_dir  # noqa: E402
 
 
 def emulator_main(port: int) -> None:
@@ -83,25 +82,6 @@ def emulator_main(port: int) -> None:
 
     app = Starlette(routes=[Route("/bench/contacts", add_contacts, methods=["POST"]), Mount("/sandbox", app=emulator)])
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
-
-
-def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:
-    """With BENCH_PYSPY=<dir>: a py-spy profile of the process (samples only while a thread holds
-    the GIL: where its Python time goes) into <dir>/<name>.txt, for the throughput part."""
-    folder = os.environ.get("BENCH_PYSPY")
-    if not folder:
-        return None
-    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "-r", "250", "-f", "raw",
-                            "-o", f"{folder}/{name}.txt", "--pid", str(pid)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1)  # attached before the clock runs
-    return spy
-
-
-def stop_spy(spy: subprocess.Popen[bytes] | None) -> None:
-    if spy is not None:
-        spy.send_signal(signal.SIGINT)
-        spy.wait()
 
 
 class StatementCounter:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -254,3 +255,22 @@ class CpuMeter:
             time.sleep(1.1)
             spent["transactions"] = self._transactions() - begun["transactions"]
         return spent
+
+
+def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:
+    """With BENCH_PYSPY=<dir>: a py-spy profile of the process (samples only while a thread holds
+    the GIL: where its Python time goes), into <dir>/<name>.txt."""
+    folder = os.environ.get("BENCH_PYSPY")
+    if not folder:
+        return None
+    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "-r", "250", "-f", "raw",
+                            "-o", f"{folder}/{name}.txt", "--pid", str(pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)  # attached before the clock runs
+    return spy
+
+
+def stop_spy(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait()

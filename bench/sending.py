@@ -50,7 +50,7 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import CpuMeter, embedded_env, free_port, process, temp_dir  # noqa: E402
+from bench.common import CpuMeter, embedded_env, free_port, process, spy_on, stop_spy, temp_dir  # noqa: E402
 
 DISPATCH = "event_dispatch"
 LEASE_SECONDS = int(os.environ.get("BENCH_LEASE", "3"))
@@ -349,25 +349,6 @@ def rows_run(log: Path) -> list[int] | None:
     tasks (the event outbox's dispatch) and the items those took."""
     found = re.findall(r"worker stopped: ran (\d+) rows, (\d+) batch tasks taking (\d+) items", log.read_text())
     return [int(value) for value in found[-1]] if found else None
-
-
-def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:
-    """With BENCH_PYSPY=<dir>: a py-spy profile of the process (samples only while a thread holds
-    the GIL: where its Python time goes), into <dir>/<name>.txt."""
-    folder = os.environ.get("BENCH_PYSPY")
-    if not folder:
-        return None
-    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--gil", "-r", "250", "-f", "raw",
-                            "-o", f"{folder}/{name}.txt", "--pid", str(pid)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1)  # attached before the clock runs
-    return spy
-
-
-def stop_spy(spy: subprocess.Popen[bytes] | None) -> None:
-    if spy is not None:
-        spy.send_signal(signal.SIGINT)
-        spy.wait()
 
 
 def start_worker(env: dict[str, str], log_path: Path, threads: int) -> subprocess.Popen[bytes]:
