@@ -10,23 +10,15 @@ import sys
 import threading
 
 from service.engine import core as engine
-from service.identity.auth import Actor
 from service.inbox import conversations, outbound
 from service.kit import clock, events
 from storage.db import connection, db, is_postgres
-from storage.models import Account, Conversation, Event, Message
-from tests.support.factories import add_account
+from storage.models import Conversation, Event, Message
+from tests.support.factories import queue_message
 
 
 def _pending_message(tenant) -> str:
-    account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="telegram")
-    actor = Actor(workspace_id=tenant["workspaceId"], permission="read-write", profile_ids=None,
-                  credential_id="key_test")
-    with connection(), db.atomic():
-        started = conversations.start_conversation(actor=actor, account_id=account_id, contact_handle="@ann")
-        row = Conversation.get_by_id(started.conversation.id)
-        message = outbound.queue_outbound(row, Account.get_by_id(account_id), text="hello", nudge=False)
-    return message.id
+    return queue_message(tenant).id
 
 
 def _claim(message_id: str, lease_seconds: float | None = None) -> engine.Claim | None:

@@ -9,28 +9,16 @@ import datetime as dt
 import pytest
 
 from service.engine import core as engine
-from service.identity.auth import Actor
-from service.inbox import conversations, outbound
+from service.inbox import outbound
 from storage.db import connection, db
-from storage.models import Account, Conversation, Message
+from storage.models import Message
 from tasks import engine as engine_tasks
-from tests.support.factories import add_account
-
-
-def _queue_message(tenant: dict[str, str], *, nudge: bool) -> Message:
-    """A Telegram conversation started in the tenant's workspace, and a message queued in it."""
-    account_id = add_account(tenant["workspaceId"], tenant["profileId"], platform="telegram")
-    actor = Actor(workspace_id=tenant["workspaceId"], permission="read-write", profile_ids=None,
-                  credential_id="key_test")
-    with connection(), db.atomic():
-        started = conversations.start_conversation(actor=actor, account_id=account_id, contact_handle="@ann")
-        row = Conversation.get_by_id(started.conversation.id)
-        return outbound.queue_outbound(row, Account.get_by_id(account_id), text="hello", nudge=nudge)
+from tests.support.factories import queue_message
 
 
 def _pending_message(tenant: dict[str, str]) -> str:
     # Its task is lost: nudged long ago, never claimed.
-    message = _queue_message(tenant, nudge=False)
+    message = queue_message(tenant)
     with connection():
         Message.update(nudged_at=message.nudged_at - dt.timedelta(hours=1)).where(Message.id == message.id).execute()
     return message.id
@@ -82,7 +70,7 @@ def test_a_tick_with_nothing_due_sweeps_no_kind(tenant, enqueued, swept):
 
 
 def test_a_message_waiting_in_the_queue_is_not_handed_out_again_by_the_next_tick(tenant, enqueued, swept):
-    message = _queue_message(tenant, nudge=True)
+    message = queue_message(tenant, nudge=True)
     assert enqueued == [(outbound.MESSAGE_WORK.name, [message.id])]  # its own task, after the commit
     with connection():
         engine_tasks.sweep()  # a tick before any worker took that task: a backlog, not a lost task
