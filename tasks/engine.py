@@ -123,7 +123,7 @@ _probes: dict[tuple[str, ...], str] = {}
 def _kinds_due() -> list[engine.Kind]:
     """The kinds a sweep would find work of now: one read for them all. An armed kind (a chore)
     falls due by other tables' rows, so its own `arm` query (a read) is asked too."""
-    kinds = tuple(engine.kinds())
+    kinds = tuple(kind for kind in engine.kinds() if kind.sweep_batches_per_tick)  # a kind never swept: not asked
     if not kinds:
         return []
     key = tuple(kind.name for kind in kinds)
