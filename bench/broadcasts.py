@@ -255,6 +255,10 @@ def main() -> int:
             with connection():
                 return bool(Broadcast.get_by_id(broadcast_id).status == "completed")
 
+        def completed_at(broadcast_id: str) -> dt.datetime:
+            with connection():
+                return Broadcast.get_by_id(broadcast_id).completed_at  # type: ignore[no-any-return]
+
         def fanned(broadcast_id: str) -> bool:
             with connection():
                 return bool(Broadcast.get_by_id(broadcast_id).fanned_out)
@@ -328,11 +332,14 @@ def main() -> int:
                 statements.counting = True
             meter.start(pids)
             count_instructions(on=True)
-            started = time.monotonic()
+            # Timed by the broadcast's own `completed_at` (the service's clock, naive UTC), so this
+            # process looks at it rarely: each look is a query on the worker's process, whose threads
+            # it would take the GIL from (a look every 0.1 s was 5 % of the process's Python time).
+            requested = dt.datetime.now(dt.UTC).replace(tzinfo=None)
             broadcast_id = send_now(account, "unpaced")
             fanned_out = wait_until(lambda: fanned(broadcast_id), 600, 0.05)
-            wait_until(lambda: completed(broadcast_id), 600, 0.1)
-            engine_rate = args.recipients / (time.monotonic() - started)
+            wait_until(lambda: completed(broadcast_id), 600, 0.5)
+            engine_rate = args.recipients / (completed_at(broadcast_id) - requested).total_seconds()
             broadcast_instructions = count_instructions(on=False)
             broadcast_cpu = meter.stop(pids)
             stop_spy(spy)
