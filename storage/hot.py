@@ -26,7 +26,7 @@ from peewee import (
     _StringField,
 )
 
-from storage.db import PostgresPool, db, execute
+from storage.db import NO_FLUSH_WAIT, PostgresPool, db, execute
 from storage.models import ApiKey
 
 M = TypeVar("M", bound=Model)
@@ -65,12 +65,16 @@ def stamp(value: datetime) -> Any:
     return value.isoformat(" ") if db.obj.param == "?" else value
 
 
-def run_fixed(template: str, params: tuple[Any, ...]) -> Any:
+def run_fixed(template: str, params: tuple[Any, ...], *, wait_for_flush: bool = True) -> Any:
     """`run` for a statement whose text never changes and that runs on nearly every request: on
-    PostgreSQL the server prepares it once per connection (`PostgresPool.execute_prepared`)."""
+    PostgreSQL the server prepares it once per connection (`PostgresPool.execute_prepared`).
+    `wait_for_flush=False`: on PostgreSQL its commit does not wait for the disk (`db.NO_FLUSH_WAIT`)."""
     database = db.obj
-    if isinstance(database, PostgresPool) and database.prepares:
-        return database.execute_prepared(template, params)
+    if isinstance(database, PostgresPool):
+        if database.prepares:
+            return database.execute_prepared(template, params, wait_for_flush=wait_for_flush)
+        if not wait_for_flush:
+            return run(NO_FLUSH_WAIT + template, params)
     return run(template, params)
 
 

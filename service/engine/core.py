@@ -274,13 +274,17 @@ class Also:
 
 def finish(
     found: Claim, *, status: str, next_attempt_at: datetime | None = None, at: datetime | None = None,
-    also: tuple[Also, ...] = (), **columns: Any,
+    also: tuple[Also, ...] = (), wait_for_flush: bool = True, **columns: Any,
 ) -> bool:
     """Record the outcome (as of `at`, default now) if this worker still holds the row: True when it did.
 
     A ready `status` with a `next_attempt_at` puts the row back for a later attempt. The `also`
-    statements run with the outcome, only if it was recorded.
+    statements run with the outcome, only if it was recorded. `wait_for_flush=False`: on PostgreSQL
+    the outcome's commit does not wait for the disk (`storage.db.NO_FLUSH_WAIT`): only for an
+    outcome whose loss in a server crash the kind's lease settles safely (`in_flight` → `lost`).
     """
+    assert wait_for_flush or found.kind.lost, f"{found.kind.name}: a lost outcome would run again"
+
     assignments = ["status = ?", "next_attempt_at = ?", "claimed_until = NULL", "claim_token = NULL",
                    "nudged_at = NULL", "updated_at = ?"]
     values: list[Any] = [status, next_attempt_at, at or clock.now()]
@@ -293,9 +297,10 @@ def finish(
         riders = "".join(f", also{n} AS ({extra.sql} AND EXISTS (SELECT 1 FROM done))"  # noqa: S608
                          for n, extra in enumerate(also))
         row = run_fixed(f"WITH done AS ({statement} RETURNING 1){riders} SELECT count(*) FROM done",  # noqa: S608
-                        (*params, *(value for extra in also for value in extra.params))).fetchone()
+                        (*params, *(value for extra in also for value in extra.params)),
+                        wait_for_flush=wait_for_flush).fetchone()
         return bool(row[0])
-    held = bool(run_fixed(statement, params).rowcount)
+    held = bool(run_fixed(statement, params, wait_for_flush=wait_for_flush).rowcount)
     if held:
         for extra in also:
             run_fixed(extra.sql, extra.params)

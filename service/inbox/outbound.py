@@ -296,8 +296,11 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         sent = _event(message, conversation, "message.sent", status="sent", at=moment,
                       platform_message_id=outcome.platform_message_id, error=None)
         riders = tuple(engine.Also(sql, params) for sql, params in signals.message_finished.riding(done))
+        # The claim waited for the disk; the outcome need not (`wait_for_flush`): should the database
+        # server lose it in a crash, the row is `sending` again and its lease makes it `unknown`.
         if engine.finish(found, status="sent", at=moment, platform_message_id=outcome.platform_message_id, error=None,
-                         also=(touch_outbound_statement(conversation.id, moment), sent, *riders)):
+                         also=(touch_outbound_statement(conversation.id, moment), sent, *riders),
+                         wait_for_flush=False):
             events.emitted()
             signals.message_finished.send(done)
         return

@@ -9,6 +9,7 @@ import uuid
 import httpx2
 import pytest
 
+from service.engine import core as engine
 from service.kit import idempotency
 from storage.db import connection
 from storage.models import Event, IdempotencyRecord, Message
@@ -87,6 +88,30 @@ def test_a_client_that_timed_out_and_retried_sends_once(client, tenant, server_u
     assert final.json()["status"] == "sent"
     assert [row["text"] for row in _sent(client, "telegram", bot)] == ["patience"]
     assert len(_outbound(conversation["id"])) == 1
+
+
+def test_a_claim_waits_for_the_disk_and_a_sent_outcome_does_not(client, tenant, monkeypatch):
+    # At most once rests on the claim: a claim the database lost would send the message again. An
+    # outcome lost in a crash leaves the row `sending` until its lease makes it `unknown`, so its
+    # commit need not wait for the disk (on PostgreSQL; SQLite's commits never wait for it).
+    bot, conversation = _telegram_conversation(client, tenant)
+    flushes: dict[str, list[bool]] = {"claim": [], "outcome": []}
+    run_fixed = engine.run_fixed
+
+    def watched(template: str, params: tuple, *, wait_for_flush: bool = True):
+        if template.startswith("UPDATE message SET claimed_until") or "(UPDATE message SET claimed_until" in template:
+            flushes["claim"].append(wait_for_flush)
+        elif "UPDATE message SET status = ?" in template:
+            flushes["outcome"].append(wait_for_flush)
+        return run_fixed(template, params, wait_for_flush=wait_for_flush)
+
+    monkeypatch.setattr(engine, "run_fixed", watched)
+    answer = client.post(f"/v1/conversations/{conversation['id']}/messages", json={"text": "claimed durably"},
+                         headers=bearer(tenant["apiKey"]))
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["status"] == "sent"
+    assert flushes == {"claim": [True], "outcome": [False]}
+    assert [row["text"] for row in _sent(client, "telegram", bot)] == ["claimed durably"]
 
 
 def test_a_platform_asking_to_slow_down_is_a_wait_not_a_failure(client, tenant):

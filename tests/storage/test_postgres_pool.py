@@ -231,6 +231,29 @@ def test_prepared_statements_can_be_turned_off_for_a_pooler_in_transaction_mode(
         pool.close_all()
 
 
+@pytest.mark.parametrize("prepared", ["on", "off"])
+def test_a_statement_may_commit_without_waiting_for_the_disk_and_the_next_one_waits_again(pg_database_url,
+                                                                                          prepared):
+    if pg_database_url is None:
+        pytest.skip("the PostgreSQL pool exists on the scale-out setup only")
+    pool = open_database(f"{pg_database_url}?prepared_statements={prepared}")
+    serving = db.obj
+    db.initialize(pool)
+    setting = "SELECT current_setting('synchronous_commit')"
+    try:
+        pool.connect()
+        assert hot.run_fixed(setting, (), wait_for_flush=False).fetchall() == [("off",)]
+        assert hot.run_fixed(setting, ()).fetchall() == [("on",)]  # same connection, its own statement
+        with db.atomic():  # in a transaction: the whole transaction's commit
+            assert hot.run_fixed(setting, (), wait_for_flush=False).fetchall() == [("off",)]
+            assert hot.run_fixed(setting, ()).fetchall() == [("off",)]
+        assert hot.run_fixed(setting, ()).fetchall() == [("on",)]
+        pool.close()
+    finally:
+        db.initialize(serving)
+        pool.close_all()
+
+
 def _name_of(template: str) -> str:
     import hashlib
 
