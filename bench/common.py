@@ -6,6 +6,7 @@ baseline in the same run, alternating the two, and reports the ratio.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -255,6 +257,60 @@ class CpuMeter:
             time.sleep(1.1)
             spent["transactions"] = self._transactions() - begun["transactions"]
         return spent
+
+
+class BackendWaits:
+    """What the PostgreSQL backends serving the benchmark's database wait on while they work, sampled
+    from `pg_stat_activity` every 10 ms on a thread of its own (through the `postgres` database, so
+    its own backend is not counted with the benchmark's): the shares of active backend samples
+    running on a core and waiting for the WAL to reach the disk (`WALWrite`, `WALSync`: a commit
+    that waits for the disk), for a lock, or for anything else. A limit that is not the CPU shows
+    here: a machine whose cores are not all busy may have a disk whose flushes are."""
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url if database_url.startswith("postgres") else ""
+        self._stop = threading.Event()
+        self._counts: collections.Counter[str] = collections.Counter()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if not self.database_url:
+            return
+        self._stop.clear()
+        self._counts.clear()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, float]:
+        if self._thread is None:
+            return {}
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        total = sum(self._counts.values()) or 1
+        return {name: round(count / total, 2) for name, count in sorted(self._counts.items())}
+
+    def _sample(self) -> None:
+        import psycopg2
+
+        name = self.database_url.rsplit("/", 1)[1].split("?", 1)[0]
+        server = self.database_url.rsplit("/", 1)[0]
+        with contextlib.closing(psycopg2.connect(server + "/postgres")) as connection:
+            connection.autocommit = True
+            with connection.cursor() as cursor:
+                while not self._stop.wait(0.01):
+                    cursor.execute("SELECT wait_event_type, wait_event FROM pg_stat_activity "
+                                   "WHERE datname = %s AND state = 'active'", (name,))
+                    for kind, event in cursor.fetchall():
+                        self._counts[_wait_class(kind, event)] += 1
+
+
+def _wait_class(kind: str | None, event: str | None) -> str:
+    if kind is None:
+        return "cpu"
+    if event in ("WALWrite", "WALSync"):
+        return "disk_flush"
+    return "lock" if kind in ("Lock", "LWLock") else "other"
 
 
 def spy_on(pid: int, name: str) -> subprocess.Popen[bytes] | None:
