@@ -27,6 +27,14 @@ def quiet(service, monkeypatch):
     return service
 
 
+@pytest.fixture
+def morning():
+    """The clock at 01:00 UTC of the next day: a test that moves it a few hours on stays within one
+    UTC day, where the daily snapshot's "once that day" is counted, whenever the suite runs."""
+    now = clock.now()
+    clock.advance((dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(1)) - now).total_seconds())
+
+
 def _sweep(kind: engine.Kind) -> list[str]:
     with connection(), db.atomic():
         return engine.sweep(kind).nudged
@@ -37,7 +45,7 @@ def _chore(chore_id: str) -> AccountChore:
         return AccountChore.get_by_id(chore_id)
 
 
-def test_a_snapshot_whose_worker_died_is_taken_once_its_lease_runs_out(quiet, tenant, monkeypatch):
+def test_a_snapshot_whose_worker_died_is_taken_once_its_lease_runs_out(quiet, morning, tenant, monkeypatch):
     account_id = add_account(tenant["workspaceId"], tenant["profileId"])
     asked: list[str] = []
 
@@ -69,7 +77,8 @@ def test_a_snapshot_whose_worker_died_is_taken_once_its_lease_runs_out(quiet, te
     assert _sweep(analytics_work.SNAPSHOT_WORK) == []
 
 
-def test_a_failed_snapshot_is_tried_again_after_an_hour_and_a_refused_one_not_that_day(quiet, tenant, monkeypatch):
+def test_a_failed_snapshot_is_tried_again_after_an_hour_and_a_refused_one_not_that_day(quiet, morning, tenant,
+                                                                                        monkeypatch):
     failing = add_account(tenant["workspaceId"], tenant["profileId"])
     refusing = add_account(tenant["workspaceId"], tenant["profileId"])
     outcome = {failing: "failed", refusing: "refused"}
