@@ -29,7 +29,7 @@ from switchboard import running
 
 # What the worker part of the service is (`switchboard.wiring`), named here too: the composition
 # root's callers (the CLI, the tests, the benchmarks) find all of it in one place.
-from switchboard.wiring import Runtime, prepare, start_worker, stop_worker, wire
+from switchboard.wiring import Runtime, prepare, start_storage, start_worker, stop_worker, wire
 
 __all__ = ["Runtime", "create_app", "prepare", "sandbox_app", "start_worker", "stop_worker", "wire"]
 
@@ -58,7 +58,7 @@ def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         prepare(settings)
-        runtime = start_worker(settings, embedded=True) if worker else Runtime()
+        runtime = start_worker(settings, embedded=True) if worker else start_storage()
         try:
             async with mcp.session_manager.run():
                 # What start-up made (modules, models, schemas, routes: some 140,000 objects) lives as

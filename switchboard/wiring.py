@@ -41,6 +41,7 @@ class Runtime:
 
     consumer: Any = None
     ticker: scheduler.Ticker | None = None
+    checkpoints: storage_db.WalCheckpoints | None = None  # SQLite's WAL, folded in by a thread of its own
 
 
 def wire() -> None:
@@ -103,8 +104,13 @@ def prepare(settings: Settings) -> None:
     migrate()
 
 
+def start_storage() -> Runtime:
+    """What every long-running process runs beside its work: SQLite's checkpoints."""
+    return Runtime(checkpoints=storage_db.background_checkpoints())
+
+
 def start_worker(settings: Settings, *, embedded: bool, workers: int = 4) -> Runtime:
-    runtime = Runtime()
+    runtime = start_storage()
     runtime.consumer = queue.consumer(workers=workers, embedded=embedded)
     runtime.consumer.start()
     runtime.ticker = scheduler.Ticker(settings.scheduler_tick_seconds).start()
@@ -116,3 +122,5 @@ def stop_worker(runtime: Runtime) -> None:
         runtime.ticker.stop()
     if runtime.consumer is not None:
         runtime.consumer.stop(graceful=True)
+    if runtime.checkpoints is not None:
+        runtime.checkpoints.stop()
