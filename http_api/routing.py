@@ -45,6 +45,9 @@ class Call:
     path: dict[str, str]
     query: Any  # the query model, or None when the operation takes no query
     body: Any  # the body model, or None when the operation takes no body
+    # When the request came in (`time.monotonic()`): what the process read after then may serve it
+    # (`service.kit.epochs`).
+    arrived: float | None = None
 
 
 @dataclass
@@ -193,16 +196,17 @@ def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
     return shapes.parse(op.body, decoded)
 
 
-def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota]) -> Response:
+def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota], arrived: float) -> Response:
     """A read in the event loop's snapshot (`storage.requests.run`). Should it need a write that
     could wait, `WriteNeeded` leaves it and nothing was written, but the rate-limit token it spent
     is kept in `spent`, so the attempt on a thread does not count the request twice."""
     quota = None
     try:
-        actor = authenticate_api_key(_authorization(request))
+        actor = authenticate_api_key(_authorization(request), arrived=arrived)
         quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute, leased_only=True)
         spent.append(quota)
-        call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None)
+        call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None,
+                    arrived=arrived)
         return _to_response(op, op.handler(call), quota.headers())
     except ServiceError as error:
         return error_response(error, quota.headers() if quota is not None else {})
@@ -230,7 +234,7 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
         # request's `Headers` costs a GET more than its rate-limit check.
         takes_body = op.body is not None or op.raw_body is not None
         body = parse_json_body(op, request.headers.get("content-type"), raw) if takes_body else None
-        call = Call(actor=actor, path=dict(request.path_params), query=query, body=body)
+        call = Call(actor=actor, path=dict(request.path_params), query=query, body=body, arrived=arrived)
         key = request.headers.get("idempotency-key") if op.method == "POST" else None
         if key is None:
             # A handler of "read" or "write" calls no one (DESIGN rule 15): a deadlock's victim on
@@ -334,7 +338,7 @@ class Endpoint:
 
         def work(on_loop: bool) -> Response:
             if on_loop:
-                return _read_on_loop(op, request, spent)
+                return _read_on_loop(op, request, spent, arrived)
             return _execute(op, request, raw, spent[0] if spent else None, arrived)
 
         # The operation's own transactions are opened in `_execute`: the key is checked and the

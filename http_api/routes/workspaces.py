@@ -7,7 +7,7 @@ from service.kit.shapes import PageQuery, page_of
 
 
 def list_workspaces(call: Call) -> WorkspaceList:
-    return workspaces.list_workspaces(actor=call.actor)
+    return workspaces.list_workspaces(actor=call.actor, arrived=call.arrived)
 
 
 def list_profiles(call: Call) -> Page:

@@ -8,14 +8,12 @@ read key 403.
 from __future__ import annotations
 
 import math
-import threading
-import time
 from dataclasses import dataclass
 
-from service.kit import clock, tokens
+from service.kit import clock, epochs, tokens
 from service.kit.errors import Forbidden, Unauthorized
 from storage import hot
-from storage.db import db, is_postgres
+from storage.db import db
 from storage.models import ApiKey, Membership
 
 # A key's lastUsedAt is refreshed at most this often: it is for people, and a write per request
@@ -58,10 +56,6 @@ class Actor:
 # room.
 _known: dict[str, tuple[tuple[int, int], hot.KeyRow, Actor, float]] = {}
 KNOWN_KEYS_MAX = 10_000
-# The process's latest read of the epoch (see `_epoch`): (when it was begun, database, value).
-_last_read: tuple[float, int, int] | None = None
-# The read of the epoch under way that began last, if any (see `_epoch`).
-_reading: _Read | None = None
 
 
 def authenticate_api_key(authorization: str | None, *, arrived: float | None = None) -> Actor:
@@ -74,11 +68,9 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
     between the two reads leaves an entry that is refreshed at its next use rather than one that
     outlives the change (PostgreSQL reads each statement at its own moment).
 
-    `arrived` (`time.monotonic()` when the request came in): the epoch this process read last, on
-    any thread, may serve it when that read was begun after the request arrived, since it then
-    shows every change committed before the request was sent. A storage thread taking a batch of
-    waiting requests reads the epoch once for the batch, and a request that waited while another
-    thread read it needs no read of its own (on PostgreSQL, one round trip saved each).
+    `arrived` (`time.monotonic()` when the request came in): the epoch read of another request,
+    or of another thread, may serve this one when it began after the request arrived
+    (`service.kit.epochs`, which reads it with the workspace epoch).
     """
     if not authorization:
         raise Unauthorized("Send your API key as Authorization: Bearer sk_....")
@@ -87,7 +79,7 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
     if scheme.lower() != "bearer" or not tokens.API_KEY_PATTERN.fullmatch(presented):
         raise Unauthorized("The API key is malformed.")
     digest = tokens.sha256_hex(presented)
-    epoch = (id(db.obj), _epoch(arrived))
+    epoch = (id(db.obj), epochs.read(arrived).keys)
     known = _known.get(digest)
     if known is not None and known[0] == epoch:
         _, key, actor, quiet_until = known
@@ -112,55 +104,6 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
         refreshed = key._replace(last_used_at=moment)
         db.after_commit(lambda: _remember(digest, epoch, refreshed, actor))
     return actor
-
-
-def _epoch(arrived: float | None) -> int:
-    global _last_read, _reading
-    database = id(db.obj)
-    last = _last_read  # one read of the global: the tuple is never changed in place
-    if arrived is not None and last is not None and last[0] >= arrived and last[1] == database:
-        return last[2]
-    pending = _reading
-    if arrived is not None and pending is not None and pending.began >= arrived and pending.database == database:
-        # Another thread's read, begun after this request arrived, is under way: its answer serves
-        # this request as a finished one would (see `authenticate_api_key`), for a wait on the
-        # thread instead of a round trip of our own (PostgreSQL only: see `_Read`).
-        pending.done.wait()
-        if pending.value is not None:
-            return pending.value
-    made = time.monotonic()  # before the read: it shows at least what was committed by then
-    mine = _Read(made, database) if is_postgres() else None
-    if mine is not None:
-        _reading = mine
-    try:
-        value = hot.api_key_epoch()
-        if mine is not None:
-            mine.value = value
-    finally:
-        if mine is not None:
-            mine.done.set()  # a failed read leaves `value` None: its waiters read for themselves
-            if _reading is mine:
-                _reading = None
-    last = _last_read
-    # Threads race to record their reads: the one begun last is kept (each pair is true alone).
-    if last is None or made >= last[0] or last[1] != database:
-        _last_read = (made, database, value)
-    return value
-
-
-class _Read:
-    """A read of the key epoch under way on some thread, which threads serving requests that
-    arrived before it began wait for instead of reading too. On PostgreSQL only: there a read is a
-    round trip whose wait releases the GIL; SQLite's reads (on the event loop, which must never
-    wait on a thread) cost less than the hand-over."""
-
-    __slots__ = ("began", "database", "done", "value")
-
-    def __init__(self, began: float, database: int) -> None:
-        self.began = began
-        self.database = database
-        self.done = threading.Event()
-        self.value: int | None = None
 
 
 def _actor(key: hot.KeyRow) -> Actor:

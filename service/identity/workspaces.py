@@ -9,10 +9,11 @@ from service.identity.auth import Actor
 from service.identity.workspace_shapes import Profile as ProfileRecord
 from service.identity.workspace_shapes import ProfileDeleted, WorkspaceList
 from service.identity.workspace_shapes import Workspace as WorkspaceRecord
-from service.kit import clock, ids
+from service.kit import clock, epochs, ids
 from service.kit.errors import Conflict, NotFound
 from service.kit.pagination import Page, paginate
 from storage import hot
+from storage.db import db
 from storage.models import Account, Membership, Profile, Workspace
 
 
@@ -27,20 +28,53 @@ def _workspace_record(workspace: dict[str, Any], role: str, profiles: list[dict[
     return WorkspaceRecord.model_validate({**workspace, "role": role, "profiles": profiles})
 
 
-def list_workspaces(*, actor: Actor) -> WorkspaceList:
-    """The workspaces the caller can act in: a key or token acts in exactly one."""
-    rows = hot.workspace_with_profiles(actor.workspace_id)
-    workspace_id, name, created_at, updated_at = rows[0][:4]
-    profiles = [{"id": row[4], "name": row[5]} for row in rows if row[4] is not None and actor.sees_profile(row[4])]
+def list_workspaces(*, actor: Actor, arrived: float | None = None) -> WorkspaceList:
+    """The workspaces the caller can act in: a key or token acts in exactly one.
+
+    `arrived` (`time.monotonic()` when the request came in): the workspace may be served from what
+    this process read before, when the workspace epoch read after the request arrived (with the
+    key's, `service.kit.epochs`) still reads as it did then."""
+    rows, answers = _workspace(actor.workspace_id, arrived)
     if actor.user_id is not None:
-        membership = Membership.get_or_none(user=actor.user_id, workspace=workspace_id)
+        membership = Membership.get_or_none(user=actor.user_id, workspace=actor.workspace_id)
         role = membership.role if membership else "member"
     else:
         role = "owner" if actor.profile_ids is None and actor.can_write else "member"
-    return WorkspaceList.model_validate({"data": [{
-        "id": workspace_id, "name": name, "role": role, "profiles": profiles,
-        "created_at": created_at, "updated_at": updated_at,
-    }]})
+    seen = (role, actor.profile_ids)
+    answer = answers.get(seen)
+    if answer is None:
+        workspace_id, name, created_at, updated_at = rows[0][:4]
+        profiles = [{"id": row[4], "name": row[5]} for row in rows
+                    if row[4] is not None and actor.sees_profile(row[4])]
+        answer = answers[seen] = WorkspaceList.model_validate({"data": [{
+            "id": workspace_id, "name": name, "role": role, "profiles": profiles,
+            "created_at": created_at, "updated_at": updated_at,
+        }]})
+    return answer
+
+
+# Workspaces this process has read, by id: the database and workspace epoch they were read at, the
+# rows of `hot.workspace_with_profiles`, and the answers made of them so far, by the role and the
+# profiles of the caller (a `WorkspaceList` is never changed once made). An entry holds only while
+# `workspace_epoch` of the same database still reads as it did (see `list_workspaces`). Bounded:
+# when full, the oldest entries make room.
+Answers = dict[tuple[str, frozenset[str] | None], WorkspaceList]
+_known: dict[str, tuple[tuple[int, int], list[tuple[Any, ...]], Answers]] = {}
+KNOWN_WORKSPACES_MAX = 10_000
+
+
+def _workspace(workspace_id: str, arrived: float | None) -> tuple[list[tuple[Any, ...]], Answers]:
+    epoch = (id(db.obj), epochs.read(arrived).workspaces)  # before the rows it guards (see `epochs`)
+    known = _known.get(workspace_id)
+    if known is not None and known[0] == epoch:
+        return known[1], known[2]
+    rows = hot.workspace_with_profiles(workspace_id)
+    if len(_known) >= KNOWN_WORKSPACES_MAX and workspace_id not in _known:
+        for oldest in list(_known)[: KNOWN_WORKSPACES_MAX // 10]:
+            _known.pop(oldest, None)
+    answers: Answers = {}
+    _known[workspace_id] = (epoch, rows, answers)
+    return rows, answers
 
 
 def remove_member(*, workspace_id: str, user_id: str) -> None:

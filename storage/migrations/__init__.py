@@ -42,6 +42,7 @@ from storage.migrations import (
     m0020_broadcast_template,
     m0021_connect_choices_contacts,
     m0022_inbox_polls,
+    m0023_workspace_epoch,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -69,6 +70,7 @@ MIGRATIONS: list[Migration] = [
     (20, "broadcast template", m0020_broadcast_template.apply),
     (21, "connect choices and contact profiles", m0021_connect_choices_contacts.apply),
     (22, "inbox polls and platform quotas", m0022_inbox_polls.apply),
+    (23, "workspace epoch", m0023_workspace_epoch.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
