@@ -48,6 +48,7 @@ from service.identity.auth import Actor
 from service.inbox import pacer
 from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound_statement
 from service.inbox.shapes import Message as MessageRecord
+from service.inbox.shapes import message_record
 from service.kit import clock, events, idempotency, ids, settings, signals
 from service.kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
 from service.kit.shapes import button_problems
@@ -332,7 +333,7 @@ def _record(message: Message, *, at: dt.datetime, **changes: Any) -> dict[str, A
     for name, value in changes.items():
         setattr(message, name, value)
     message.updated_at = at
-    return MessageRecord.model_validate(message).dump()
+    return message_record(message)
 
 
 # At most once: a message reaches a person, so one whose send had no answer is never sent again.
