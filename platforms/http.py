@@ -183,7 +183,11 @@ _IPV4_STYLE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+")
 _BODY_METHODS = ("POST", "PUT", "PATCH", "QUERY")
 # Headers the request's body and host set: a caller's own would change their order or value.
 _SET_BY_REQUEST = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
+_DIRECT_ARGUMENTS = frozenset({"json", "content", "headers"})
 _CLIENT_LOG = logging.getLogger("httpx2")
+# As `httpx2` encodes a `json=` body (`_content.encode_json`), the encoder built once rather than
+# by `json.dumps` on every call.
+_JSON_BODY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 def _direct_url(url: str) -> tuple[bytes, bytes, int | None, bytes, bytes] | None:
@@ -216,6 +220,7 @@ class PlatformHTTP:
     def __init__(self, client: httpx2.Client, *, platform: str) -> None:
         self.client = client
         self.platform = platform
+        self._ready: tuple[Any, Any, list[tuple[bytes, bytes]], frozenset[str], dict[str, Any]] | None = None
 
     def request(
         self,
@@ -271,19 +276,26 @@ class PlatformHTTP:
         """
         client = self.client
         method = method.upper()
-        if kwargs.keys() - {"json", "content", "headers"}:
+        if kwargs.keys() - _DIRECT_ARGUMENTS:
             return None
+        ready = self._ready
+        if ready is None or ready[0] is not client._headers or ready[1] is not client._timeout:
+            # The client's default headers and timeout, as sent: read again when the client's are replaced.
+            defaults = client.headers.raw
+            ready = self._ready = (client._headers, client._timeout, defaults,
+                                   frozenset(key.decode().lower() for key, _ in defaults) | _SET_BY_REQUEST,
+                                   client.timeout.as_dict())
         transport = client._transport
         if (
             type(transport) is not httpx2.HTTPTransport
             or client._mounts
-            or client.auth is not None
+            or client._auth is not None
             or client.follow_redirects
             or client._event_hooks["request"]
             or client._event_hooks["response"]
-            or client.cookies.jar
-            or client.params
-            or client.base_url.raw_host
+            or client._cookies.jar._cookies  # type: ignore[attr-defined]  # what `len(jar)` walks
+            or client._params
+            or client._base_url.raw_host
             or client.is_closed
         ):
             return None
@@ -291,7 +303,7 @@ class PlatformHTTP:
         if parts is None:
             return None
         scheme, host, port, target, netloc = parts
-        headers = client.headers.raw
+        headers = ready[2]
         given = kwargs.get("headers")
         if given:
             if not isinstance(given, dict):
@@ -300,16 +312,14 @@ class PlatformHTTP:
                 extra = [(key.encode("ascii"), value.encode("ascii")) for key, value in given.items()]
             except (AttributeError, UnicodeEncodeError):
                 return None
-            taken = {key.lower() for key, _ in headers} | _SET_BY_REQUEST
-            if any(key.decode().lower() in taken for key, _ in extra):
+            if any(key.decode().lower() in ready[3] for key, _ in extra):
                 return None
             headers = headers + extra
         body = kwargs.get("content") or None
         if kwargs.get("json") is not None:
             if body is not None:
                 return None
-            # As `httpx2` encodes a `json=` body (`_content.encode_json`).
-            body = json.dumps(kwargs["json"], ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+            body = _JSON_BODY(kwargs["json"]).encode()
             after = [(b"Content-Length", str(len(body)).encode()), (b"Content-Type", b"application/json")]
         elif body is None or isinstance(body, bytes):
             after = [] if body is None else [(b"Content-Length", str(len(body)).encode())]
@@ -329,7 +339,7 @@ class PlatformHTTP:
             httpcore2.URL(scheme=scheme, host=host, port=port, target=target),
             headers=wire,
             content=body or b"",
-            extensions={"timeout": client.timeout.as_dict()},
+            extensions={"timeout": dict(ready[4])},
         )
         with map_httpcore_exceptions():
             answer = transport._pool.handle_request(request)
