@@ -325,7 +325,7 @@ def _event(message: Message, conversation: Conversation, event_type: str, *, at:
            **changes: Any) -> engine.Also:
     """`_announce` as a statement that rides with the outcome (`engine.finish(also=...)`)."""
     sql, params = events.emit_statement(workspace_id=conversation.workspace_id, type=event_type,
-                                        data=_record(message, at=at, **changes))
+                                        data=_record(message, at=at, **changes), at=at)
     return engine.Also(sql, params)
 
 
