@@ -17,7 +17,7 @@ from service.inbox import outbound
 from service.inbox.shapes import Message as MessageRecord
 from service.inbox.shapes import message_record
 from storage.db import connection, db
-from storage.hot import from_row
+from storage.hot import columns, from_row
 from storage.models import Event, Message
 from tests.support.factories import queue_message
 
@@ -36,7 +36,7 @@ def _row(**values: Any) -> Message:
     }
     base.update(values)
     # The values as a row hands them over, unconverted (what `storage.hot.from_row` keeps of a row).
-    row = from_row(Message, [None] * len(outbound.MESSAGE_COLUMNS))
+    row = from_row(Message, [None] * len(columns(Message)))
     row.__data__.update(base)
     return row
 
