@@ -48,6 +48,7 @@ from service.identity.auth import Actor
 from service.inbox import pacer
 from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound_statement
 from service.inbox.shapes import Message as MessageRecord
+from service.inbox.shapes import message_record
 from service.kit import clock, events, idempotency, ids, settings, signals
 from service.kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
 from service.kit.shapes import button_problems
@@ -210,12 +211,13 @@ class _Loaded:
 def _load(found: engine.Claim) -> _Loaded | None:
     """The claimed message (from the claim's own `RETURNING`) with its conversation and account (read
     with the claim, `_JOINED`): one statement a message on PostgreSQL, where a read of each row
-    before the claim was three."""
-    message = from_row(Message, [found.columns[name] for name in MESSAGE_COLUMNS])
+    before the claim was three. Each row has only the columns a send reads (`MESSAGE_COLUMNS` and those after it)."""
+    message = from_row(Message, [found.columns[name] for name in MESSAGE_COLUMNS], MESSAGE_COLUMNS)
     split = len(CONVERSATION_COLUMNS)
     if found.joined[0] is None or found.joined[split] is None:
         return None
-    return _Loaded(message, from_row(Conversation, found.joined[:split]), from_row(Account, found.joined[split:]))
+    return _Loaded(message, from_row(Conversation, found.joined[:split], CONVERSATION_COLUMNS),
+                   from_row(Account, found.joined[split:], ACCOUNT_COLUMNS))
 
 
 def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
@@ -327,7 +329,7 @@ def _event(message: Message, conversation: Conversation, event_type: str, *, at:
            **changes: Any) -> engine.Also:
     """`_announce` as a statement that rides with the outcome (`engine.finish(also=...)`)."""
     sql, params = events.emit_statement(workspace_id=conversation.workspace_id, type=event_type,
-                                        data=_record(message, at=at, **changes))
+                                        data=_record(message, at=at, **changes), at=at)
     return engine.Also(sql, params)
 
 
@@ -335,7 +337,7 @@ def _record(message: Message, *, at: dt.datetime, **changes: Any) -> dict[str, A
     for name, value in changes.items():
         setattr(message, name, value)
     message.updated_at = at
-    return MessageRecord.model_validate(message).dump()
+    return message_record(message)
 
 
 # At most once: a message reaches a person, so one whose send had no answer is never sent again.
@@ -344,12 +346,22 @@ MESSAGE_POLICY = Policy(
     lost_text="No answer from the platform: {message}. It may or may not have arrived, so it is not sent again.",
 )
 
-MESSAGE_COLUMNS = columns(Message)
-CONVERSATION_COLUMNS = columns(Conversation)
+# The columns a send reads of its message (its record: `_record`), of the message's conversation
+# (the recipient, the touch, the event's workspace) and of its account (`adapters.call`: the
+# platform, its status and credentials, and what a refresh or the reauth flag writes), and no more:
+# on PostgreSQL every column of a result costs its sender ~4,000 instructions (psycopg2 decodes each
+# column's name through Python's codec) and a timestamp ~5,000 more, on SQLite a datetime's
+# conversion. Another column read in the send path must be added here, or it reads None.
+MESSAGE_COLUMNS = tuple(name for name in columns(Message)
+                        if name not in ("attempts", "next_attempt_at", "claimed_until", "claim_token", "nudged_at"))
+CONVERSATION_COLUMNS = ("id", "workspace_id", "profile_id", "account_id", "platform", "contact_handle",
+                        "external_conversation_id")
+ACCOUNT_COLUMNS = ("id", "workspace_id", "profile_id", "platform", "platform_account_id", "status", "needs_reauth",
+                   "credentials")
 # The message's conversation and account, read with its claim (`_load`).
 _JOINED = engine.Joined(
     columns=", ".join([*(f'c."{name}"' for name in CONVERSATION_COLUMNS),
-                       *(f'a."{name}"' for name in columns(Account))]),
+                       *(f'a."{name}"' for name in ACCOUNT_COLUMNS)]),
     joins=(f'LEFT JOIN "{Conversation._meta.table_name}" AS c ON c."id" = claimed."conversation_id" '
            f'LEFT JOIN "{Account._meta.table_name}" AS a ON a."id" = c."account_id"'),
 )

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import datetime as dt
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
 from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Record
+from service.kit.shapes import (
+    LEFT_OUT,
+    Body,
+    HttpsUrl,
+    Id,
+    Instant,
+    NullableInstant,
+    PageQuery,
+    Record,
+    instant_text,
+)
 
 # The contract's filter takes these six, upper case, and nothing else (422).
 PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X")
@@ -106,6 +117,39 @@ class Conversation(Record):
     status: Literal[CONVERSATION_STATUSES]  # type: ignore[valid-type]
     created_at: Instant
     updated_at: Instant
+
+
+_TEXT_OR_NULL = frozenset({str, type(None)})
+
+
+def message_record(row: Any) -> dict[str, Any]:
+    """`Message.model_validate(row).dump()` for a message row (a model of `storage.models.Message`):
+    the same object, key for key and in the same order, built straight from the row's values when
+    each is one the record takes as it is (text or null, a known status, no template, a list of ids),
+    else through the record's validation. An outbound message's event carries it: pydantic's
+    validation and dump cost twice this for a row the engine has just read itself."""
+    data = row.__data__
+    get = data.get
+    media_ids, created_at, updated_at = get("media_ids"), get("created_at"), get("updated_at")
+    if (
+        get("template") is None
+        and type(get("id")) is str and type(get("conversation")) is str
+        and type(get("text")) in _TEXT_OR_NULL and type(get("button_label")) in _TEXT_OR_NULL
+        and type(get("button_url")) in _TEXT_OR_NULL and type(get("platform_message_id")) in _TEXT_OR_NULL
+        and type(get("error")) in _TEXT_OR_NULL
+        and get("direction") in DIRECTIONS and get("status") in MESSAGE_STATUSES and get("source") in SOURCES
+        and (media_ids is None or (type(media_ids) is list and all(type(each) is str for each in media_ids)))
+        and (type(created_at) is dt.datetime or (type(created_at) is str and len(created_at) >= 19))
+        and (type(updated_at) is dt.datetime or (type(updated_at) is str and len(updated_at) >= 19))
+    ):
+        return {
+            "id": data["id"], "conversationId": data["conversation"], "direction": data["direction"],
+            "text": get("text"), "buttonLabel": get("button_label"), "buttonUrl": get("button_url"),
+            "status": data["status"], "platformMessageId": get("platform_message_id"), "error": get("error"),
+            "template": None, "mediaIds": list(media_ids) if media_ids else [], "source": data["source"],
+            "createdAt": instant_text(created_at), "updatedAt": instant_text(updated_at),
+        }
+    return Message.model_validate(row).dump()
 
 
 class StartedConversation(Conversation):

@@ -6,6 +6,7 @@ sent for a change that did not happen, and never lost for one that did.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from service.kit import clock, ids, signals
@@ -54,16 +55,17 @@ def _announce() -> None:
     signals.events_committed.send()
 
 
-def emit_statement(*, workspace_id: str, type: str, data: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
+def emit_statement(*, workspace_id: str, type: str, data: dict[str, Any],
+                   at: datetime | None = None) -> tuple[str, tuple[Any, ...]]:
     """`emit` as SQL for a caller that runs it with its change, in one transaction or one statement
     (`engine.finish(also=...)`): an INSERT ... SELECT with `?` placeholders, ending in a WHERE
     clause the caller may extend. Once it has run (or its transaction has begun to), the caller
-    calls `emitted()`."""
+    calls `emitted()`. `at`: the change's own instant (default now), read once for both."""
     _known(type)
     fields = Event._meta.fields
-    values = {"id": ids.new_id("evt"), "workspace": workspace_id, "type": type, "data": data,
-              "created_at": clock.now()}
-    return _INSERT_SELECT, tuple(fields[name].db_value(value) for name, value in values.items())
+    # The id, workspace and type are text already (what their fields' `db_value` hands back).
+    return _INSERT_SELECT, (ids.new_id("evt"), workspace_id, type, fields["data"].db_value(data),
+                            fields["created_at"].db_value(at or clock.now()))
 
 
 _INSERT_SELECT = ("INSERT INTO event (id, workspace_id, type, data, created_at) "

@@ -84,7 +84,7 @@ def _query_int(value: Any) -> Any:
     return value
 
 
-def _instant(value: Any) -> str | None:
+def instant_text(value: Any) -> str | None:
     """A stored naive-UTC moment as `YYYY-MM-DDTHH:MM:SSZ`. Rows read by Peewee carry datetimes;
     rows read by raw SQL on SQLite carry the text Peewee wrote (`YYYY-MM-DD HH:MM:SS[.ffffff]`)."""
     # Text first: it is what a page of raw rows carries. Slicing also keeps an instant already in
@@ -148,10 +148,10 @@ LEFT_OUT: Any = None
 
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 HttpsUrl = Annotated[str, AfterValidator(_https_url), Field(json_schema_extra={"format": "uri"})]
-Instant = Annotated[str, BeforeValidator(_instant),
+Instant = Annotated[str, BeforeValidator(instant_text),
                     WithJsonSchema({"type": "string", "format": "date-time",
                                     "description": "ISO 8601 instant in UTC with Z."})]
-NullableInstant = Annotated[str | None, BeforeValidator(_instant),
+NullableInstant = Annotated[str | None, BeforeValidator(instant_text),
                             WithJsonSchema({"type": ["string", "null"], "format": "date-time"})]
 
 

@@ -10,10 +10,13 @@ from peewee import CharField, DateTimeField, IntegerField, Model, TextField
 from service.kit.clock import now
 from storage.db import db
 
+# `json.dumps` with these options builds an encoder per call; this one is built once (the same text).
+_TO_TEXT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
 
 class JSONField(TextField):
     def db_value(self, value: Any) -> str | None:
-        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return None if value is None else _TO_TEXT(value)
 
     def python_value(self, value: Any) -> Any:
         return None if value is None else json.loads(value)
