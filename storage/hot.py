@@ -99,11 +99,6 @@ def find_api_key(secret_hash: str) -> KeyRow | None:
     )
 
 
-def api_key_epoch() -> int:
-    """The counter that every change to a key's authentication moves (migration 15's triggers)."""
-    return int(run_fixed("SELECT value FROM api_key_epoch WHERE id = 1", ()).fetchone()[0])
-
-
 class Epochs(NamedTuple):
     keys: int  # api_key_epoch (migration 15)
     workspaces: int  # workspace_epoch (migration 23)

@@ -9,7 +9,7 @@ import pytest
 
 from service.kit import clock
 from storage.db import connection
-from storage.hot import api_key_epoch
+from storage.hot import epochs
 from tests.conftest import bearer
 from tests.support.elsewhere import elsewhere
 
@@ -70,11 +70,11 @@ def test_a_remembered_key_of_a_workspace_deleted_elsewhere_is_refused(client, li
 def test_using_a_key_leaves_every_remembered_key_standing(client, live, tenant):
     key = _new_key(client, tenant)  # its first use wrote lastUsedAt
     with connection():
-        before = api_key_epoch()
+        before = epochs().keys
     _elsewhere(live)("UPDATE api_key SET last_used_at = NULL WHERE id = ?", (key["id"],))
     assert client.get("/v1/workspaces", headers=bearer(key["key"])).status_code == 200  # writes lastUsedAt again
     with connection():
-        assert api_key_epoch() == before
+        assert epochs().keys == before
 
 
 # With nothing changed anywhere, time alone still tells on a remembered key.
