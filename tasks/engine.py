@@ -102,7 +102,7 @@ def _probe_sql(kinds: tuple[engine.Kind, ...]) -> str:
         due = (f"status IN ({ready}) AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?) "
                f"AND (nudged_at IS NULL OR nudged_at < ?){scoped}")
         if kind.in_flight and kind.lost:
-            due = f"({due}) OR (status = '{kind.in_flight}' AND claimed_until < ?{scoped})"
+            due = f"({due}) OR ({kind.expired})"
         columns.append(f"EXISTS (SELECT 1 FROM {kind.table} WHERE {due})")  # noqa: S608 - names from code
     return "SELECT " + ", ".join(columns)
 

@@ -79,6 +79,12 @@ class Kind:
     # An idle row is armed only once its own `next_attempt_at` has come (a recurring chore that
     # sets when it is next due as it settles): two sweepers that both found it due arm it once.
     arm_when_due: bool = False
+    # The table's work index holds the rows with a `next_attempt_at` (`WHERE next_attempt_at IS NOT
+    # NULL`), not the rows of some statuses: a claim then changes no indexed column, and on
+    # PostgreSQL it is a heap-only update (no new entry in any index of a table that has several).
+    # A claimed row keeps its `next_attempt_at`, so the sweep's search for expired leases says so
+    # to reach that index, and a row marked lost leaves it (no longer due, no longer indexed).
+    due_indexed: bool = False
 
     @cached_property
     def _ready_sql(self) -> str:
@@ -87,6 +93,12 @@ class Kind:
     @cached_property
     def _scoped(self) -> str:
         return f" AND {self.scope}" if self.scope else ""
+
+    @cached_property
+    def expired(self) -> str:
+        """The condition of an in-flight row whose lease ran out (one `?`: now)."""
+        indexed = "next_attempt_at IS NOT NULL AND " if self.due_indexed else ""
+        return f"{indexed}status = '{self.in_flight}' AND claimed_until < ?{self._scoped}"
 
     @cached_property
     def claim_sql(self) -> str:
@@ -470,9 +482,10 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     lost: list[str] = []
     if kind.in_flight and kind.lost:
         # The claim token stays: the call may still answer after its lease, and that answer counts.
-        expired = f"status = '{kind.in_flight}' AND claimed_until < ?{kind._scoped}"
+        expired = kind.expired
+        undue = ", next_attempt_at = NULL" if kind.due_indexed else ""
         rows = db.execute_sql(
-            _sql(f"UPDATE {kind.table} SET status = '{kind.lost}', claimed_until = NULL, "  # noqa: S608
+            _sql(f"UPDATE {kind.table} SET status = '{kind.lost}', claimed_until = NULL{undue}, "  # noqa: S608
                  f"updated_at = ? WHERE id IN ({_limited(kind, expired, 'claimed_until', limit)}) AND {expired} "
                  "RETURNING id"),
             (moment, moment, moment),

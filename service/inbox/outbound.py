@@ -369,6 +369,7 @@ _JOINED = engine.Joined(
 MESSAGE_WORK = engine.Kind(
     name="outbound_message", table="message", ready=("pending",), in_flight="sending", lost="unknown",
     on_lost=_lost, run=send, lease_seconds=lease_seconds, policy=MESSAGE_POLICY, returning=MESSAGE_COLUMNS,
+    due_indexed=True,  # migration 24: a claim of a message is a heap-only update on PostgreSQL
 )
 
 

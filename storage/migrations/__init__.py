@@ -43,6 +43,7 @@ from storage.migrations import (
     m0021_connect_choices_contacts,
     m0022_inbox_polls,
     m0023_workspace_epoch,
+    m0024_message_claims,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -71,6 +72,7 @@ MIGRATIONS: list[Migration] = [
     (21, "connect choices and contact profiles", m0021_connect_choices_contacts.apply),
     (22, "inbox polls and platform quotas", m0022_inbox_polls.apply),
     (23, "workspace epoch", m0023_workspace_epoch.apply),
+    (24, "message claims without index writes", m0024_message_claims.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -67,7 +67,8 @@ class Message(WorkModel):
     button_url = TextField(null=True)
     # received | pending | sending | sent | delivered | read | failed | unknown
     status = CharField(max_length=16)
-    platform_message_id = CharField(max_length=255, null=True, index=True)
+    # Indexed where present (migration 24): receipts find a sent message by it.
+    platform_message_id = CharField(max_length=255, null=True)
     error = TextField(null=True)
     source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
     template = JSONField(null=True)  # a WhatsApp template message: {name, language, parameters}
