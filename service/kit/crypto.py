@@ -29,9 +29,18 @@ def encrypt_json(value: dict[str, Any]) -> bytes:
 
 
 def decrypt_json(blob: bytes | memoryview | None) -> dict[str, Any]:
+    """The credentials sealed in `blob`, a fresh dict on every call (callers may change theirs)."""
     if blob is None:
         return {}
+    return json.loads(_opened(settings.current().secret_key, bytes(blob)))
+
+
+# Every message a worker sends opens its account's credentials; their sealed bytes change only
+# when the credentials do, so the last few opened are kept by those bytes (measured on a broadcast:
+# the decryption was 6-7 % of the worker's CPU). The process holds the key that opens them anyway.
+@lru_cache(maxsize=1024)
+def _opened(secret_key: str, blob: bytes) -> bytes:
     try:
-        return json.loads(_fernet(settings.current().secret_key).decrypt(bytes(blob)))
+        return _fernet(secret_key).decrypt(blob)
     except InvalidToken as exc:  # the secret key changed: the credentials are unreadable
         raise ValueError("stored credentials cannot be decrypted with the current secret key") from exc
