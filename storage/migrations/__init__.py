@@ -44,6 +44,7 @@ from storage.migrations import (
     m0022_inbox_polls,
     m0023_workspace_epoch,
     m0024_message_claims,
+    m0025_event_outbox_unlocked,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -73,6 +74,7 @@ MIGRATIONS: list[Migration] = [
     (22, "inbox polls and platform quotas", m0022_inbox_polls.apply),
     (23, "workspace epoch", m0023_workspace_epoch.apply),
     (24, "message claims without index writes", m0024_message_claims.apply),
+    (25, "event outbox without a row lock on its workspace", m0025_event_outbox_unlocked.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
