@@ -45,6 +45,7 @@ from storage.migrations import (
     m0023_workspace_epoch,
     m0024_message_claims,
     m0025_event_outbox_unlocked,
+    m0026_undispatched_events,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -75,6 +76,7 @@ MIGRATIONS: list[Migration] = [
     (23, "workspace epoch", m0023_workspace_epoch.apply),
     (24, "message claims without index writes", m0024_message_claims.apply),
     (25, "event outbox without a row lock on its workspace", m0025_event_outbox_unlocked.apply),
+    (26, "undispatched events in dispatch order", m0026_undispatched_events.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

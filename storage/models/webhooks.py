@@ -18,7 +18,8 @@ class Event(BaseModel):
     type = CharField(max_length=64)
     data = JSONField()
     created_at = DateTimeField(default=now)
-    dispatched_at = DateTimeField(null=True, index=True)
+    # The undispatched are indexed in dispatch order (migration 26).
+    dispatched_at = DateTimeField(null=True)
 
 
 class WebhookEndpoint(BaseModel):
