@@ -96,11 +96,8 @@ def _probe_sql(kinds: tuple[engine.Kind, ...]) -> str:
     would hand out or settle now: a column per kind, with the parameters `_probe_params` gives."""
     columns = []
     for kind in kinds:
-        ready = ", ".join(f"'{status}'" for status in kind.ready)
-        scoped = f" AND {kind.scope}" if kind.scope else ""
         # The sweep's own conditions (service/engine/core.py: `sweep`), read without taking anything.
-        due = (f"status IN ({ready}) AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?) "
-               f"AND (nudged_at IS NULL OR nudged_at < ?){scoped}")
+        due = kind.due
         if kind.in_flight and kind.lost:
             due = f"({due}) OR ({kind.expired})"
         columns.append(f"EXISTS (SELECT 1 FROM {kind.table} WHERE {due})")  # noqa: S608 - names from code

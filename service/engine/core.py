@@ -95,6 +95,13 @@ class Kind:
         return f" AND {self.scope}" if self.scope else ""
 
     @cached_property
+    def due(self) -> str:
+        """The condition of a ready row the sweep hands out (three `?`: now, now, and the instant
+        before which a nudge counts as lost with its task)."""
+        return (f"status IN ({self._ready_sql}) AND next_attempt_at <= ? AND (claimed_until IS NULL "
+                f"OR claimed_until < ?) AND (nudged_at IS NULL OR nudged_at < ?){self._scoped}")
+
+    @cached_property
     def expired(self) -> str:
         """The condition of an in-flight row whose lease ran out (one `?`: now)."""
         indexed = "next_attempt_at IS NOT NULL AND " if self.due_indexed else ""
@@ -497,8 +504,7 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     # the task and claiming the row): enqueue it again. A duplicate task finds the row claimed or
     # done and does nothing.
     stale = moment - timedelta(seconds=kind.lease_seconds())
-    due = (f"status IN ({kind._ready_sql}) AND next_attempt_at <= ? "
-           f"AND (claimed_until IS NULL OR claimed_until < ?) AND (nudged_at IS NULL OR nudged_at < ?){kind._scoped}")
+    due = kind.due
     rows = db.execute_sql(
         _sql(f"UPDATE {kind.table} SET nudged_at = ? "  # noqa: S608
              f"WHERE id IN ({_limited(kind, due, 'next_attempt_at', limit)}) AND {due} RETURNING id"),
