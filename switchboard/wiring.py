@@ -33,6 +33,7 @@ from storage.migrations import migrate
 from tasks import engine as engine_tasks
 from tasks import posts as post_tasks
 from tasks import queue, scheduler
+from tasks import webhooks as webhook_tasks
 
 
 @dataclass
@@ -86,7 +87,7 @@ def wire() -> None:
     engine.register(polling.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
-                        post_tasks.forget_expired_uploads])
+                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events])
 
 
 def prepare(settings: Settings) -> None:

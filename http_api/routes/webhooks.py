@@ -100,9 +100,11 @@ OPERATIONS = [
        answer=page_of(WebhookDelivery),
        description="Newest first. `attempts` counts attempts made, also one cut short by a worker that "
                    "stopped (that attempt is made again). `responseStatus` and `lastError` describe the "
-                   "last attempt."),
+                   "last attempt. An event is kept `SWITCHBOARD_EVENT_RETENTION_DAYS` (default 30) once "
+                   "every delivery of it has ended; then it leaves the log with its deliveries."),
     op("POST", "/webhooks/deliveries/{id}/redeliver", redeliver, summary="Send a delivery's event again",
        tag=TAG, operation_id="redeliverWebhook", ok=202, answer=WebhookDelivery, errors=(409,),
        description="A new delivery of the same event (the same envelope `id`) to the same endpoint, with "
-                   "a fresh attempt count, whatever the state of the original. A disabled endpoint: 409."),
+                   "a fresh attempt count, whatever the state of the original. A disabled endpoint: 409. A "
+                   "delivery whose event is past its retention is gone: 404."),
 ]

@@ -27,3 +27,10 @@ def new_id(prefix: str) -> str:
     """`prefix_` + 10 characters of milliseconds + 16 random characters (80 bits)."""
     value = ((time.time_ns() // 1_000_000 & _MILLIS_BITS) << 80) | secrets.randbits(80)
     return prefix + "_" + "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])
+
+
+def first_at(prefix: str, epoch_seconds: float) -> str:
+    """The least id `new_id(prefix)` makes in this instant's millisecond: every id made earlier sorts
+    before it, so a primary key finds the rows older than an instant without an index of its own."""
+    value = (int(epoch_seconds * 1000) & _MILLIS_BITS) << 80
+    return prefix + "_" + "".join([_PAIRS[(value >> shift) & 1023] for shift in _SHIFTS])

@@ -79,6 +79,8 @@ class Settings:
     webhook_timeout_seconds: float = 10.0
     webhook_allow_private: bool = False
     webhook_ca_bundle: str | None = None
+    # How long an event and its deliveries are kept once every delivery has ended (0: for ever).
+    event_retention_days: int = 30
     rate_limit_per_minute: int = 600
     # How long a worker holds an outbound message it is sending. A message still `sending` when its
     # lease runs out (its process died during the platform call) becomes `unknown`.
@@ -152,6 +154,7 @@ class Settings:
             webhook_timeout_seconds=float(env.get("SWITCHBOARD_WEBHOOK_TIMEOUT_SECONDS") or 10),
             webhook_allow_private=_flag(env.get("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE")),
             webhook_ca_bundle=env.get("SWITCHBOARD_WEBHOOK_CA_BUNDLE") or None,
+            event_retention_days=int(env.get("SWITCHBOARD_EVENT_RETENTION_DAYS") or 30),
             rate_limit_per_minute=int(env.get("SWITCHBOARD_RATE_LIMIT_PER_MINUTE") or 600),
             send_lease_seconds=float(env.get("SWITCHBOARD_SEND_LEASE_SECONDS") or 60),
             publish_lease_seconds=float(env.get("SWITCHBOARD_PUBLISH_LEASE_SECONDS") or 120),

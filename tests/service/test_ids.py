@@ -31,3 +31,14 @@ def test_ids_sort_by_the_moment_they_were_made(monkeypatch):
         made.append(ids.new_id("bcr"))
     assert made == sorted(made)
     assert all(len(made_id) == len("bcr_") + 26 for made_id in made)
+
+
+def test_the_first_id_of_an_instant_sorts_after_every_earlier_id_and_before_every_later_one(monkeypatch):
+    draw = random.Random(36)
+    cut = 1_764_000_000_000
+    for millis, bits in [(cut - 1, (1 << 80) - 1), (cut, 0), (cut, (1 << 80) - 1), (cut + 1, 0),
+                         *((draw.randrange(cut - 10**9, cut + 10**9), draw.getrandbits(80)) for _ in range(200))]:
+        monkeypatch.setattr(ids.time, "time_ns", lambda millis=millis: millis * 1_000_000)
+        monkeypatch.setattr(ids.secrets, "randbits", lambda count, bits=bits: bits)
+        made = ids.new_id("evt")
+        assert (made < ids.first_at("evt", cut / 1000)) == (millis < cut), (millis, made)
