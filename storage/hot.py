@@ -287,10 +287,34 @@ def columns(model: type[Model]) -> tuple[str, ...]:
     return tuple(field.column_name for field in model._meta.sorted_fields)
 
 
+class _Partial(dict):  # type: ignore[type-arg]
+    """A partial row's values (`from_row` with `names`) while `strict_partial_rows` is on: reading a
+    column the row was not read with raises, where it would otherwise read None without a word."""
+
+    __slots__ = ()
+
+    def __missing__(self, name: str) -> Any:
+        # Not a KeyError: peewee's field accessor turns that into None.
+        raise LookupError(f"{name!r} was not read with this row (add it to the columns given to from_row)")
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name]
+
+
+_strict_partial = False
+
+
+def strict_partial_rows(on: bool = True) -> None:
+    """Tests: a partial row's missing column raises instead of reading None (see `_Partial`)."""
+    global _strict_partial
+    _strict_partial = on
+
+
 def from_row(model: type[M], row: Any, names: tuple[str, ...] | None = None) -> M:
     """The model made from a row of `columns(model)` (or of the columns `names`: the model then has
-    only those values, and its other fields read None), each value through its field's conversion,
-    as peewee makes a model from a query's row (nothing dirty).
+    only those values, and its other fields read None; in tests, `strict_partial_rows`, they raise),
+    each value through its field's conversion, as peewee makes a model from a query's row (nothing
+    dirty).
 
     Built straight into the model's value dictionary, and a value already of its field's type (a
     string for text, a datetime from PostgreSQL) is not converted again: peewee's constructor sets
@@ -300,7 +324,7 @@ def from_row(model: type[M], row: Any, names: tuple[str, ...] | None = None) -> 
     plan = _plans.get((model, names))
     if plan is None:
         plan = _plans[(model, names)] = _plan(model, names)
-    data = {}
+    data: dict[str, Any] = _Partial() if names is not None and _strict_partial else {}
     for (name, kind, convert), value in zip(plan, row, strict=True):
         data[name] = value if value is None or type(value) is kind else convert(value)
     made: Any = model.__new__(model)

@@ -351,7 +351,8 @@ MESSAGE_POLICY = Policy(
 # platform, its status and credentials, and what a refresh or the reauth flag writes), and no more:
 # on PostgreSQL every column of a result costs its sender ~4,000 instructions (psycopg2 decodes each
 # column's name through Python's codec) and a timestamp ~5,000 more, on SQLite a datetime's
-# conversion. Another column read in the send path must be added here, or it reads None.
+# conversion. Another column read in the send path must be added here: it reads None otherwise (in
+# tests it raises: `storage.hot.strict_partial_rows`).
 MESSAGE_COLUMNS = tuple(name for name in columns(Message)
                         if name not in ("attempts", "next_attempt_at", "claimed_until", "claim_token", "nudged_at"))
 CONVERSATION_COLUMNS = ("id", "workspace_id", "profile_id", "account_id", "platform", "contact_handle",

@@ -27,6 +27,10 @@ def free_port() -> int:
 def live_server(app: Any, *, port: int | None = None, **config: Any) -> Iterator[str]:
     """Run `app` with uvicorn on 127.0.0.1 and yield its base URL; stop it on exit."""
     port = port or free_port()
+    # The server keeps an idle connection longer than the tests' clients do (httpx2: 5 s, uvicorn's
+    # default too): with equal times, a request sent on a connection the server was just closing
+    # met a reset (seen once on a loaded machine, a client idle while a browser test clicked on).
+    config.setdefault("timeout_keep_alive", 30)
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **config)
     )
