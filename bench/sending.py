@@ -9,8 +9,9 @@ it a database of its own), else SQLite files in a temporary directory. A `switch
 
 1. engine vs bare loop: N Telegram `sendMessage` calls spread over the bots, made by the same number
    of threads, first as bare `httpx2` posts, then as engine sends (claim, pace, adapter call, finish
-   with its event); alternated, best round of each. Besides the rates, the CPU per message of this
-   process (the sender) and of every process the benchmark runs. Goal: ratio >= 0.6.
+   with its event), in groups as a worker's tasks hand them out; alternated, best round of each.
+   Besides the rates, the CPU per message of this process (the sender) and of every process the
+   benchmark runs. Goal: ratio >= 0.6.
 2. workers: N queued messages sent by one `switchboard worker` process, then by two, alternated
    `--worker-rounds` times in the order one, two, two, one, ... (the message table grows with every
    run, and a later run costs more a message: neither count may always go second); time from the
@@ -90,6 +91,7 @@ def main() -> int:
     from storage.models import Account, Conversation, Message
     from switchboard.app import prepare
     from switchboard.sandbox_seed import connect
+    from tasks.engine import MAX_GROUP, SPREAD
 
     work = Path(temp_dir())
     port = free_port()
@@ -162,6 +164,19 @@ def main() -> int:
                                  json={"chat_id": chat_id, "text": f"bare {n}"})
             answer.raise_for_status()
 
+        def grouped(ids: list[str]) -> list[list[str]]:
+            size = max(1, min(MAX_GROUP, len(ids) // SPREAD))
+            return [ids[start:start + size] for start in range(0, len(ids), size)]
+
+        def send_group(group: list[str]) -> None:
+            # The commit before `run_group` sent a group one message at a time: alternated, the same loop.
+            run_group = outbound.MESSAGE_WORK.run_group
+            if run_group is None:
+                for message_id in group:
+                    outbound.send(message_id)
+            else:
+                run_group(group)
+
         client = httpx2.Client(timeout=30, limits=httpx2.Limits(max_connections=args.threads))
         best = {"bare": 0.0, "engine": 0.0}
         # CPU per message of this process (the client, or the engine's threads) and of the server
@@ -184,7 +199,8 @@ def main() -> int:
             meter.start(pids)
             started = time.monotonic()
             with ThreadPoolExecutor(args.threads) as pool:
-                list(pool.map(outbound.send, ids))
+                # In groups, as a worker's tasks hand them out (`tasks.engine.enqueue`).
+                list(pool.map(send_group, grouped(ids)))
                 while unsettled(ids):  # rows the pace handed back for later
                     list(pool.map(outbound.send, ids))
             best["engine"] = max(best["engine"], args.messages / (time.monotonic() - started))

@@ -16,7 +16,6 @@ transaction of its own.
 from __future__ import annotations
 
 import bisect
-import logging
 from typing import Any
 
 from platforms.base import Button
@@ -28,8 +27,6 @@ from service.kit.errors import Conflict, ValidationFailed
 from storage import hot
 from storage.db import connection, db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation
-
-log = logging.getLogger("switchboard.broadcasts")
 
 
 def start(broadcast_id: str) -> None:
@@ -145,13 +142,9 @@ START_WORK = engine.Kind(
 
 
 def send_group(message_ids: list[str]) -> None:
-    """A task's group of a broadcast's messages: each sent as the inbox sends it, then one check of
-    whether that finished the broadcast. Outside any transaction, like every send."""
-    for message_id in message_ids:
-        try:
-            outbound.send(message_id)
-        except Exception:  # one message's fault must not drop the rest of the group
-            log.exception("broadcast message %s failed; the sweeper will hand it out again", message_id)
+    """A task's group of a broadcast's messages: sent as the inbox sends a group (`outbound.send_group`),
+    then one check of whether that finished the broadcast. Outside any transaction, like every send."""
+    outbound.send_group(message_ids)
     with connection():
         ops.complete_after(message_ids)
 

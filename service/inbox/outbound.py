@@ -225,38 +225,101 @@ def send(message_id: str, *, max_wait: float = WORKER_MAX_WAIT) -> None:
     may make it wait (at most `max_wait`, else the row is handed back for later) and the platform
     call may take seconds."""
     with connection():
-        # The claim comes first: it decides whether the row is due and free, so a duplicate task (a
-        # nudge and a sweep for one row) costs one statement, and the message's columns come back
-        # with it. Then the account's slot: a duplicate that finds the row claimed takes none, and
-        # a slot too far off hands the claim back unused (the row waits, its attempt unspent). On
-        # PostgreSQL each statement commits on its own (BEGIN and COMMIT would be two more round
-        # trips); on SQLite they share one short write transaction, since a writer outside one would
-        # skip the process's turn-taking lock (`SerialisedSqliteDatabase`).
-        with contextlib.nullcontext() if is_postgres() else db.atomic():
-            found = engine.claim(MESSAGE_WORK, message_id, joined=_JOINED)
-            if found is None:
-                return
-            loaded = _load(found)
-            if loaded is None:  # its conversation went away in between (deleted with its messages)
-                engine.release(found)
-                return
-            per_second = adapters.adapter(loaded.account.platform).capabilities.messages_per_second
-            slot = pacer.reserve(loaded.account.id, per_second, max_wait=max_wait)
-            if not slot.granted:
-                engine.release(found, until=clock.now() + dt.timedelta(seconds=slot.wait))
-                return
-        if slot.wait > 0:
-            time.sleep(slot.wait)
-        outcome = _call_platform(loaded)
-        if isinstance(outcome, SentMessage) and is_postgres() and not signals.message_finished.listens(
-                loaded.message.source, "sent"):
-            # No receiver follows this message's sending (an inbox reply; a broadcast's recipient
-            # rides along as a statement): the outcome, the conversation's touch, the event and the
-            # riders are one statement, atomic by itself, instead of a transaction of four round trips.
-            _finish(found, loaded, outcome)
-            return
-        with db.atomic():
-            _finish(found, loaded, outcome)
+        owed = _attempt(message_id, max_wait=max_wait, owed=None, chain=False)
+    assert owed is None
+
+
+def send_group(message_ids: list[str]) -> None:
+    """`send` for each of a task's messages in turn, one message's fault kept from the rest.
+
+    On PostgreSQL a sent message's outcome (with its conversation's touch, its event and its riders)
+    is written by the statement that claims the group's next message (`engine.finish_and_claim`):
+    one round trip and one commit a message fewer, each a wait for another process. It is not held
+    back: that statement runs as soon as the call has answered, as a `finish` of its own would."""
+    chain = is_postgres()
+    owed: _Owed | None = None
+    with connection():
+        for message_id in message_ids:
+            try:
+                owed = _attempt(message_id, max_wait=WORKER_MAX_WAIT, owed=owed, chain=chain)
+            except Exception:  # one message's fault must not drop the rest of the group
+                owed = None  # written by then, or written alone after the statement failed (`_take`)
+                log.exception("message %s failed; the sweeper will hand it out again", message_id)
+        if owed is not None:
+            _record_sent(owed)
+
+
+@dataclass(frozen=True)
+class _Owed:
+    """A sent message's outcome, to be written with the next claim (`send_group`) or alone."""
+
+    found: engine.Claim
+    platform_message_id: str
+    at: dt.datetime
+    also: tuple[engine.Also, ...]  # the conversation's touch, the `message.sent` event, the riders
+    done: MessageFinished
+
+
+def _attempt(message_id: str, *, max_wait: float, owed: _Owed | None, chain: bool) -> _Owed | None:
+    """Claim the message (writing `owed` with the claim), take its pace's slot, call the platform and
+    settle the outcome; with `chain`, a sent outcome that can wait for the next claim is returned
+    instead of written. In the caller's `connection()`."""
+    # The claim comes first: it decides whether the row is due and free, so a duplicate task (a
+    # nudge and a sweep for one row) costs one statement, and the message's columns come back with
+    # it. Then the account's slot: a duplicate that finds the row claimed takes none, and a slot too
+    # far off hands the claim back unused (the row waits, its attempt unspent). On PostgreSQL each
+    # statement commits on its own (BEGIN and COMMIT would be two more round trips); on SQLite they
+    # share one short write transaction, since a writer outside one would skip the process's
+    # turn-taking lock (`SerialisedSqliteDatabase`).
+    with contextlib.nullcontext() if is_postgres() else db.atomic():
+        found = _take(message_id, owed)
+        if found is None:
+            return None
+        loaded = _load(found)
+        if loaded is None:  # its conversation went away in between (deleted with its messages)
+            engine.release(found)
+            return None
+        per_second = adapters.adapter(loaded.account.platform).capabilities.messages_per_second
+        slot = pacer.reserve(loaded.account.id, per_second, max_wait=max_wait)
+        if not slot.granted:
+            engine.release(found, until=clock.now() + dt.timedelta(seconds=slot.wait))
+            return None
+    if slot.wait > 0:
+        time.sleep(slot.wait)
+    outcome = _call_platform(loaded)
+    if isinstance(outcome, SentMessage) and is_postgres() and not signals.message_finished.listens(
+            loaded.message.source, "sent"):
+        # No receiver follows this message's sending (an inbox reply; a broadcast's recipient
+        # rides along as a statement): the outcome, the conversation's touch, the event and the
+        # riders are one statement, atomic by itself, instead of a transaction of four round trips.
+        sent = _sent(found, loaded, outcome)
+        if chain:
+            return sent
+        _record_sent(sent)
+        return None
+    with db.atomic():
+        _finish(found, loaded, outcome)
+    return None
+
+
+def _take(message_id: str, owed: _Owed | None) -> engine.Claim | None:
+    """The message's claim, with `owed`'s outcome written in the same statement."""
+    if owed is None:
+        return engine.claim(MESSAGE_WORK, message_id, joined=_JOINED)
+    try:
+        held, found = engine.finish_and_claim(owed.found, message_id, joined=_JOINED, status="sent", at=owed.at,
+                                              also=owed.also, platform_message_id=owed.platform_message_id,
+                                              error=None)
+    except Exception:
+        # The outcome of a message that reached its person is not lost with a statement that failed
+        # for the next message's sake: it is written alone, and the next message's fault goes on.
+        _record_sent(owed)
+        raise
+    try:
+        _after_sent(owed, held)
+    except Exception:  # the claim just made must not be dropped: the tick dispatches the event anyway
+        log.exception("message %s: its sent outcome was recorded, its announcement failed", owed.found.id)
+    return found
 
 
 def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
@@ -292,20 +355,10 @@ def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
 
 def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | PlatformFailure | Conflict) -> None:
     message, conversation = loaded.message, loaded.conversation
-    moment = clock.now()
     if isinstance(outcome, SentMessage):
-        done = MessageFinished(message.id, message.source, "sent", moment, None)
-        sent = _event(message, conversation, "message.sent", status="sent", at=moment,
-                      platform_message_id=outcome.platform_message_id, error=None)
-        riders = tuple(engine.Also(sql, params) for sql, params in signals.message_finished.riding(done))
-        # The claim waited for the disk; the outcome need not (`wait_for_flush`): should the database
-        # server lose it in a crash, the row is `sending` again and its lease makes it `unknown`.
-        if engine.finish(found, status="sent", at=moment, platform_message_id=outcome.platform_message_id, error=None,
-                         also=(touch_outbound_statement(conversation.id, moment), sent, *riders),
-                         wait_for_flush=False):
-            events.emitted()
-            signals.message_finished.send(done)
+        _record_sent(_sent(found, loaded, outcome))
         return
+    moment = clock.now()
     if isinstance(outcome, RetryLater):
         pacer.pause(loaded.account.id, outcome.delay_seconds)
     step = engine.fail(found, outcome, at=moment)
@@ -316,6 +369,33 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         return
     _announce(message, conversation, "message.failed", status="failed", at=moment, error=step.error)
     signals.message_finished.send(MessageFinished(message.id, message.source, "failed", moment, step.error))
+
+
+def _sent(found: engine.Claim, loaded: _Loaded, outcome: SentMessage) -> _Owed:
+    """A sent outcome as statements: the row's, the conversation's touch, the event and the riders."""
+    message, conversation = loaded.message, loaded.conversation
+    moment = clock.now()
+    done = MessageFinished(message.id, message.source, "sent", moment, None)
+    event = _event(message, conversation, "message.sent", status="sent", at=moment,
+                   platform_message_id=outcome.platform_message_id, error=None)
+    riders = tuple(engine.Also(sql, params) for sql, params in signals.message_finished.riding(done))
+    return _Owed(found, outcome.platform_message_id, moment,
+                 (touch_outbound_statement(conversation.id, moment), event, *riders), done)
+
+
+def _record_sent(sent: _Owed) -> None:
+    # The claim waited for the disk; the outcome need not (`wait_for_flush`): should the database
+    # server lose it in a crash, the row is `sending` again and its lease makes it `unknown`.
+    held = engine.finish(sent.found, status="sent", at=sent.at, platform_message_id=sent.platform_message_id,
+                         error=None, also=sent.also, wait_for_flush=False)
+    _after_sent(sent, held)
+
+
+def _after_sent(sent: _Owed, held: bool) -> None:
+    """Once a sent outcome is written: the outbox hears of its event, the message's listeners of it."""
+    if held:
+        events.emitted()
+        signals.message_finished.send(sent.done)
 
 
 def _announce(message: Message, conversation: Conversation, event_type: str, *, at: dt.datetime,
@@ -369,7 +449,8 @@ _JOINED = engine.Joined(
 
 MESSAGE_WORK = engine.Kind(
     name="outbound_message", table="message", ready=("pending",), in_flight="sending", lost="unknown",
-    on_lost=_lost, run=send, lease_seconds=lease_seconds, policy=MESSAGE_POLICY, returning=MESSAGE_COLUMNS,
+    on_lost=_lost, run=send, run_group=send_group, lease_seconds=lease_seconds, policy=MESSAGE_POLICY,
+    returning=MESSAGE_COLUMNS,
     due_indexed=True,  # migration 24: a claim of a message is a heap-only update on PostgreSQL
 )
 

@@ -166,6 +166,47 @@ def test_what_goes_with_an_outcome_is_written_only_with_it(tenant):
     assert _message(message_id).status == "sent"
 
 
+def test_an_outcome_and_the_next_claim_go_in_one_statement_and_the_outcome_counts_alone(tenant):
+    if not is_postgres():
+        pytest.skip("SQLite runs the outcome and the next claim in one transaction instead")
+    first, second, third = (_pending_message(tenant) for _ in range(3))
+    conversation_id = _message(first).conversation_id
+    held = _claim(first)
+    assert held is not None
+    moment = clock.now()
+    sql, params = events.emit_statement(workspace_id=tenant["workspaceId"], type="message.sent", data={"tag": "first"})
+    riders = (conversations.touch_outbound_statement(conversation_id, moment), engine.Also(sql, params))
+
+    with connection():
+        recorded, claimed = engine.finish_and_claim(held, second, joined=outbound._JOINED, status="sent",
+                                                    at=moment, also=riders, platform_message_id="tg-1", error=None)
+    assert recorded
+    assert claimed is not None
+    assert (claimed.id, claimed.attempts, claimed.columns["text"]) == (second, 1, "hello")
+    assert claimed.joined[0] == _message(second).conversation_id  # the conversation read with the claim
+    assert (_message(first).status, _message(first).platform_message_id) == ("sent", "tg-1")
+    assert _message(second).status == "sending"
+    with connection():
+        assert Conversation.get_by_id(conversation_id).last_message_at == moment
+        assert Event.select().where(Event.workspace == tenant["workspaceId"], Event.type == "message.sent").count() == 1
+
+    # A row that is not due (claimed already) does not hold the outcome back; a stale outcome is not
+    # recorded, and what rides with it is not written, while the next claim is still made.
+    with connection():
+        recorded, claimed = engine.finish_and_claim(claimed, second, joined=outbound._JOINED, status="sent",
+                                                    platform_message_id="tg-2", error=None)
+    assert (recorded, claimed) == (True, None)
+    assert _message(second).status == "sent"
+    with connection():
+        recorded, claimed = engine.finish_and_claim(held, third, joined=outbound._JOINED, status="failed",
+                                                    also=riders, error="stale")
+        assert Event.select().where(Event.workspace == tenant["workspaceId"], Event.type == "message.sent").count() == 1
+    assert not recorded
+    assert claimed is not None
+    assert claimed.id == third
+    assert _message(first).status == "sent"
+
+
 def test_importing_the_service_registers_nothing_and_hashes_nothing():
     code = (
         "import switchboard.app, service.inbox.outbound, service.webhooks.ops, service.webhooks.work, tasks.engine\n"
