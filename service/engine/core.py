@@ -335,10 +335,12 @@ def finish_and_claim(
     row is not due, done or held). A worker that sends a task's rows one after the other pays one
     round trip and one commit a row where `finish` then `claim` paid two each.
 
-    The outcome is recorded whatever becomes of the claim, and it waits for the disk with the
-    claim (which must be durable before its call). Both see the database as the statement began: a
-    rider's change is not in the new claim's `joined` columns."""
-    assert is_postgres(), "SQLite runs `finish`, then `claim`, in one transaction instead"
+    The outcome ends the row's attempts (no next attempt time), is recorded whatever becomes of the
+    claim, and waits for the disk with the claim (which must be durable before its call). Both see
+    the database as the statement began: a rider's change is not in the new claim's `joined`
+    columns, and `item_id` may be the finished row itself (a duplicate task's): as the statement
+    began, that row was in this worker's hands, so the claim finds nothing."""
+    assert is_postgres(), "on SQLite, `finish` and then `claim`"
     kind = found.kind
     statement, params = _outcome(found, status, None, at, columns)
     token, claim_params = _claim_params(kind, item_id, None)

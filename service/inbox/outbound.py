@@ -237,7 +237,7 @@ def send_group(message_ids: list[str]) -> None:
     one round trip and one commit a message fewer, each a wait for another process. It is not held
     back: that statement runs as soon as the call has answered, as a `finish` of its own would."""
     chain = is_postgres()
-    owed: _Owed | None = None
+    owed: _SentOutcome | None = None
     with connection():
         for message_id in message_ids:
             try:
@@ -250,7 +250,7 @@ def send_group(message_ids: list[str]) -> None:
 
 
 @dataclass(frozen=True)
-class _Owed:
+class _SentOutcome:
     """A sent message's outcome, to be written with the next claim (`send_group`) or alone."""
 
     found: engine.Claim
@@ -260,7 +260,7 @@ class _Owed:
     done: MessageFinished
 
 
-def _attempt(message_id: str, *, max_wait: float, owed: _Owed | None, chain: bool) -> _Owed | None:
+def _attempt(message_id: str, *, max_wait: float, owed: _SentOutcome | None, chain: bool) -> _SentOutcome | None:
     """Claim the message (writing `owed` with the claim), take its pace's slot, call the platform and
     settle the outcome; with `chain`, a sent outcome that can wait for the next claim is returned
     instead of written. In the caller's `connection()`."""
@@ -302,7 +302,7 @@ def _attempt(message_id: str, *, max_wait: float, owed: _Owed | None, chain: boo
     return None
 
 
-def _take(message_id: str, owed: _Owed | None) -> engine.Claim | None:
+def _take(message_id: str, owed: _SentOutcome | None) -> engine.Claim | None:
     """The message's claim, with `owed`'s outcome written in the same statement."""
     if owed is None:
         return engine.claim(MESSAGE_WORK, message_id, joined=_JOINED)
@@ -371,7 +371,7 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
     signals.message_finished.send(MessageFinished(message.id, message.source, "failed", moment, step.error))
 
 
-def _sent(found: engine.Claim, loaded: _Loaded, outcome: SentMessage) -> _Owed:
+def _sent(found: engine.Claim, loaded: _Loaded, outcome: SentMessage) -> _SentOutcome:
     """A sent outcome as statements: the row's, the conversation's touch, the event and the riders."""
     message, conversation = loaded.message, loaded.conversation
     moment = clock.now()
@@ -379,11 +379,11 @@ def _sent(found: engine.Claim, loaded: _Loaded, outcome: SentMessage) -> _Owed:
     event = _event(message, conversation, "message.sent", status="sent", at=moment,
                    platform_message_id=outcome.platform_message_id, error=None)
     riders = tuple(engine.Also(sql, params) for sql, params in signals.message_finished.riding(done))
-    return _Owed(found, outcome.platform_message_id, moment,
+    return _SentOutcome(found, outcome.platform_message_id, moment,
                  (touch_outbound_statement(conversation.id, moment), event, *riders), done)
 
 
-def _record_sent(sent: _Owed) -> None:
+def _record_sent(sent: _SentOutcome) -> None:
     # The claim waited for the disk; the outcome need not (`wait_for_flush`): should the database
     # server lose it in a crash, the row is `sending` again and its lease makes it `unknown`.
     held = engine.finish(sent.found, status="sent", at=sent.at, platform_message_id=sent.platform_message_id,
@@ -391,7 +391,7 @@ def _record_sent(sent: _Owed) -> None:
     _after_sent(sent, held)
 
 
-def _after_sent(sent: _Owed, held: bool) -> None:
+def _after_sent(sent: _SentOutcome, held: bool) -> None:
     """Once a sent outcome is written: the outbox hears of its event, the message's listeners of it."""
     if held:
         events.emitted()
