@@ -5,11 +5,13 @@
 One thread sends Telegram `sendMessage` calls to the sandbox emulator (a `switchboard serve
 --no-worker` child), first as bare `httpx2` posts, then as the engine's `outbound.send` (the claim
 with its message's conversation and account, the pace, the adapter's call, the finish with its
-touch and event). The process runs under valgrind's callgrind, which counts instructions only
-while each loop runs (the first 20 of each are a warm-up): a count that the machine's load does not
-move, unlike a rate or a CPU time on a shared machine. Prints both counts per message and their
-ratio. Storage follows SWITCHBOARD_DATABASE_URL / SWITCHBOARD_QUEUE_URL (give it a fresh database),
-else SQLite files in a temporary directory. Without valgrind, it counts CPU time instead.
+touch and event), then in groups of 10 as a worker's task sends them (`MESSAGE_WORK.run_group`: on
+PostgreSQL a sent outcome goes with the next claim). The process runs under valgrind's callgrind,
+which counts instructions only while each loop runs (the first 20 of each are a warm-up): a count
+that the machine's load does not move, unlike a rate or a CPU time on a shared machine. Prints the
+counts per message and their ratios. Storage follows SWITCHBOARD_DATABASE_URL /
+SWITCHBOARD_QUEUE_URL (give it a fresh database), else SQLite files in a temporary directory.
+Without valgrind, it counts CPU time instead.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path.insert(0, str(REPO))
 from bench.common import embedded_env, free_port, process, temp_dir  # noqa: E402
 
 WARM_UP = 20
+GROUP = 10  # `tasks.engine.MAX_GROUP`: a worker's task's messages
 MEASURED = "BENCH_SEND_COST_MEASURED"  # set in the child that valgrind runs
 
 
@@ -64,8 +67,9 @@ def _under_callgrind() -> int:
     per = {part: total / counts["messages"] for part, total in totals.items()}
     print(json.dumps({
         "storage": counts["storage"], "messages": counts["messages"],
-        "instructions_per_message": {"bare": round(per["bare"]), "engine": round(per["engine"])},
+        "instructions_per_message": {part: round(value) for part, value in per.items()},
         "ratio": round(per["bare"] / per["engine"], 2),
+        "ratio_in_groups": round(per["bare"] / per["engine_in_groups"], 2),
     }, indent=2))
     return 0
 
@@ -106,8 +110,9 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
             chats.append((conversation, account, adapters.context(account).credentials["botToken"]))
 
         with connection(), db.atomic():
-            ids = [outbound.queue_outbound(chats[n % bots][0], chats[n % bots][1], text=f"engine {n}",
-                                           nudge=False).id for n in range(messages)]
+            ids, grouped = ([outbound.queue_outbound(chats[n % bots][0], chats[n % bots][1], text=f"{tag} {n}",
+                                                     nudge=False).id for n in range(messages)]
+                            for tag in ("engine", "grouped"))
         client = httpx2.Client(timeout=30)
 
         def bare(n: int) -> None:
@@ -117,7 +122,16 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
 
         dumps: dict[str, int] = {}
         spent: dict[str, float] = {}
-        for part, run in (("bare", bare), ("engine", lambda n: outbound.send(ids[n]))):
+        def in_groups(n: int) -> None:
+            if n % GROUP == 0:  # the group's first message sends the group
+                group = grouped[n:n + GROUP]
+                if outbound.MESSAGE_WORK.run_group is None:  # a commit before groups: one at a time
+                    for message_id in group:
+                        outbound.send(message_id)
+                else:
+                    outbound.MESSAGE_WORK.run_group(group)
+
+        for part, run in (("bare", bare), ("engine", lambda n: outbound.send(ids[n])), ("engine_in_groups", in_groups)):
             for n in range(WARM_UP):
                 run(n)
             _instrument(counting, on=True)
@@ -133,7 +147,8 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
                                                         "storage": storage}))
     return {"storage": storage, "messages": messages - WARM_UP,
             "cpu_us_per_message": {name: round(value) for name, value in spent.items()},
-            "ratio": round(spent["bare"] / spent["engine"], 2)}
+            "ratio": round(spent["bare"] / spent["engine"], 2),
+            "ratio_in_groups": round(spent["bare"] / spent["engine_in_groups"], 2)}
 
 
 _dumped = 0
