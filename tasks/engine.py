@@ -20,7 +20,6 @@ from service.engine import core as engine
 from service.kit import clock
 from storage.db import connection, db
 from storage.hot import run_fixed
-from tasks import queue
 from tasks.queue import huey
 
 log = logging.getLogger("switchboard.engine")
@@ -75,32 +74,21 @@ def run_batches(batch_name: str) -> None:
         batch_items += taken
 
 
-NUDGE_INTERVAL = 0.05  # seconds; at most one immediate batch task per kind in this interval
+NUDGE_INTERVAL = 0.05  # seconds; at most one immediate batch task per kind and process in this interval
 _last_nudge: dict[str, float] = {}
 
 
 def batch_nudger(batch_name: str) -> Callable[[], None]:
-    """Enqueue the batch kind's task now, unless one was within NUDGE_INTERVAL: for a transaction
-    that made work for it (events committed), so it need not wait for the tick.
-
-    The interval is the service's: a batch task takes whatever is pending, whoever wrote it, so every
-    API process and worker that commits events would otherwise add its own tasks (two workers sent
-    half again as many dispatch tasks as one, most of which found an event or two). This process's
-    clock first, then, on Redis, one `SET NX PX` that every process shares (`queue.first_in`)."""
-    key = nudged_key(batch_name)
+    """Enqueue the batch kind's task now, unless this process did within NUDGE_INTERVAL: for a
+    transaction that made work for it (events committed), so it need not wait for the tick."""
 
     def nudge() -> None:
         moment = time.monotonic()
         if moment - _last_nudge.get(batch_name, 0.0) >= NUDGE_INTERVAL:
             _last_nudge[batch_name] = moment
-            if queue.first_in(key, NUDGE_INTERVAL):
-                run_batches(batch_name)
+            run_batches(batch_name)
 
     return nudge
-
-
-def nudged_key(batch_name: str) -> str:
-    return f"switchboard:nudged:{batch_name}"
 
 
 def _probe_sql(kinds: tuple[engine.Kind, ...]) -> str:

@@ -75,15 +75,6 @@ def build_storage(url: str) -> MemoryStorage | SqliteStorage | RedisStorage:
     raise ValueError(f"unsupported queue URL scheme: {parts.scheme!r}")
 
 
-def first_in(key: str, seconds: float) -> bool:
-    """Whether this caller is the first of every process on this queue within `seconds` to ask
-    under `key`: one `SET NX PX` on Redis. Elsewhere (the embedded setup: one process) always."""
-    storage = huey.storage
-    if not isinstance(storage, RedisStorage):
-        return True
-    return bool(storage.conn.set(key, b"1", nx=True, px=max(1, int(seconds * 1000))))
-
-
 def configure(settings: Settings) -> Huey:
     huey.storage = build_storage(settings.queue_url)
     return huey

@@ -1,6 +1,5 @@
 """An idle consumer thread waits long on Redis (a command every `READ_TIMEOUT` seconds, not five a
-second), and a graceful stop wakes it instead of waiting that out; the outbox's nudges are the
-service's, not each process's."""
+second), and a graceful stop wakes it instead of waiting that out."""
 
 from __future__ import annotations
 
@@ -10,12 +9,8 @@ import time
 import pytest
 from redis import ConnectionPool
 
-from service.webhooks.work import DISPATCH_WORK
-from tasks import engine as engine_tasks
 from tasks import queue
 from tests.conftest import QUEUE_URL
-
-DISPATCH = DISPATCH_WORK.name
 
 pytestmark = pytest.mark.skipif(not QUEUE_URL, reason="the queue is on Redis only on the scale-out setup")
 
@@ -54,29 +49,3 @@ def _waiting(storage: queue.WakeableRedisStorage) -> int:
     """Connections of this Redis database blocked in BRPOP."""
     db = storage.conn.connection_pool.connection_kwargs.get("db", 0)
     return sum(1 for client in storage.conn.client_list() if client["cmd"] == "brpop" and int(client["db"]) == db)
-
-
-def test_the_outbox_is_nudged_once_an_interval_for_the_whole_service(service, monkeypatch):
-    # Every process that commits events nudges the outbox's dispatch, whose task takes whatever is
-    # pending whoever wrote it: within an interval, another process's nudge adds no task.
-    monkeypatch.setattr(engine_tasks, "NUDGE_INTERVAL", 30.0)  # no interval ends during the test
-    monkeypatch.setattr(engine_tasks, "_last_nudge", {})
-    storage = queue.huey.storage
-    storage.flush_queue()
-    key = engine_tasks.nudged_key(DISPATCH)
-    storage.conn.delete(key)
-    nudge = engine_tasks.batch_nudger(DISPATCH)
-
-    nudge()
-    assert storage.queue_size() == 1
-    nudge()  # this process again: its own clock says no
-    monkeypatch.setattr(engine_tasks, "_last_nudge", {})  # another process, with a clock of its own
-    nudge()
-    assert storage.queue_size() == 1
-    assert 0 < storage.conn.pttl(key) <= 30_000  # the service's interval ends by itself
-
-    storage.conn.delete(key)  # the interval over
-    monkeypatch.setattr(engine_tasks, "_last_nudge", {})
-    nudge()
-    assert storage.queue_size() == 2
-    storage.flush_queue()
