@@ -99,6 +99,20 @@ def bootstrap(env: dict[str, str]) -> dict[str, str]:
     return json.loads(out.stdout)
 
 
+def send_as_a_task(message_ids: list[str]) -> None:
+    """Send a group of queued messages as a worker's task does (`MESSAGE_WORK.run_group`); on a
+    commit from before groups had a run of their own, one message after the other (the same loop,
+    for benchmarks alternated against it)."""
+    from service.inbox import outbound
+
+    run_group = outbound.MESSAGE_WORK.run_group
+    if run_group is None:
+        for message_id in message_ids:
+            outbound.send(message_id)
+    else:
+        run_group(message_ids)
+
+
 def temp_dir() -> str:
     return tempfile.mkdtemp(prefix="switchboard-bench-")
 

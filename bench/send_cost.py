@@ -32,7 +32,7 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import embedded_env, free_port, process, temp_dir  # noqa: E402
+from bench.common import embedded_env, free_port, process, send_as_a_task, temp_dir  # noqa: E402
 
 WARM_UP = 20
 GROUP = 10  # `tasks.engine.MAX_GROUP`: a worker's task's messages
@@ -124,12 +124,7 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
         spent: dict[str, float] = {}
         def in_groups(n: int) -> None:
             if n % GROUP == 0:  # the group's first message sends the group
-                group = grouped[n:n + GROUP]
-                if outbound.MESSAGE_WORK.run_group is None:  # a commit before groups: one at a time
-                    for message_id in group:
-                        outbound.send(message_id)
-                else:
-                    outbound.MESSAGE_WORK.run_group(group)
+                send_as_a_task(grouped[n:n + GROUP])
 
         for part, run in (("bare", bare), ("engine", lambda n: outbound.send(ids[n])), ("engine_in_groups", in_groups)):
             for n in range(WARM_UP):

@@ -54,7 +54,17 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import BackendWaits, CpuMeter, embedded_env, free_port, process, spy_on, stop_spy, temp_dir  # noqa: E402
+from bench.common import (  # noqa: E402
+    BackendWaits,
+    CpuMeter,
+    embedded_env,
+    free_port,
+    process,
+    send_as_a_task,
+    spy_on,
+    stop_spy,
+    temp_dir,
+)
 
 DISPATCH = "event_dispatch"
 LEASE_SECONDS = int(os.environ.get("BENCH_LEASE", "3"))
@@ -168,15 +178,6 @@ def main() -> int:
             size = max(1, min(MAX_GROUP, len(ids) // SPREAD))
             return [ids[start:start + size] for start in range(0, len(ids), size)]
 
-        def send_group(group: list[str]) -> None:
-            # The commit before `run_group` sent a group one message at a time: alternated, the same loop.
-            run_group = outbound.MESSAGE_WORK.run_group
-            if run_group is None:
-                for message_id in group:
-                    outbound.send(message_id)
-            else:
-                run_group(group)
-
         client = httpx2.Client(timeout=30, limits=httpx2.Limits(max_connections=args.threads))
         best = {"bare": 0.0, "engine": 0.0}
         # CPU per message of this process (the client, or the engine's threads) and of the server
@@ -200,7 +201,7 @@ def main() -> int:
             started = time.monotonic()
             with ThreadPoolExecutor(args.threads) as pool:
                 # In groups, as a worker's tasks hand them out (`tasks.engine.enqueue`).
-                list(pool.map(send_group, grouped(ids)))
+                list(pool.map(send_as_a_task, grouped(ids)))
                 while unsettled(ids):  # rows the pace handed back for later
                     list(pool.map(outbound.send, ids))
             best["engine"] = max(best["engine"], args.messages / (time.monotonic() - started))

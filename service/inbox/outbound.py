@@ -380,7 +380,7 @@ def _sent(found: engine.Claim, loaded: _Loaded, outcome: SentMessage) -> _SentOu
                    platform_message_id=outcome.platform_message_id, error=None)
     riders = tuple(engine.Also(sql, params) for sql, params in signals.message_finished.riding(done))
     return _SentOutcome(found, outcome.platform_message_id, moment,
-                 (touch_outbound_statement(conversation.id, moment), event, *riders), done)
+                        (touch_outbound_statement(conversation.id, moment), event, *riders), done)
 
 
 def _record_sent(sent: _SentOutcome) -> None:

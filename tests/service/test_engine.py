@@ -168,7 +168,7 @@ def test_what_goes_with_an_outcome_is_written_only_with_it(tenant):
 
 def test_an_outcome_and_the_next_claim_go_in_one_statement_and_the_outcome_counts_alone(tenant):
     if not is_postgres():
-        pytest.skip("SQLite runs the outcome and the next claim in one transaction instead")
+        pytest.skip("only PostgreSQL writes an outcome with the next claim")
     first, second, third = (_pending_message(tenant) for _ in range(3))
     conversation_id = _message(first).conversation_id
     held = _claim(first)
