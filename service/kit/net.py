@@ -23,6 +23,8 @@ import ipaddress
 import socket
 import ssl
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as ResolveTimeout
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,6 +69,14 @@ def _getaddrinfo(host: str, port: int) -> list[Any]:
     return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
 
 
+# The system's resolver has no deadline of its own: a name server that does not answer held a request
+# (a media import, a webhook endpoint's save) for its retries, 10 s and more, before any timeout of
+# ours applied. A lookup runs on one of these threads and is waited for this long; one that never
+# ends holds only its thread.
+RESOLVE_TIMEOUT_SECONDS = 5.0
+_resolver = ThreadPoolExecutor(max_workers=8, thread_name_prefix="resolve")
+
+
 def resolve(host: str, port: int, *, allow_private: bool) -> list[str]:
     """Resolve `host` once and return its addresses; refuse them all if any one is not public.
 
@@ -82,7 +92,10 @@ def resolve(host: str, port: int, *, allow_private: bool) -> list[str]:
         addresses = [literal]
     else:
         try:
-            infos = _getaddrinfo(host, port)
+            infos = _resolver.submit(_getaddrinfo, host, port).result(timeout=RESOLVE_TIMEOUT_SECONDS)
+        except ResolveTimeout:
+            raise AddressRefused(
+                f"The host name {host!r} did not resolve within {RESOLVE_TIMEOUT_SECONDS:g} s.") from None
         except (socket.gaierror, UnicodeError, OSError):
             raise AddressRefused(f"The host name {host!r} does not resolve.") from None
         addresses = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 
 import httpx2
 import pytest
@@ -144,3 +145,21 @@ def test_an_untrusted_certificate_fails(tls, tmp_path):
         client = net.guarded_client(timeout=2, allow_private=True, extra_ca_bundle=None, user_agent="t")
         with client, pytest.raises(httpx2.ConnectError):
             client.post(receiver.url + "/hook", content=b"{}")
+
+
+def test_a_name_server_that_does_not_answer_is_a_refusal_within_the_deadline(monkeypatch):
+    answered = threading.Event()
+
+    def hanging(host, port):
+        # A resolver retrying a silent name server. Were the deadline not applied, the check would
+        # wait for this answer, a public address, and pass.
+        answered.wait(30)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
+
+    monkeypatch.setattr(net, "_getaddrinfo", hanging)
+    monkeypatch.setattr(net, "RESOLVE_TIMEOUT_SECONDS", 0.2)
+    try:
+        with pytest.raises(net.AddressRefused, match=r"did not resolve within 0\.2 s"):
+            net.check_url("https://slow.example.test/hook", allow_private=False)
+    finally:
+        answered.set()
