@@ -35,7 +35,6 @@ sys.path.insert(0, str(REPO))
 from bench.common import embedded_env, free_port, process, send_as_a_task, temp_dir  # noqa: E402
 
 WARM_UP = 20
-GROUP = 10  # `tasks.engine.MAX_GROUP`: a worker's task's messages
 MEASURED = "BENCH_SEND_COST_MEASURED"  # set in the child that valgrind runs
 
 
@@ -83,6 +82,7 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
     from storage.models import Account, Conversation
     from switchboard.app import prepare
     from switchboard.sandbox_seed import connect
+    from tasks.engine import MAX_GROUP
 
     port = free_port()
     env = embedded_env(str(Path(temp_dir()) / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{port}",
@@ -123,8 +123,8 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
         dumps: dict[str, int] = {}
         spent: dict[str, float] = {}
         def in_groups(n: int) -> None:
-            if n % GROUP == 0:  # the group's first message sends the group
-                send_as_a_task(grouped[n:n + GROUP])
+            if n % MAX_GROUP == 0:  # the group's first message sends the group
+                send_as_a_task(grouped[n:n + MAX_GROUP])
 
         for part, run in (("bare", bare), ("engine", lambda n: outbound.send(ids[n])), ("engine_in_groups", in_groups)):
             for n in range(WARM_UP):

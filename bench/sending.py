@@ -126,7 +126,7 @@ def main() -> int:
     from storage.models import Account, Conversation, Message
     from switchboard.app import prepare
     from switchboard.sandbox_seed import connect
-    from tasks.engine import MAX_GROUP, SPREAD
+    from tasks.engine import groups
 
     work = Path(temp_dir())
     port = free_port()
@@ -203,10 +203,6 @@ def main() -> int:
                                  json={"chat_id": chat_id, "text": f"bare {n}"})
             answer.raise_for_status()
 
-        def grouped(ids: list[str]) -> list[list[str]]:
-            size = max(1, min(MAX_GROUP, len(ids) // SPREAD))
-            return [ids[start:start + size] for start in range(0, len(ids), size)]
-
         client = httpx2.Client(timeout=30, limits=httpx2.Limits(max_connections=args.threads))
         # The most the platform takes from these bots a second: a rate near it is the platform's.
         platform_ceiling = args.bots * adapters.adapter("telegram").capabilities.messages_per_second
@@ -235,7 +231,7 @@ def main() -> int:
             started = time.monotonic()
             with ThreadPoolExecutor(args.threads) as pool:
                 # In groups, as a worker's tasks hand them out (`tasks.engine.enqueue`).
-                list(pool.map(send_as_a_task, grouped(ids)))
+                list(pool.map(send_as_a_task, groups(ids)))
                 while unsettled(ids):  # rows the pace handed back for later
                     list(pool.map(outbound.send, ids))
             best["engine"] = max(best["engine"], args.messages / (time.monotonic() - started))

@@ -54,10 +54,15 @@ def run_work(kind_name: str, item_ids: list[str]) -> None:
                 log.exception("%s %s failed; the sweeper will hand it out again", kind_name, item_id)
 
 
-def enqueue(kind_name: str, item_ids: list[str]) -> None:
+def groups(item_ids: list[str]) -> list[list[str]]:
+    """The rows as `enqueue` hands them out: one task's rows each."""
     size = max(1, min(MAX_GROUP, len(item_ids) // SPREAD))
-    for start in range(0, len(item_ids), size):
-        run_work(kind_name, item_ids[start : start + size])
+    return [item_ids[start : start + size] for start in range(0, len(item_ids), size)]
+
+
+def enqueue(kind_name: str, item_ids: list[str]) -> None:
+    for group in groups(item_ids):
+        run_work(kind_name, group)
 
 
 batch_tasks = 0  # batch kinds' tasks this process ran, and the items they took
