@@ -26,6 +26,11 @@ def create(call: Call) -> WebhookCreated:
     return webhooks.create(actor=call.actor, **dict(call.body))
 
 
+def resume_create(call: Call, webhook_id: str) -> Reply:
+    """A retry under the key of a request that died after storing its endpoint: that endpoint, never a second."""
+    return Reply(webhooks.created(actor=call.actor, webhook_id=webhook_id), status=201)
+
+
 def list_(call: Call) -> Page:
     return webhooks.list_endpoints(actor=call.actor, **dict(call.query))
 
@@ -72,6 +77,7 @@ OPERATIONS = [
                    "over time and reach endpoints subscribed to every event (`events: []`)."),
     op("POST", "/webhooks", create, summary="Create a webhook endpoint (its secret is shown once)", tag=TAG,
        operation_id="createWebhook", ok=201, body=CreateWebhook, answer=WebhookCreated,
+       waits=True, resume=resume_create,  # the URL's host is looked up before the endpoint is written
        description="Deliveries are signed with `x-service-signature: t=<unix>,v1=<hex HMAC-SHA256 of "
                    "`<t>.<raw body>` keyed with the whole `whsec_` secret>` (Stripe's scheme), and "
                    "retried after 30 s, 2 min, 8 min, 32 min and 2 h (6 attempts), then `FAILED`. "
@@ -82,7 +88,7 @@ OPERATIONS = [
     op("GET", "/webhooks/{id}", get, summary="Get a webhook endpoint", tag=TAG, operation_id="getWebhook",
        answer=Webhook),
     op("PATCH", "/webhooks/{id}", update, summary="Change a webhook endpoint", tag=TAG,
-       operation_id="updateWebhook", body=UpdateWebhook, answer=Webhook,
+       operation_id="updateWebhook", body=UpdateWebhook, answer=Webhook, waits=True,
        description="Any subset of `url`, `events`, `description`, `enabled`. " + _WHO),
     op("DELETE", "/webhooks/{id}", delete, summary="Delete a webhook endpoint", tag=TAG,
        operation_id="deleteWebhook", answer=WebhookDeleted,

@@ -15,7 +15,7 @@ TOOLS: list[ToolDef] = [
             "Register an https endpoint that receives the workspace's events (all of them, or the names in events; "
             "see the event catalogue), signed. The answer's secret is shown this once: keep it to verify the "
             "signatures.",
-            model=webhook.CreateWebhook, output=webhook.WebhookCreated),
+            model=webhook.CreateWebhook, output=webhook.WebhookCreated, waits=True),
     ToolDef("delete_webhook", webhooks.delete, "write",
             "Delete a webhook endpoint with its delivery log; deliveries not yet sent are dropped.",
             model=webhook.WebhookRef, output=webhook.WebhookDeleted, destructive=True),

@@ -26,7 +26,7 @@ from oauth.dashboard.console import (
     partial,
     seat,
 )
-from oauth.dashboard.shell import data_of, in_db
+from oauth.dashboard.shell import data_of, in_db, off_db
 from service.kit import shapes
 from service.kit.errors import ServiceError
 from service.kit.settings import Settings
@@ -73,7 +73,8 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             if field(form, "description"):
                 body["description"] = field(form, "description")
             fields = shapes.parse(CreateWebhook, body)
-            created = await in_db(lambda: webhooks.create(actor=where.actor(), **dict(fields)))
+            # Outside a transaction: the URL's host is looked up first (see service/webhooks/ops.py).
+            created = await off_db(lambda: webhooks.create(actor=where.actor(), **dict(fields)))
         except NoSeat as no:
             return no.response
         except ServiceError as problem:

@@ -2,6 +2,10 @@
 
 No HTTP call happens in an API request: the API only writes rows. Dispatching events and sending
 deliveries are the engine's work (service/webhooks/work.py); signing is service/webhooks/signing.py.
+Saving a URL does wait on the network: its host name is looked up (up to `net`'s deadline) to
+refuse a private address. So `create` and `update` run outside a transaction (their front doors
+run them as work that waits) and write in a short one of their own after the lookup: a slow name
+server holds neither SQLite's one write lock nor one of the few storage threads.
 
 Tenancy: endpoints belong to the workspace and receive every profile's events, so creating or
 changing one needs a read-write key with scope `full`; a key limited to profiles (or a read key)
@@ -14,13 +18,14 @@ from datetime import timedelta
 from typing import Any
 
 from service.identity.auth import Actor
-from service.kit import clock, events, ids, net, settings
+from service.kit import clock, events, idempotency, ids, net, settings
 from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from service.kit.pagination import Page, paginate
 from service.webhooks import work
 from service.webhooks.shapes import Webhook, WebhookCreated, WebhookDeleted, WebhookEventCatalogue, WebhookSecret
 from service.webhooks.shapes import WebhookDelivery as DeliveryRecord
 from service.webhooks.signing import new_secret, seal, unseal
+from storage.db import db
 from storage.models import Event, WebhookDelivery, WebhookEndpoint
 
 ROTATION_OVERLAP = timedelta(hours=24)
@@ -71,10 +76,20 @@ def create(*, actor: Actor, url: str, events: list[str] | None = None,
     _check_url(url)
     secret = new_secret()
     moment = clock.now()
-    endpoint = WebhookEndpoint.create(
-        id=ids.new_id("wh"), workspace=actor.workspace_id, url=url, events=names, description=description,
-        enabled=True, secret=seal(secret), created_at=moment, updated_at=moment,
-    )
+    with db.atomic():
+        endpoint = WebhookEndpoint.create(
+            id=ids.new_id("wh"), workspace=actor.workspace_id, url=url, events=names, description=description,
+            enabled=True, secret=seal(secret), created_at=moment, updated_at=moment,
+        )
+        idempotency.attach(endpoint.id)
+    return WebhookCreated(**dict(Webhook.model_validate(endpoint)), secret=secret)
+
+
+def created(*, actor: Actor, webhook_id: str) -> WebhookCreated:
+    """The answer to a retry under the key of a create that died after storing its endpoint: that
+    endpoint with its secret, as the first answer would have shown it, never a second endpoint."""
+    endpoint = get_row(actor=actor, webhook_id=webhook_id)
+    secret = unseal(bytes(endpoint.secret), settings.current().secret_key)
     return WebhookCreated(**dict(Webhook.model_validate(endpoint)), secret=secret)
 
 
@@ -90,18 +105,20 @@ def get(*, actor: Actor, webhook_id: str) -> Webhook:
 
 def update(*, actor: Actor, webhook_id: str, **changes: Any) -> Webhook:
     """Change the fields given in `changes` (snake_case), and only those."""
-    endpoint = get_row(actor=actor, webhook_id=webhook_id)
+    get_row(actor=actor, webhook_id=webhook_id)  # a missing endpoint is a 404 before anything else
     _require_admin(actor)
-    if "events" in changes:
-        endpoint.events = _check_events(changes["events"])
+    names = _check_events(changes["events"]) if "events" in changes else None
     if "url" in changes:
-        endpoint.url = _check_url(changes["url"])
-    if "description" in changes:
-        endpoint.description = changes["description"]
-    if "enabled" in changes:
-        endpoint.enabled = changes["enabled"]
-    endpoint.updated_at = clock.now()
-    endpoint.save()
+        _check_url(changes["url"])  # before the transaction: it may wait on a name server
+    with db.atomic():
+        endpoint = get_row(actor=actor, webhook_id=webhook_id)  # again, in the transaction that writes it
+        if names is not None:
+            endpoint.events = names
+        for field in ("url", "description", "enabled"):
+            if field in changes:
+                setattr(endpoint, field, changes[field])
+        endpoint.updated_at = clock.now()
+        endpoint.save()
     return Webhook.model_validate(endpoint)
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
+import socket
+from datetime import timedelta
 
 import pytest
 
-from service.kit import events
+from service.kit import clock, events, net
+from storage.db import connection
+from storage.models import IdempotencyRecord
 from tests.conftest import bearer
 
 pytestmark = pytest.mark.shared_service
@@ -186,3 +190,25 @@ def test_openapi_documents_every_webhook_operation(client):
     assert "get" in paths["/v1/webhooks/{id}/deliveries"]
     assert "get" in paths["/v1/webhooks/events"]
     assert "202" in paths["/v1/webhooks/{id}/test"]["post"]["responses"]
+
+
+def test_a_retry_after_a_create_died_answers_with_the_endpoint_it_stored(client, tenant, monkeypatch):
+    # The URL's host is looked up before the endpoint is written, outside a transaction, so the
+    # endpoint is stored in a commit of its own, tied to the request's Idempotency-Key: a retry after
+    # the first request died there (its key still unanswered, its lease run out) finds that endpoint.
+    monkeypatch.setattr(net, "_getaddrinfo", lambda host, port: [
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))])
+    headers = {**bearer(tenant["apiKey"]), "Idempotency-Key": "hook-once"}
+    body = {"url": "https://hooks.example.test/in", "events": ["message.received"]}
+    first = client.post("/v1/webhooks", json=body, headers=headers)
+    assert first.status_code == 201
+    with connection():
+        died = IdempotencyRecord.update(status=None, body=None, locked_until=clock.now() - timedelta(seconds=1)).where(
+            IdempotencyRecord.idempotency_key == "hook-once", IdempotencyRecord.resource_id == first.json()["id"]
+        ).execute()
+    assert died == 1
+    again = client.post("/v1/webhooks", json=body, headers=headers)
+    assert again.status_code == 201
+    assert (again.json()["id"], again.json()["secret"]) == (first.json()["id"], first.json()["secret"])
+    listed = client.get("/v1/webhooks", headers=bearer(tenant["apiKey"])).json()
+    assert [item["id"] for item in listed["data"]] == [first.json()["id"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
@@ -163,3 +164,41 @@ def test_a_name_server_that_does_not_answer_is_a_refusal_within_the_deadline(mon
             net.check_url("https://slow.example.test/hook", allow_private=False)
     finally:
         answered.set()
+
+
+def test_a_slow_name_server_holds_up_no_other_request(client, tenant, monkeypatch):
+    # Saving a URL waits on its host name's lookup. Made inside the request's write transaction, on
+    # one of the few storage threads, a silent name server would hold every other write (SQLite's
+    # one lock) or every storage thread (as many lookups as there are threads) until it answered.
+    asked = threading.Semaphore(0)
+    answer = threading.Event()
+
+    def resolver(host, port):
+        if host.endswith(".slow.example.test"):
+            asked.release()
+            answer.wait(30)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
+
+    monkeypatch.setattr(net, "_getaddrinfo", resolver)
+    monkeypatch.setattr(net, "RESOLVE_TIMEOUT_SECONDS", 60.0)
+    key = bearer(tenant["apiKey"])
+    endpoint = client.post("/v1/webhooks", json={"url": "https://quick.example.test/hook"}, headers=key)
+    assert endpoint.status_code == 201
+    lookups = 4  # the storage threads (`storage.requests.storage_threads`)
+    with ThreadPoolExecutor(lookups) as pool:
+        saving = [pool.submit(client.post, "/v1/webhooks", json={"url": f"https://h{n}.slow.example.test/hook"},
+                              headers=key) for n in range(lookups)]
+        try:
+            for _ in range(lookups):
+                assert asked.acquire(timeout=10)
+            changed = client.patch(f"/v1/webhooks/{endpoint.json()['id']}", json={"description": "answered"},
+                                   headers=key, timeout=10)
+            listed = client.get("/v1/webhooks", headers=key, timeout=10)
+        finally:
+            answer.set()
+        refused = [future.result() for future in saving]
+    assert changed.status_code == 200 and changed.json()["description"] == "answered"
+    assert [item["description"] for item in listed.json()["data"]] == ["answered"]
+    assert [(reply.status_code, reply.json()["error"]["details"][0]["field"]) for reply in refused] == [
+        (422, "url")] * lookups
