@@ -16,7 +16,9 @@ import ipaddress
 import json
 import logging
 import re
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -104,6 +106,65 @@ def install_log_redaction(*extra_loggers: str) -> None:
             logger.addFilter(_FILTER)
 
 
+class ThreadPoolsTransport(httpx2.HTTPTransport):
+    """`httpx2.HTTPTransport` with a connection pool for each thread that sends through it.
+
+    Why: the threads of a worker sharing one pool take its lock twice a request (to be handed a
+    connection, and to give it back), and each time walk every connection under it. At 16 sending
+    threads that was about a tenth of a sender's profile, and a thread that waited for the lock
+    waited behind whichever thread held the GIL. A thread sends one request at a time, so its own
+    pool never waits, and keeps one connection a host. Each thread's pool has the settings the
+    transport was built with (TLS, limits, keep-alive); a thread's pool closes when the thread
+    ends, and `close()` closes every thread's. Proxies are the client's mounts, as without it.
+    """
+
+    def __init__(self, **settings: Any) -> None:
+        self._local = threading.local()
+        self._pools: weakref.WeakSet[httpcore2.ConnectionPool] = weakref.WeakSet()
+        self._pools_lock = threading.Lock()
+        super().__init__(**settings)  # builds the pool whose settings each thread's copies
+
+    @property  # type: ignore[override]
+    def _pool(self) -> httpcore2.ConnectionPool:
+        held = getattr(self._local, "held", None)
+        return held.pool if held is not None else self._new_pool()
+
+    @_pool.setter
+    def _pool(self, model: httpcore2.ConnectionPool) -> None:
+        self._model = model
+
+    def _new_pool(self) -> httpcore2.ConnectionPool:
+        model = self._model
+        pool = httpcore2.ConnectionPool(
+            ssl_context=model._ssl_context, max_connections=model._max_connections,
+            max_keepalive_connections=model._max_keepalive_connections,
+            keepalive_expiry=model._keepalive_expiry, http1=model._http1, http2=model._http2,
+            retries=model._retries, local_address=model._local_address, uds=model._uds,
+            socket_options=model._socket_options,
+        )
+        held = self._local.held = _Held(pool)
+        weakref.finalize(held, pool.close)  # the thread's locals go with the thread
+        with self._pools_lock:
+            self._pools.add(pool)
+        return pool
+
+    def close(self) -> None:
+        with self._pools_lock:
+            pools = list(self._pools)
+        for pool in pools:
+            pool.close()
+        self._model.close()
+
+
+class _Held:
+    """A thread's pool, in an object the thread's locals alone refer to (see `weakref.finalize`)."""
+
+    __slots__ = ("__weakref__", "pool")
+
+    def __init__(self, pool: httpcore2.ConnectionPool) -> None:
+        self.pool = pool
+
+
 def build_client(
     *,
     timeout: float = 15.0,
@@ -111,15 +172,16 @@ def build_client(
     max_connections: int = 200,
     max_keepalive_connections: int = 100,
 ) -> httpx2.Client:
-    """The one `httpx2.Client` every adapter shares (thread-safe; pooled for concurrent sends)."""
+    """The one `httpx2.Client` every adapter shares (thread-safe; the limits are each thread's pool's,
+    see `ThreadPoolsTransport`)."""
     install_log_redaction()
     return httpx2.Client(
         timeout=httpx2.Timeout(timeout, connect=connect_timeout),
-        limits=httpx2.Limits(
+        transport=ThreadPoolsTransport(limits=httpx2.Limits(
             max_connections=max_connections,
             max_keepalive_connections=max_keepalive_connections,
             keepalive_expiry=30.0,
-        ),
+        )),
         follow_redirects=False,
         headers={"User-Agent": "Switchboard/1.0"},
     )
@@ -185,6 +247,8 @@ _BODY_METHODS = ("POST", "PUT", "PATCH", "QUERY")
 _SET_BY_REQUEST = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
 _DIRECT_ARGUMENTS = frozenset({"json", "content", "headers"})
 _CLIENT_LOG = logging.getLogger("httpx2")
+# Transports whose `handle_request` is their pool's, with the exceptions mapped: `_direct` does the same.
+_PLAIN_TRANSPORTS = (httpx2.HTTPTransport, ThreadPoolsTransport)
 # As `httpx2` encodes a `json=` body (`_content.encode_json`), the encoder built once rather than
 # by `json.dumps` on every call.
 _JSON_BODY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
@@ -287,7 +351,8 @@ class PlatformHTTP:
                                    client.timeout.as_dict())
         transport = client._transport
         if (
-            type(transport) is not httpx2.HTTPTransport
+            not isinstance(transport, httpx2.HTTPTransport)  # (for the type checker)
+            or type(transport) not in _PLAIN_TRANSPORTS
             or client._mounts
             or client._auth is not None
             or client.follow_redirects

@@ -9,6 +9,7 @@ import gzip
 import itertools
 import json
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,6 +51,11 @@ async def _slow(request: Request) -> Response:
     return JSONResponse({})
 
 
+async def _peer(request: Request) -> Response:
+    assert request.client is not None
+    return JSONResponse({"port": request.client.port})
+
+
 async def _refuse(request: Request) -> Response:
     return JSONResponse({"error": "no"}, status_code=400)
 
@@ -59,7 +65,7 @@ def server() -> Iterator[str]:
     app = Starlette(routes=[
         Route("/echo/{rest:path}", _echo, methods=["GET", "POST", "PUT", "DELETE"]),
         Route("/gzipped", _gzipped), Route("/cookie", _cookie), Route("/slow", _slow),
-        Route("/refuse", _refuse, methods=["POST"]),
+        Route("/refuse", _refuse, methods=["POST"]), Route("/peer", _peer),
     ])
     with live_server(app) as url:
         yield url
@@ -198,3 +204,31 @@ def test_transport_failures_map_as_through_the_client(server):
     quick.close()
     with pytest.raises(RuntimeError):  # a closed client refuses, as `client.send` does
         door.request("GET", server + "/echo/x", classify=generic_failure)
+
+
+def test_each_thread_sends_on_a_connection_of_its_own(server, client):
+    # One pool shared by a worker's threads is a lock every request takes twice (see
+    # `ThreadPoolsTransport`): each thread has its own, by both paths. The threads take turns here, so
+    # that with one pool the second would be handed the first one's idle connection.
+    platform = PlatformHTTP(client, platform="test")
+    ports: dict[str, list[int]] = {}
+    first_sent, second_done = threading.Event(), threading.Event()
+
+    def send(name: str) -> None:
+        direct = [platform.request("GET", server + "/peer", classify=generic_failure).json()["port"]
+                  for _ in range(2)]
+        ports[name] = [*direct, client.get(server + "/peer").json()["port"]]
+        if name == "first":
+            first_sent.set()
+            second_done.wait(10)  # alive, its pool open, while the second sends
+
+    first = threading.Thread(target=send, args=("first",))
+    first.start()
+    assert first_sent.wait(10)
+    second = threading.Thread(target=send, args=("second",))
+    second.start()
+    second.join()
+    second_done.set()
+    first.join()
+    assert len(set(ports["first"])) == 1 and len(set(ports["second"])) == 1  # kept alive, reused
+    assert ports["first"][0] != ports["second"][0]
