@@ -4,12 +4,15 @@ runs a call. The reference's screenshot is kept in `test-artifacts/docs.png`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx2
 import pytest
 
 from tests.oauth.test_dashboard_browser import ARGS, ARTIFACTS, CHROMIUM
 
 playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed")
 
 
 def test_root_redirects_and_docs_work_offline_in_a_real_browser(server_url):
