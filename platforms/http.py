@@ -119,6 +119,8 @@ class ThreadPoolsTransport(httpx2.HTTPTransport):
     """
 
     def __init__(self, **settings: Any) -> None:
+        if settings.get("proxy") is not None:  # each thread's pool would be a plain one
+            raise ValueError("give the client its proxy (a mount), not this transport")
         self._local = threading.local()
         self._pools: weakref.WeakSet[httpcore2.ConnectionPool] = weakref.WeakSet()
         self._pools_lock = threading.Lock()
