@@ -84,11 +84,20 @@ def reserve(credential_id: str, key: str, fingerprint: str) -> Reservation | Rep
     IdempotencyRecord.delete().where(
         _record(credential_id, key), IdempotencyRecord.created_at <= moment - TTL
     ).execute()
-    IdempotencyRecord.insert(
-        key_id=credential_id, idempotency_key=key, request_hash=fingerprint, owner=owner,
-        locked_until=moment + _lease(), created_at=moment,
-    ).on_conflict_ignore().execute()
-    row = IdempotencyRecord.get(_record(credential_id, key))
+    # The key's row: ours, or the one another request holds. On PostgreSQL that request may free the
+    # key (it failed, having made nothing) between our insert and our read: the row is gone, and
+    # the key is free to take on the next turn.
+    for _ in range(3):
+        IdempotencyRecord.insert(
+            key_id=credential_id, idempotency_key=key, request_hash=fingerprint, owner=owner,
+            locked_until=moment + _lease(), created_at=moment,
+        ).on_conflict_ignore().execute()
+        row = IdempotencyRecord.get_or_none(_record(credential_id, key))
+        if row is not None:
+            break
+    else:  # taken and freed again each time: requests with this key are running right now
+        raise Conflict("A request with this Idempotency-Key is still running; retry when it has finished.",
+                       code="idempotency_in_progress")
     if row.owner == owner and row.status is None:
         return Reservation(credential_id, key, owner)
     if row.request_hash != fingerprint:

@@ -11,7 +11,7 @@ import pytest
 
 from service.engine import core as engine
 from service.kit import idempotency
-from storage.db import connection
+from storage.db import connection, db
 from storage.models import Event, IdempotencyRecord, Message
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
@@ -174,6 +174,40 @@ def test_a_failed_request_frees_its_key(client, tenant):
     with connection():
         assert not IdempotencyRecord.select().where(IdempotencyRecord.idempotency_key == "bad-then-good").exists()
     assert client.post(path, json={"text": "x" * 4097}, headers=headers).status_code == 422
+
+
+def test_a_key_freed_by_its_holder_while_another_request_reserves_it_is_taken(tenant, monkeypatch):
+    # On PostgreSQL a request that failed frees its key in a transaction of its own. Another request
+    # with the key may have found the holder's row (its insert did nothing) and then read it, gone.
+    credential, key = f"key_{uuid.uuid4().hex[:12]}", "freed-meanwhile"
+    with connection(), db.atomic():
+        holder = idempotency.reserve(credential, key, "same body")
+    assert isinstance(holder, idempotency.Reservation)
+    insert = IdempotencyRecord.insert
+
+    def insert_then_the_holder_fails(**row):
+        query = insert(**row)
+        ignoring = query.on_conflict_ignore
+
+        def on_conflict_ignore(*args, **kwargs):
+            statement = ignoring(*args, **kwargs)
+            run = statement.execute
+
+            def execute(*args, **kwargs):
+                done = run(*args, **kwargs)
+                idempotency.release(holder)  # the holder failed, having made nothing
+                return done
+
+            statement.execute = execute
+            return statement
+
+        query.on_conflict_ignore = on_conflict_ignore
+        return query
+
+    monkeypatch.setattr(IdempotencyRecord, "insert", insert_then_the_holder_fails)
+    with connection(), db.atomic():
+        taken = idempotency.reserve(credential, key, "same body")
+    assert isinstance(taken, idempotency.Reservation) and taken.owner != holder.owner
 
 
 def test_whatsapp_refusing_later_moves_the_sent_message_to_failed(client, tenant):
