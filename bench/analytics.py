@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import temp_dir
 
+from kit.settings import Settings
 from service.analytics import ops as analytics
 from service.identity import bootstrap
 from service.identity.auth import Actor
-from service.kit.settings import Settings
 from storage.db import connection, db, reading
 from storage.models import Account, FollowerSnapshot
 from switchboard.app import prepare

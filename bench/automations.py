@@ -53,9 +53,9 @@ def main() -> int:
     args = parser.parse_args()
     args.baseline = args.baseline or args.comments
 
+    from kit.settings import Settings
     from service.accounts import adapters
     from service.identity import bootstrap
-    from service.kit.settings import Settings
     from storage.db import connection, db
     from storage.models import Account, Conversation, Message
     from switchboard.app import prepare

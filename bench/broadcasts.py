@@ -59,10 +59,10 @@ def emulator_main(port: int) -> None:
     from starlette.responses import JSONResponse
     from starlette.routing import Mount, Route
 
+    from kit.settings import Settings
     from platforms.emulator import create_emulator_app
     from platforms.emulator.state import Contact
     from service.accounts import adapters
-    from service.kit.settings import Settings
     from storage import db as storage_db
     from switchboard.app import _sandbox_account
 
@@ -186,10 +186,10 @@ def main() -> int:
         emulator_main(args.emulator)
         return 0
 
+    from kit import clock
+    from kit.settings import Settings
     from service.accounts import adapters
     from service.identity import bootstrap
-    from service.kit import clock
-    from service.kit.settings import Settings
     from storage.db import connection, db
     from storage.models import Account, Broadcast, Conversation, ConversationCount
     from switchboard.app import prepare, start_worker, stop_worker

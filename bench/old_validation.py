@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from service.kit.errors import FieldProblem, ValidationFailed
+from kit.errors import FieldProblem, ValidationFailed
 
 MISSING: Any = object()
 

@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import embedded_env, free_port, process, scale_out_env, temp_dir
 
+from kit.settings import Settings
 from service.accounts import ops as accounts
 from service.engine import core as engine
 from service.identity import bootstrap
 from service.inbox import polling
-from service.kit.settings import Settings
 from storage.db import connection, db
 from storage.models import AccountChore, InboxPoll
 from switchboard.app import prepare, start_worker, stop_worker

@@ -36,11 +36,12 @@ def main() -> int:
     parser.add_argument("--chunk", type=int, default=100)
     args = parser.parse_args()
 
+    from kit import clock
+    from kit.settings import Settings
+    from service.common import events
     from service.engine import core as engine
     from service.identity import bootstrap
     from service.identity.auth import Actor
-    from service.kit import clock, events
-    from service.kit.settings import Settings
     from service.webhooks import ops as webhooks
     from service.webhooks import retention
     from storage.db import connection, db

@@ -78,10 +78,10 @@ def _under_callgrind() -> int:
 
 
 def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
+    from kit.settings import Settings
     from service.accounts import adapters
     from service.identity import bootstrap
     from service.inbox import outbound
-    from service.kit.settings import Settings
     from storage.db import connection, db
     from storage.models import Account, Conversation
     from switchboard.app import prepare

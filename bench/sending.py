@@ -123,11 +123,11 @@ def main() -> int:
     parser.add_argument("--parts", default="engine,workers,kill", help="which of the three to run")
     args = parser.parse_args()
 
+    from kit.settings import Settings
     from service.accounts import adapters
     from service.engine import core as engine
     from service.identity import bootstrap
     from service.inbox import outbound
-    from service.kit.settings import Settings
     from storage.db import connection, db
     from storage.models import Account, Conversation, Message
     from switchboard.app import prepare

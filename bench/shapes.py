@@ -26,10 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import old_validation as old
 
+from kit import clock, shapes
+from kit.errors import ValidationFailed
+from kit.pagination import Page, records
 from service.inbox.shapes import Conversation, Message, StartConversation
-from service.kit import clock, shapes
-from service.kit.errors import ValidationFailed
-from service.kit.pagination import Page, records
 from storage import hot_inbox
 from storage.models import Message as MessageRow
 

@@ -127,10 +127,10 @@ def main() -> int:
     import trustme
     from peewee import fn
 
+    from kit.settings import Settings
+    from service.common import events
     from service.identity import bootstrap
     from service.identity.auth import Actor
-    from service.kit import events
-    from service.kit.settings import Settings
     from service.webhooks import delivery
     from service.webhooks import ops as webhooks
     from storage.db import connection, db

@@ -27,7 +27,7 @@ from http_api.routes import (
     workspaces,
 )
 from http_api.routing import Endpoint, Operation, error_response, json_response
-from service.kit.errors import BadRequest, MethodNotAllowed, NotFound
+from kit.errors import BadRequest, MethodNotAllowed, NotFound
 
 ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, broadcasts, posts, media, webhooks,
                  analytics, automations, sequences]

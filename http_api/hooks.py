@@ -9,10 +9,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from http_api.routing import error_response, json_response, read_body
+from kit import json_input
+from kit.errors import NotFound, ServiceError
 from platforms.base import PLATFORMS
 from service.inbox import inbound
-from service.kit import json_input
-from service.kit.errors import NotFound, ServiceError
 from storage.db import connection, db
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from http_api.routing import Operation
+from kit import shapes
+from kit.settings import VERSION
 from platforms.emulator import catalog as sandbox_catalog
-from service.kit import shapes
-from service.kit.settings import VERSION
 
 STATUS_TEXT = {
     400: "The body is not JSON, not a JSON object, holds an unpaired surrogate escape or an integer of "

@@ -1,7 +1,7 @@
 """How a /v1 operation is declared and run.
 
 An `Operation` names its method, path, body and query shapes and its answers, each a pydantic
-model (`service.kit.shapes`); the same declaration validates requests (the body and query reach the
+model (`kit.shapes`); the same declaration validates requests (the body and query reach the
 handler as their models) and writes the OpenAPI document. Handlers are plain synchronous
 functions, run by `storage.requests.run` as every front door's work is: a read (a GET whose key is
 known, whose rate-limit tokens are already leased to this process and whose handler only reads)
@@ -26,10 +26,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from kit import json_input, settings, shapes
+from kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
+from kit.pagination import Page
+from service.common import idempotency, ratelimit
 from service.identity.auth import Actor, authenticate_api_key
-from service.kit import idempotency, json_input, ratelimit, settings, shapes
-from service.kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
-from service.kit.pagination import Page
 from storage import requests
 from storage.db import db
 from storage.requests import Transaction, in_transaction, transaction
@@ -46,7 +47,7 @@ class Call:
     query: Any  # the query model, or None when the operation takes no query
     body: Any  # the body model, or None when the operation takes no body
     # When the request came in (`time.monotonic()`): what the process read after then may serve it
-    # (`service.kit.epochs`).
+    # (`service.common.epochs`).
     arrived: float | None = None
 
 

@@ -9,10 +9,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
+from kit.settings import VERSION, Settings
 from mcp_server import tools
 from mcp_server.tooling import build_tools
 from mcp_server.verifier import StorageTokenVerifier
-from service.kit.settings import VERSION, Settings
 
 
 def build_mcp(settings: Settings) -> MCPServer:

@@ -30,10 +30,10 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
+from kit import shapes
+from kit.errors import Forbidden, ServiceError, Unauthorized
+from kit.pagination import Page
 from service.identity.auth import Actor
-from service.kit import shapes
-from service.kit.errors import Forbidden, ServiceError, Unauthorized
-from service.kit.pagination import Page
 from storage import requests
 
 log = logging.getLogger("switchboard.mcp")

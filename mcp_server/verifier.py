@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from mcp.server.auth.provider import AccessToken
 
+from kit import clock
 from service.identity import oauth_tokens
-from service.kit import clock
 from storage import requests
 
 

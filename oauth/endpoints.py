@@ -20,12 +20,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from kit import json_input
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard import shell as dashboard
 from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, server_for
 from service.identity import oauth_clients, oauth_tokens, workspaces
-from service.kit import json_input
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 
 
 def _to_response(answer: Answer) -> Response:

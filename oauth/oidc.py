@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kit.settings import Settings
 from oauth.dashboard import shell as dashboard
 from service.identity import users
-from service.kit.settings import Settings
 
 log = logging.getLogger("switchboard.oidc")
 

@@ -29,7 +29,7 @@ from peewee import Database, DatabaseProxy, OperationalError, SqliteDatabase, _t
 from peewee import __exception_wrapper__ as _peewee_errors  # type: ignore[attr-defined]  # untyped in its stubs
 from playhouse.pool import PooledPostgresqlDatabase
 
-from storage import files
+from kit import files
 
 db = DatabaseProxy()
 log = logging.getLogger("switchboard.storage")

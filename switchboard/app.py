@@ -18,11 +18,11 @@ from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import ServiceApp
 from http_api.routes import media as media_routes
+from kit.settings import Settings
 from mcp_server import server as mcp_server
 from oauth import dashboard, endpoints
 from platforms.emulator import create_emulator_app
 from service.accounts import adapters
-from service.kit.settings import Settings
 from storage import db as storage_db
 from storage.models import Account
 from switchboard import running

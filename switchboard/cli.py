@@ -21,8 +21,8 @@ from dataclasses import replace
 
 import httpx2
 
+from kit.settings import Settings
 from platforms.log_format import configure_logging
-from service.kit.settings import Settings
 
 log = logging.getLogger("switchboard")
 
@@ -131,8 +131,8 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _bootstrap(args: argparse.Namespace) -> int:
+    from kit.errors import ServiceError
     from service.identity import bootstrap
-    from service.kit.errors import ServiceError
     from storage.db import connection
     from switchboard.wiring import prepare
 
@@ -152,8 +152,8 @@ def _bootstrap(args: argparse.Namespace) -> int:
 
 
 def _set_password(args: argparse.Namespace) -> int:
+    from kit.errors import ServiceError
     from service.identity import users
-    from service.kit.errors import ServiceError
     from storage.db import connection
     from switchboard.wiring import prepare
 

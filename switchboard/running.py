@@ -23,8 +23,8 @@ import httpx2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from service.kit.crypto import derive_key
-from service.kit.settings import Settings
+from kit.crypto import derive_key
+from kit.settings import Settings
 
 STATE_FILE = "serve.json"
 PROOF_PATH = "/_switchboard/proof"

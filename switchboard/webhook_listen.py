@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx2
 
-from service.kit.settings import Settings
+from kit.settings import Settings
 
 TOLERANCE_SECONDS = 300
 FORWARDED_HEADERS = ("content-type", "x-service-signature", "x-service-event", "x-service-delivery",
@@ -108,8 +108,8 @@ def _server(listener: Listener, port: int, cert: Path, key: Path) -> ThreadingHT
 
 
 def listen(args: argparse.Namespace, settings: Settings) -> int:
+    from kit import local_ca
     from service.identity import api_keys
-    from service.kit import local_ca
     from storage.db import connection, db
     from storage.models import ApiKey, RateLimitCounter, Workspace
     from switchboard.running import NoService, service_url, verify

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kit import files
+from kit import settings as settings_module
+from kit.settings import Settings
 from service.accounts import adapters
 from service.accounts import work as account_work
 from service.analytics import ops as analytics
@@ -16,11 +19,9 @@ from service.automations import ops as automations
 from service.automations import work as automation_work
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
+from service.common import health, signals
 from service.engine import core as engine
 from service.inbox import conversations, outbound, pacer, polling, profiles
-from service.kit import health, signals
-from service.kit import settings as settings_module
-from service.kit.settings import Settings
 from service.posts import ops as posts
 from service.posts import publishing
 from service.posts import work as post_work
@@ -28,7 +29,6 @@ from service.sequences import ops as sequences
 from service.sequences import work as sequence_work
 from service.webhooks import work as webhook_work
 from storage import db as storage_db
-from storage import files
 from storage.migrations import migrate
 from tasks import engine as engine_tasks
 from tasks import posts as post_tasks
@@ -47,7 +47,7 @@ class Runtime:
 
 def wire() -> None:
     """Connect everything the service runs on, here and nowhere else: the receivers of each
-    cross-domain signal (`service.kit.signals`), the engine's kinds of durable work and how they
+    cross-domain signal (`service.common.signals`), the engine's kinds of durable work and how they
     reach the queue, and the scheduler's tick jobs."""
     signals.disconnect_all()
     # What each kind of platform event stored at /hooks does.

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from kit import clock
 from service.engine import core as engine
-from service.kit import clock
 from storage.db import connection, db
 from storage.hot import run_fixed
 from tasks.queue import huey

@@ -18,8 +18,8 @@ from huey.consumer import Consumer
 from huey.storage import MemoryStorage, RedisStorage, SqliteStorage
 from redis.exceptions import TimeoutError as RedisTimeout
 
-from service.kit.settings import Settings
-from storage import files
+from kit import files
+from kit.settings import Settings
 
 huey = Huey("switchboard", results=False, utc=True, storage_class=MemoryStorage)
 

@@ -22,9 +22,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kit import clock
 from service.accounts import choices as connect_choices
+from service.common import idempotency, ratelimit
 from service.identity import sessions
-from service.kit import clock, idempotency, ratelimit
 from storage.db import connection, db, is_postgres
 from storage.hot import run_fixed
 from storage.models import SchedulerState

@@ -19,10 +19,10 @@ from typing import Any
 import httpx2
 import pytest
 
+from kit import clock
+from kit.settings import Settings
 from platforms.base import PLATFORMS
 from service.identity import bootstrap as bootstrap_module
-from service.kit import clock
-from service.kit.settings import Settings
 from storage.db import connection, db
 from storage.models import ALL_MODELS
 from switchboard.app import create_app, prepare

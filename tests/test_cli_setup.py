@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kit.settings import Settings
 from service.identity import users
-from service.kit.settings import Settings
 from storage.db import connection
 from storage.models import User
 from tests.support.live_server import free_port

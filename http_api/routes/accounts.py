@@ -2,6 +2,8 @@ from typing import Any
 
 from http_api.declare import op
 from http_api.routing import Call
+from kit.pagination import Page
+from kit.shapes import page_of
 from service.accounts import ops as accounts
 from service.accounts.shapes import (
     Account,
@@ -11,8 +13,6 @@ from service.accounts.shapes import (
     PublishOptions,
     Templates,
 )
-from service.kit.pagination import Page
-from service.kit.shapes import page_of
 
 
 def list_(call: Call) -> Page:

@@ -1,9 +1,9 @@
 from http_api.declare import op
 from http_api.routing import Call
+from kit.pagination import Page
+from kit.shapes import PageQuery, page_of
 from service.identity import api_keys
 from service.identity.api_key_shapes import ApiKey, ApiKeyCreated, ApiKeyRevoked, CreateApiKey
-from service.kit.pagination import Page
-from service.kit.shapes import PageQuery, page_of
 
 
 def create(call: Call) -> ApiKeyCreated:

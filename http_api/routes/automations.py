@@ -1,5 +1,7 @@
 from http_api.declare import op
 from http_api.routing import Call
+from kit.pagination import Page
+from kit.shapes import PageQuery, page_of
 from service.automations import ops as automations
 from service.automations.shapes import (
     AutomationDeleted,
@@ -9,8 +11,6 @@ from service.automations.shapes import (
     CreateCommentAutomation,
     UpdateCommentAutomation,
 )
-from service.kit.pagination import Page
-from service.kit.shapes import PageQuery, page_of
 
 TAG = "Comment automations"
 

@@ -1,5 +1,7 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
+from kit.pagination import Page
+from kit.shapes import page_of
 from service.broadcasts import ops as broadcasts
 from service.broadcasts.shapes import (
     Broadcast,
@@ -10,8 +12,6 @@ from service.broadcasts.shapes import (
     RecipientQuery,
     UpdateBroadcast,
 )
-from service.kit.pagination import Page
-from service.kit.shapes import page_of
 
 
 def create(call: Call) -> Reply:

@@ -1,9 +1,9 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
+from kit.pagination import Page
+from kit.shapes import PageQuery, page_of
 from service.inbox import conversations, outbound
 from service.inbox.shapes import Conversation, ConversationQuery, Message, SendMessage, StartConversation
-from service.kit.pagination import Page
-from service.kit.shapes import PageQuery, page_of
 
 
 def start(call: Call) -> Reply:

@@ -1,7 +1,7 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service.kit import health
-from service.kit.health import Health
+from service.common import health
+from service.common.health import Health
 
 
 def get_health(call: Call) -> Reply:

@@ -16,9 +16,9 @@ from starlette.routing import Route
 
 from http_api.declare import op
 from http_api.routing import Call, Reply, error_response, json_response
-from service.kit.errors import NotFound, ServiceError
-from service.kit.pagination import Page
-from service.kit.shapes import PageQuery, page_of
+from kit.errors import NotFound, ServiceError
+from kit.pagination import Page
+from kit.shapes import PageQuery, page_of
 from service.media import library
 from service.media import ops as media
 from service.posts.shapes import MediaImport, MediaRecord, Upload, UploadIn, UploadProgress

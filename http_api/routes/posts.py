@@ -1,7 +1,7 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service.kit.pagination import Page
-from service.kit.shapes import page_of
+from kit.pagination import Page
+from kit.shapes import page_of
 from service.posts import importing, publishing, queue
 from service.posts import ops as posts
 from service.posts.shapes import (

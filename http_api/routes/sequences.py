@@ -1,8 +1,8 @@
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service.kit.errors import ValidationFailed
-from service.kit.pagination import Page
-from service.kit.shapes import PageQuery, page_of
+from kit.errors import ValidationFailed
+from kit.pagination import Page
+from kit.shapes import PageQuery, page_of
 from service.sequences import ops as sequences
 from service.sequences.shapes import (
     CreateSequence,

@@ -1,8 +1,8 @@
 
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service.kit.pagination import Page
-from service.kit.shapes import PageQuery, page_of
+from kit.pagination import Page
+from kit.shapes import PageQuery, page_of
 from service.webhooks import ops as webhooks
 from service.webhooks.shapes import (
     CreateWebhook,

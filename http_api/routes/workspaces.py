@@ -1,9 +1,9 @@
 from http_api.declare import op
 from http_api.routing import Call
+from kit.pagination import Page
+from kit.shapes import PageQuery, page_of
 from service.identity import workspaces
 from service.identity.workspace_shapes import CreateProfile, Profile, ProfileDeleted, UpdateProfile, WorkspaceList
-from service.kit.pagination import Page
-from service.kit.shapes import PageQuery, page_of
 
 
 def list_workspaces(call: Call) -> WorkspaceList:

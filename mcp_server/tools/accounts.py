@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from kit.shapes import page_of
 from mcp_server.tooling import ToolDef
 from service.accounts import ops as accounts
 from service.accounts import shapes as account_shapes
-from service.kit.shapes import page_of
 
 TOOLS: list[ToolDef] = [
     ToolDef("list_accounts", accounts.list_accounts, "read",

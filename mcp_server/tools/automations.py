@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from kit.shapes import page_of
 from mcp_server.tooling import ToolDef
 from service.automations import ops as automations
 from service.automations import shapes as automation
-from service.kit.shapes import page_of
 
 TOOLS: list[ToolDef] = [
     ToolDef("list_comment_automations", automations.list_automations, "read",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from kit.shapes import page_of
 from mcp_server.tooling import ToolDef
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import shapes as bc
-from service.kit.shapes import page_of
 
 TOOLS: list[ToolDef] = [
     ToolDef("create_broadcast", broadcasts.create, "write",

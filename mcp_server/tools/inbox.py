@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from kit.shapes import page_of
 from mcp_server.tooling import ToolDef
 from service.inbox import conversations, outbound
 from service.inbox import shapes as inbox
-from service.kit.shapes import page_of
 
 TOOLS: list[ToolDef] = [
     ToolDef("list_conversations", conversations.list_conversations, "read",

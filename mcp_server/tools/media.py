@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kit.shapes import PageQuery, page_of
 from mcp_server.tooling import ToolDef
-from service.kit.shapes import PageQuery, page_of
 from service.media import library
 from service.posts import shapes as post
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kit.shapes import page_of
 from mcp_server.tooling import ToolDef
-from service.kit.shapes import page_of
 from service.posts import importing, publishing
 from service.posts import ops as posts
 from service.posts import shapes as post

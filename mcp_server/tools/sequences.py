@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kit.shapes import page_of
 from mcp_server.tooling import ToolDef
-from service.kit.shapes import page_of
 from service.sequences import ops as sequences
 from service.sequences import shapes as sequence
 

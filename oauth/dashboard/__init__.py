@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
+from kit.settings import Settings
 from oauth.dashboard import (
     accounts,
     analytics,
@@ -28,7 +29,6 @@ from oauth.dashboard import (
     signin,
     webhooks,
 )
-from service.kit.settings import Settings
 
 PAGES = [signin, home, frame, accounts, inbox, posts, calendar, media, broadcasts, automations, sequences, analytics,
          api_keys, connected_apps, webhooks]

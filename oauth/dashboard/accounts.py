@@ -11,6 +11,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import ServiceError, ValidationFailed
+from kit.settings import Settings
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
@@ -32,9 +35,6 @@ from service.accounts.connect_shapes import ConnectTelegram, ConnectWhatsApp
 from service.analytics import ops as analytics
 from service.identity import workspaces
 from service.identity.workspace_shapes import CreateProfile, UpdateProfile
-from service.kit import shapes
-from service.kit.errors import ServiceError, ValidationFailed
-from service.kit.settings import Settings
 
 PLATFORM_NAMES = {
     "instagram": "Instagram", "facebook": "Facebook", "meta_ads": "Meta Ads", "tiktok": "TikTok",

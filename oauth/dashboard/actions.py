@@ -12,6 +12,9 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from kit import shapes
+from kit.errors import ServiceError
+from kit.shapes import Body
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
@@ -28,9 +31,6 @@ from oauth.dashboard.console import (
 )
 from oauth.dashboard.shell import in_db
 from service.identity.auth import Actor
-from service.kit import shapes
-from service.kit.errors import ServiceError
-from service.kit.shapes import Body
 
 Handler = Callable[[Request], Awaitable[Response]]
 

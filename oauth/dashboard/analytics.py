@@ -13,14 +13,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard.console import NoSeat, Seat, failure, page, seat
 from oauth.dashboard.picks import account_rows, labels
 from oauth.dashboard.shell import data_of, in_db
 from service.analytics import ops as analytics
 from service.analytics.shapes import GRANULARITIES, FollowersQuery
-from service.kit import shapes
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 from service.posts import ops as posts
 
 PAGE = "/dashboard/analytics"

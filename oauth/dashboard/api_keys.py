@@ -10,6 +10,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
@@ -26,9 +29,6 @@ from oauth.dashboard.console import (
 from oauth.dashboard.shell import data_of, in_db
 from service.identity import api_keys, workspaces
 from service.identity.api_key_shapes import CreateApiKey
-from service.kit import shapes
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 
 PAGE = "/dashboard/api-keys"
 

@@ -9,13 +9,13 @@ from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
+from kit.settings import Settings
 from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
 from oauth.dashboard.console import Seat, field
 from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines
 from oauth.dashboard.shell import data_of
 from service.automations import ops as automations
 from service.automations.shapes import CreateCommentAutomation, UpdateCommentAutomation
-from service.kit.settings import Settings
 
 PAGE = "/dashboard/automations"
 LOG_LIMIT = 100

@@ -12,6 +12,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import ServiceError, ValidationFailed
+from kit.settings import Settings
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
@@ -37,9 +40,6 @@ from service.broadcasts import ops as broadcasts
 from service.broadcasts.shapes import CreateBroadcast
 from service.identity.auth import Actor
 from service.inbox import conversations
-from service.kit import shapes
-from service.kit.errors import ServiceError, ValidationFailed
-from service.kit.settings import Settings
 
 PAGE = "/dashboard/broadcasts"
 RECIPIENTS = 100

@@ -13,11 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kit.errors import ServiceError, ValidationFailed
+from kit.settings import Settings
 from oauth.dashboard.console import NoSeat, Seat, failure, page, seat
 from oauth.dashboard.picks import zone_of
 from oauth.dashboard.shell import in_db
-from service.kit.errors import ServiceError, ValidationFailed
-from service.kit.settings import Settings
 from service.posts import ops as posts
 
 PAGE = "/dashboard/calendar"

@@ -7,12 +7,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kit import clock
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard.shell import csrf_ok, error_page, forbidden_csrf, in_db, login_redirect, render
 from oauth.dashboard.shell import current_user as signed_in
 from service.identity import oauth_tokens
-from service.kit import clock
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:

@@ -23,6 +23,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from kit.errors import ServiceError
 from oauth.dashboard.shell import (
     csrf_ok,
     current_user,
@@ -36,7 +37,6 @@ from oauth.dashboard.shell import (
 )
 from service.identity import workspaces
 from service.identity.auth import Actor, member_actor
-from service.kit.errors import ServiceError
 from storage import requests
 
 T = TypeVar("T")

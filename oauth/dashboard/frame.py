@@ -11,9 +11,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kit.settings import Settings
 from oauth.dashboard.console import WORKSPACE_KEY, NoSeat, acting, field, flash
 from oauth.dashboard.shell import current_user, error_page, safe_next
-from service.kit.settings import Settings
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 

@@ -9,13 +9,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard.shell import current_user as signed_in
 from oauth.dashboard.shell import in_db, login_redirect, render
 from service.analytics import ops as analytics
 from service.identity import workspaces
 from service.identity.auth import Actor, member_actor
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 
 
 def _follower_summaries(actor: Actor) -> list[dict[str, Any]]:

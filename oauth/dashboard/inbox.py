@@ -14,6 +14,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import ServiceError, ValidationFailed
+from kit.settings import Settings
 from oauth.dashboard.accounts import account_name, platform_name
 from oauth.dashboard.console import (
     NoSeat,
@@ -31,12 +34,10 @@ from oauth.dashboard.console import (
 )
 from oauth.dashboard.shell import data_of, in_db
 from service.accounts import ops as accounts
+from service.common import idempotency
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
 from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery, Template
-from service.kit import idempotency, shapes
-from service.kit.errors import ServiceError, ValidationFailed
-from service.kit.settings import Settings
 
 PAGE = "/dashboard/inbox"
 LIST_LIMIT = 30

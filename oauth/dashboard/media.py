@@ -11,13 +11,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard.actions import confirmed_delete
 from oauth.dashboard.console import NoSeat, Seat, acting, failure, field, not_found, page, seat
 from oauth.dashboard.picks import number
 from oauth.dashboard.shell import data_of, in_db
-from service.kit import shapes
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 from service.media import library
 from service.media import ops as media
 from service.posts.shapes import UploadIn

@@ -13,13 +13,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from starlette.datastructures import FormData
 from starlette.requests import Request
 
+from kit.errors import ServiceError, ValidationFailed
 from oauth.dashboard.accounts import account_name, platform_name
 from oauth.dashboard.console import Seat, field, in_own
 from oauth.dashboard.shell import data_of, in_db
 from service.accounts import ops as accounts
+from service.common import idempotency
 from service.identity.auth import Actor
-from service.kit import idempotency
-from service.kit.errors import ServiceError, ValidationFailed
 
 T = TypeVar("T")
 PER_PAGE = 25

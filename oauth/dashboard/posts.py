@@ -18,6 +18,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import FieldProblem, ServiceError, ValidationFailed
+from kit.settings import Settings
 from oauth.dashboard.accounts import account_name, platform_name
 from oauth.dashboard.console import (
     NoSeat,
@@ -37,9 +40,6 @@ from oauth.dashboard.picks import PER_PAGE, account_rows, form_key, labels, numb
 from oauth.dashboard.shell import data_of, in_db, render
 from service.accounts import ops as accounts
 from service.identity.auth import Actor
-from service.kit import shapes
-from service.kit.errors import FieldProblem, ServiceError, ValidationFailed
-from service.kit.settings import Settings
 from service.media import library
 from service.posts import ops as posts
 from service.posts import publishing, queue

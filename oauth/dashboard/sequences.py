@@ -12,6 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
 from oauth.dashboard.console import (
     NoSeat,
@@ -28,8 +30,6 @@ from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines, number
 from oauth.dashboard.shell import data_of, in_db
 from service.automations import ops as automations
 from service.inbox import conversations
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 from service.sequences import ops as sequences
 from service.sequences.shapes import MAX_STEPS, CreateSequence, UpdateSequence
 

@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kit.errors import ServiceError
+from kit.settings import Settings
 from service.identity import sessions, workspaces
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 from storage import requests
 
 T = TypeVar("T")

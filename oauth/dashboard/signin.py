@@ -7,6 +7,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kit.errors import RateLimited
+from kit.settings import Settings
 from oauth.dashboard.shell import (
     csrf_ok,
     current_user,
@@ -19,10 +21,8 @@ from oauth.dashboard.shell import (
     sign_out,
 )
 from oauth.dashboard.signin_context import waiting_app
+from service.common import ratelimit
 from service.identity import users
-from service.kit import ratelimit
-from service.kit.errors import RateLimited
-from service.kit.settings import Settings
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:

@@ -11,6 +11,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kit import shapes
+from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth.dashboard.console import (
     NoSeat,
     Seat,
@@ -27,9 +30,6 @@ from oauth.dashboard.console import (
     seat,
 )
 from oauth.dashboard.shell import data_of, in_db, off_db
-from service.kit import shapes
-from service.kit.errors import ServiceError
-from service.kit.settings import Settings
 from service.webhooks import log
 from service.webhooks import ops as webhooks
 from service.webhooks.shapes import CreateWebhook

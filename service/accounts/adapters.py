@@ -20,6 +20,9 @@ from typing import Any, TypeVar
 
 import httpx2
 
+from kit import clock, crypto
+from kit.errors import Conflict, PlatformError, ServiceError, ValidationFailed
+from kit.settings import Settings
 from platforms import registry
 from platforms.base import (
     AccountContext,
@@ -32,9 +35,6 @@ from platforms.base import (
 )
 from platforms.http import build_client, install_log_redaction
 from platforms.registry import Endpoints, OAuthClient, PlatformConfig
-from service.kit import clock, crypto
-from service.kit.errors import Conflict, PlatformError, ServiceError, ValidationFailed
-from service.kit.settings import Settings
 from storage.db import db
 from storage.models import Account
 

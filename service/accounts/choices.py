@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from kit import clock, crypto
+from kit.errors import FieldProblem, NotFound, ValidationFailed
 from platforms.base import ConnectedIdentity, GrantChoice, PlatformFailure
 from service.accounts import adapters
 from service.accounts import ops as accounts
 from service.accounts.connect_shapes import Choice, Choices, ChosenAccounts
 from service.accounts.shapes import Account as AccountRecord
 from service.identity.auth import Actor
-from service.kit import clock, crypto
-from service.kit.errors import FieldProblem, NotFound, ValidationFailed
 from storage.db import db
 from storage.models import ConnectSelection
 

@@ -9,6 +9,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
+from kit import clock, settings
+from kit.errors import BadRequest, ValidationFailed
+from kit.shapes import is_https_url
 from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, Rejected
 from platforms.telegram import ChannelRefused
 from service.accounts import adapters, choices
@@ -17,9 +20,6 @@ from service.accounts.connect_shapes import ConnectStart, SelectionOffered, Toke
 from service.accounts.shapes import Account as AccountRecord
 from service.identity import workspaces
 from service.identity.auth import Actor
-from service.kit import clock, settings
-from service.kit.errors import BadRequest, ValidationFailed
-from service.kit.shapes import is_https_url
 from storage.db import db
 from storage.models import Account, ConnectState
 

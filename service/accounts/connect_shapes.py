@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, RootModel
 
+from kit.shapes import LEFT_OUT, Body, Id, Instant, Query, Record
 from service.accounts.shapes import Account
-from service.kit.shapes import LEFT_OUT, Body, Id, Instant, Query, Record
 
 
 class StartConnectQuery(Query):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kit import clock, crypto, ids
+from kit.errors import Conflict, NotFound, ValidationFailed
+from kit.pagination import Page, paginate
 from service.accounts import adapters
 from service.accounts.shapes import Account as AccountRecord
 from service.accounts.shapes import AccountDeleted
+from service.common import events, signals
 from service.identity.auth import Actor
-from service.kit import clock, crypto, events, ids, signals
-from service.kit.errors import Conflict, NotFound, ValidationFailed
-from service.kit.pagination import Page, paginate
 from storage.db import db
 from storage.models import Account
 

@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, computed_field
 
+from kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 from service.accounts import adapters
 from service.inbox.polls import POLLED_OR_CHECKED, inbox_state
-from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 
 PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
 STATUSES = ("connected", "disconnected")

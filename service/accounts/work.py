@@ -21,10 +21,10 @@ import functools
 import logging
 from typing import Literal
 
+from kit import clock, settings
 from platforms.base import PLATFORMS, PlatformFailure, ReauthRequired, Rejected
 from service.accounts import adapters
 from service.engine import core as engine
-from service.kit import clock, settings
 from storage.db import connection, db
 from storage.hot import by_id, run_fixed
 from storage.models import Account

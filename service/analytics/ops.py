@@ -23,6 +23,8 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
+from kit import clock
+from kit.errors import FieldProblem, NotFound, ValidationFailed
 from platforms.base import PlatformFailure, ReauthRequired, Rejected, Unsupported
 from service.accounts import adapters
 from service.analytics.shapes import (
@@ -33,8 +35,6 @@ from service.analytics.shapes import (
     PostCounts,
 )
 from service.identity.auth import Actor
-from service.kit import clock
-from service.kit.errors import FieldProblem, NotFound, ValidationFailed
 from service.posts import ops as posts
 from storage.db import connection, db
 from storage.models import Account, FollowerSnapshot

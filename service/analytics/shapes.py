@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, WithJsonSchema
 from typing_extensions import TypedDict
 
+from kit.shapes import LEFT_OUT, OUT_OF_BOUNDS, Id, Query, Record, day_in_bounds, rule
 from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import LEFT_OUT, OUT_OF_BOUNDS, Id, Query, Record, day_in_bounds, rule
 
 GRANULARITIES = ("day", "week", "month")
 SOURCES = ("all", "service", "external")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from kit import clock, settings
 from service.analytics.ops import Snapshot, ask, today
 from service.engine import core as engine
-from service.kit import clock, settings
 from storage.db import connection, db
 from storage.hot import run_fixed
 from storage.models import Account, FollowerSnapshot

@@ -32,6 +32,10 @@ from typing import Any
 
 from peewee import JOIN, fn
 
+from kit import clock, ids, matching
+from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from kit.pagination import Page, paginate, window
+from kit.shapes import button_problems
 from platforms.base import Button
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
@@ -40,13 +44,10 @@ from service.automations import work
 from service.automations.shapes import AutomationDeleted, AutomationStats
 from service.automations.shapes import AutomationLog as LogRecord
 from service.automations.shapes import CommentAutomation as AutomationRecord
+from service.common import events
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
-from service.kit import clock, events, ids, matching
-from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import Page, paginate, window
-from service.kit.shapes import button_problems
 from service.sequences import ops as sequences
 from storage import hot
 from storage.hot import Prepared

@@ -6,9 +6,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from service.kit import matching
-from service.kit.matching import MATCH_TYPES
-from service.kit.shapes import LEFT_OUT, Body, Id, Instant, PageQuery, Record, is_https_url, rule
+from kit import matching
+from kit.matching import MATCH_TYPES
+from kit.shapes import LEFT_OUT, Body, Id, Instant, PageQuery, Record, is_https_url, rule
 
 STATUSES = ("active", "paused")
 DM_STATUSES = ("pending", "sending", "sent", "delivered", "read", "failed", "unknown")

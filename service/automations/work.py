@@ -7,11 +7,11 @@ no answer, or whose worker died during the call, ends `unknown` and is never pos
 
 from __future__ import annotations
 
+from kit.errors import Conflict
 from platforms.base import PlatformFailure
 from service.accounts import adapters
 from service.engine import core as engine
 from service.engine.outcomes import Policy
-from service.kit.errors import Conflict
 from storage.db import connection, db
 from storage.models import Account, PublicReply
 

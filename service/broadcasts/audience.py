@@ -10,10 +10,10 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from kit import clock
 from service.accounts import adapters
 from service.accounts import ops as accounts
 from service.identity.auth import Actor
-from service.kit import clock
 from storage.models import Conversation
 
 

@@ -44,21 +44,22 @@ import datetime as dt
 import logging
 from typing import Any
 
+from kit import clock, ids
+from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from kit.pagination import Page, paginate, records, window
+from kit.scheduling import due_at
+from kit.shapes import button_problems
 from service.accounts import adapters
 from service.accounts import ops as accounts
 from service.broadcasts import work
 from service.broadcasts.shapes import Audience, BroadcastDeleted
 from service.broadcasts.shapes import Broadcast as BroadcastRecord
 from service.broadcasts.shapes import Recipient as RecipientRecord
+from service.common import events, idempotency
+from service.common.signals import MessageFinished
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import templates
-from service.kit import clock, events, idempotency, ids
-from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import Page, paginate, records, window
-from service.kit.scheduling import due_at
-from service.kit.shapes import button_problems
-from service.kit.signals import MessageFinished
 from storage import hot
 from storage.db import db, is_postgres
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation, Message

@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Record
 from service.inbox.shapes import SentTemplate, Template
-from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Record
 
 STATUSES = ("draft", "scheduled", "sending", "completed", "cancelled", "failed")
 RECIPIENT_STATUSES = ("pending", "sent", "failed", "skipped", "unknown")

@@ -18,12 +18,12 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from kit import clock, ids, settings
+from kit.errors import Conflict, ValidationFailed
 from platforms.base import Button
 from service.broadcasts import audience, ops
 from service.engine import core as engine
 from service.inbox import outbound
-from service.kit import clock, ids, settings
-from service.kit.errors import Conflict, ValidationFailed
 from storage import hot
 from storage.db import connection, db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation

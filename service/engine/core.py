@@ -36,10 +36,10 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from kit import clock
+from kit.errors import Conflict
 from platforms.base import PlatformFailure
 from service.engine.outcomes import Next, Policy, next_state
-from service.kit import clock
-from service.kit.errors import Conflict
 from storage.db import db, is_postgres
 from storage.hot import run_fixed, stamp
 from storage.hot import sql as _sql

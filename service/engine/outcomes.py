@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from kit import clock
+from kit.errors import Conflict
 from platforms.base import Indeterminate, PlatformFailure, ReauthRequired, RetryLater
-from service.kit import clock
-from service.kit.errors import Conflict
 
 REAUTH = "The platform refused the stored credentials; reconnect the account."
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from service.kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, Record
+from kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, Record
 
 SCOPES = ("full", "profiles")
 PERMISSIONS = ("read-write", "read")

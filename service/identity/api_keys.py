@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from kit import clock, ids, tokens
+from kit.errors import Forbidden, NotFound, ValidationFailed
+from kit.pagination import Page, paginate
 from service.identity.api_key_shapes import ApiKey as KeyRecord
 from service.identity.api_key_shapes import ApiKeyCreated, ApiKeyRevoked
 from service.identity.auth import Actor
-from service.kit import clock, ids, tokens
-from service.kit.errors import Forbidden, NotFound, ValidationFailed
-from service.kit.pagination import Page, paginate
 from storage.models import ApiKey, Profile
 
 

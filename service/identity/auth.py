@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from service.kit import clock, epochs, tokens
-from service.kit.errors import Forbidden, Unauthorized
+from kit import clock, tokens
+from kit.errors import Forbidden, Unauthorized
+from service.common import epochs
 from storage import hot
 from storage.db import db
 from storage.models import ApiKey, Membership
@@ -70,7 +71,7 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
 
     `arrived` (`time.monotonic()` when the request came in): the epoch read of another request,
     or of another thread, may serve this one when it began after the request arrived
-    (`service.kit.epochs`, which reads it with the workspace epoch).
+    (`service.common.epochs`, which reads it with the workspace epoch).
     """
     if not authorization:
         raise Unauthorized("Send your API key as Authorization: Bearer sk_....")

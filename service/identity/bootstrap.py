@@ -5,8 +5,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from kit.errors import Conflict
 from service.identity import api_keys, users, workspaces
-from service.kit.errors import Conflict
 from storage.db import db
 from storage.models import Workspace
 

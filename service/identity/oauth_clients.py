@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from service.kit import clock, net, settings, tokens
+from kit import clock, net, settings, tokens
 from storage.db import db
 from storage.models import OAuthClient
 

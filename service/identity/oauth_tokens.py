@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from kit import clock, ids, tokens
+from kit.errors import NotFound
 from service.identity.auth import Actor
-from service.kit import clock, ids, tokens
-from service.kit.errors import NotFound
 from storage import hot
 from storage.db import db
 from storage.models import OAuthCode, OAuthGrant, OAuthToken, Workspace

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
-from service.kit import clock, tokens
+from kit import clock, tokens
 from storage.models import DashboardSession
 
 LIFETIME = timedelta(days=14)

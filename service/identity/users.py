@@ -7,9 +7,9 @@ import functools
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from kit import clock, ids
+from kit.errors import Conflict, NotFound, ValidationFailed
 from service.identity import sessions
-from service.kit import clock, ids
-from service.kit.errors import Conflict, NotFound, ValidationFailed
 from storage.db import db
 from storage.models import User
 

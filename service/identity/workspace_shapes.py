@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from service.kit.shapes import LEFT_OUT, Body, Instant, Record
+from kit.shapes import LEFT_OUT, Body, Instant, Record
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 

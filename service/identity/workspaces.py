@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from kit import clock, ids
+from kit.errors import Conflict, NotFound
+from kit.pagination import Page, paginate
+from service.common import epochs
 from service.identity import sessions
 from service.identity.auth import Actor
 from service.identity.workspace_shapes import Profile as ProfileRecord
 from service.identity.workspace_shapes import ProfileDeleted, WorkspaceList
 from service.identity.workspace_shapes import Workspace as WorkspaceRecord
-from service.kit import clock, epochs, ids
-from service.kit.errors import Conflict, NotFound
-from service.kit.pagination import Page, paginate
 from storage import hot
 from storage.db import db
 from storage.models import Account, Membership, Profile, Workspace
@@ -33,7 +34,7 @@ def list_workspaces(*, actor: Actor, arrived: float | None = None) -> WorkspaceL
 
     `arrived` (`time.monotonic()` when the request came in): the workspace may be served from what
     this process read before, when the workspace epoch read after the request arrived (with the
-    key's, `service.kit.epochs`) still reads as it did then."""
+    key's, `service.common.epochs`) still reads as it did then."""
     rows, answers = _workspace(actor.workspace_id, arrived)
     if actor.user_id is not None:
         membership = Membership.get_or_none(user=actor.user_id, workspace=actor.workspace_id)

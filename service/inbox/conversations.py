@@ -32,17 +32,18 @@ from typing import Any
 
 from peewee import Case, IntegrityError
 
+from kit import clock, ids
+from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from kit.pagination import Page, paginate, records, window
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
+from service.common import events, signals
 from service.engine.core import Also
 from service.identity.auth import Actor
 from service.inbox.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
 from service.inbox.shapes import Conversation as ConversationRecord
 from service.inbox.shapes import Message as MessageRecord
-from service.kit import clock, events, ids, signals
-from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import Page, paginate, records, window
 from storage import hot, hot_inbox
 from storage.db import db
 from storage.models import Account, Conversation, ConversationCount, Message

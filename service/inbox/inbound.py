@@ -14,12 +14,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from kit import clock, ids
+from kit.errors import BadRequest, Forbidden
 from platforms import inbound as platform_inbound
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
+from service.common import signals
 from service.inbox import polls
-from service.kit import clock, ids, signals
-from service.kit.errors import BadRequest, Forbidden
 from storage.models import Account, InboundRecord
 
 log = logging.getLogger("switchboard.inbound")

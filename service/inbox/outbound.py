@@ -34,6 +34,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from kit import clock, ids, settings
+from kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
+from kit.shapes import button_problems
 from platforms.base import (
     Button,
     MediaItem,
@@ -42,6 +45,8 @@ from platforms.base import (
     SentMessage,
 )
 from service.accounts import adapters
+from service.common import events, idempotency, signals
+from service.common.signals import MessageFinished
 from service.engine import core as engine
 from service.engine.outcomes import Policy
 from service.identity.auth import Actor
@@ -49,10 +54,6 @@ from service.inbox import pacer
 from service.inbox.conversations import WINDOW_MESSAGE, get_row, touch_outbound_statement
 from service.inbox.shapes import Message as MessageRecord
 from service.inbox.shapes import message_record
-from service.kit import clock, events, idempotency, ids, settings, signals
-from service.kit.errors import Conflict, FieldProblem, PlatformError, ValidationFailed
-from service.kit.shapes import button_problems
-from service.kit.signals import MessageFinished
 from storage.db import connection, db, is_postgres, reading
 from storage.hot import columns, from_row, insert_shared
 from storage.models import Account, Conversation, Media, Message

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from peewee import Case
 
-from service.kit.settings import Settings
+from kit.settings import Settings
 from storage import hot
 from storage.db import db, is_postgres
 from storage.models import PaceSlot

@@ -29,6 +29,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from kit import clock, settings
+from kit.errors import Conflict
 from platforms import inbound as platform_inbound
 from platforms.base import PlatformFailure, ReauthRequired, RetryLater
 from platforms.inbound import InboundEvent
@@ -36,8 +38,6 @@ from service.accounts import adapters
 from service.engine import core as engine
 from service.inbox import polls
 from service.inbox.inbound import store_events
-from service.kit import clock, settings
-from service.kit.errors import Conflict
 from storage.db import connection, db
 from storage.hot import by_id, run_fixed
 from storage.models import Account, InboxPoll

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from peewee import fn
 
-from service.kit import clock, settings
+from kit import clock, settings
 from storage.hot import run_fixed
 from storage.models import Account, InboxPoll, PlatformQuota
 

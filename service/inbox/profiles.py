@@ -22,12 +22,12 @@ from typing import Any, Literal
 
 from peewee import IntegrityError
 
+from kit import clock, settings
 from platforms.base import Indeterminate, PlatformFailure, RetryLater
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.engine import core as engine
 from service.inbox.contacts import normalise_inbound_handle
-from service.kit import clock, settings
 from storage.db import connection, db
 from storage.models import Account, Conversation, Message
 

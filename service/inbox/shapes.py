@@ -7,8 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import (
+from kit.shapes import (
     LEFT_OUT,
     Body,
     HttpsUrl,
@@ -19,6 +18,7 @@ from service.kit.shapes import (
     Record,
     instant_text,
 )
+from service.accounts.shapes import PLATFORMS
 
 # The contract's filter takes these six, upper case, and nothing else (422).
 PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kit.errors import FieldProblem
 from platforms.base import PlatformFailure
 from service.accounts import adapters
-from service.kit.errors import FieldProblem
 from storage.models import Account
 
 

@@ -1,7 +1,7 @@
 """The media library: list a workspace's media, delete one, and import one from an https URL.
 
 An import is for callers that cannot PUT bytes (an MCP assistant, a CSV row's `mediaUrls`): the
-service fetches the URL itself through the outbound-URL guard (`service.kit.net`: public addresses
+service fetches the URL itself through the outbound-URL guard (`kit.net`: public addresses
 only unless the operator allows private ones, no redirects, no proxies), streams at most
 `media_max_bytes` to the data dir, and takes the type from the bytes (magic numbers), never from
 the URL or the answer's `Content-Type`. No transaction is open while it fetches.
@@ -19,11 +19,12 @@ from urllib.parse import unquote, urlsplit
 
 import httpx2
 
+from kit import clock, ids, local_ca, net, settings, tokens
+from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from kit.pagination import DEFAULT_LIMIT, Page
+from kit.shapes import is_https_url
+from service.common import events
 from service.identity.auth import Actor
-from service.kit import clock, events, ids, local_ca, net, settings, tokens
-from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import DEFAULT_LIMIT, Page
-from service.kit.shapes import is_https_url
 from service.media import ops as media
 from service.posts.shapes import MediaRecord
 from storage.db import connection, db

@@ -33,11 +33,11 @@ import logging
 import secrets
 from pathlib import Path
 
+from kit import clock, crypto, files, ids, settings, tokens
+from kit.errors import Conflict, FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
+from service.common import events
 from service.identity.auth import Actor
-from service.kit import clock, crypto, events, ids, settings, tokens
-from service.kit.errors import Conflict, FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
 from service.posts.shapes import MediaRecord, Upload
-from storage import files
 from storage.db import db, is_postgres
 from storage.models import Media
 

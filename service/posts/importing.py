@@ -21,11 +21,12 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from kit import clock, ids, scheduling
+from kit.errors import FieldProblem, ValidationFailed
+from kit.shapes import is_https_url, parse
 from service.accounts import adapters
+from service.common import idempotency
 from service.identity.auth import Actor
-from service.kit import clock, idempotency, ids, scheduling
-from service.kit.errors import FieldProblem, ValidationFailed
-from service.kit.shapes import is_https_url, parse
 from service.media import library
 from service.media import ops as media
 from service.posts import ops as posts

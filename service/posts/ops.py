@@ -21,14 +21,15 @@ from typing import Any
 
 from peewee import fn
 
+from kit import clock, ids, scheduling
+from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from kit.pagination import Page, records, window
+from kit.shapes import OUT_OF_BOUNDS, bounded_utc
 from platforms.base import PlatformFailure
 from platforms.x_text import weighted_length
 from service.accounts import adapters
+from service.common import events, idempotency
 from service.identity.auth import Actor
-from service.kit import clock, events, idempotency, ids, scheduling
-from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import Page, records, window
-from service.kit.shapes import OUT_OF_BOUNDS, bounded_utc
 from service.media import ops as media
 from service.posts.shapes import Post as PostRecord
 from service.posts.shapes import PostDeleted, Target

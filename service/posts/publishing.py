@@ -40,6 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from kit import clock, ids, settings
+from kit.errors import Conflict
 from platforms.base import (
     Indeterminate,
     MediaItem,
@@ -55,8 +57,6 @@ from service.accounts import adapters
 from service.engine import core as engine
 from service.engine.outcomes import Policy
 from service.identity.auth import Actor
-from service.kit import clock, ids, settings
-from service.kit.errors import Conflict
 from service.media import ops as media
 from service.posts import ops as posts
 from service.posts.shapes import Post as PostRecord

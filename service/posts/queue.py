@@ -13,10 +13,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from kit import clock, scheduling
+from kit.errors import FieldProblem, ValidationFailed
 from service.accounts import ops as accounts
 from service.identity.auth import Actor
-from service.kit import clock, scheduling
-from service.kit.errors import FieldProblem, ValidationFailed
 from service.posts.shapes import PostingQueueRecord
 from storage.db import is_postgres
 from storage.models import Account, PostingQueue, PostTarget

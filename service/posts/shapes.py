@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
+from kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 from service.accounts.shapes import PLATFORMS
-from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 
 POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled")
 TARGET_STATUSES = ("queued", "publishing", "published", "failed", "unknown")

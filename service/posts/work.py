@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import logging
 
+from kit import clock, ids, settings
+from kit.errors import Conflict
 from platforms.base import PlatformFailure, Unsupported
 from service.accounts import adapters
 from service.engine import core as engine
-from service.kit import clock, ids, settings
-from service.kit.errors import Conflict
 from service.posts.shapes import PlatformDeletion
 from storage.db import connection, db
 from storage.models import Account, Post, PostDeletion, PostTarget

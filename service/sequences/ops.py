@@ -27,16 +27,17 @@ from typing import Any
 
 from peewee import fn
 
+from kit import clock, ids, matching
+from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from kit.pagination import Page, paginate
+from kit.shapes import button_problems
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
+from service.common import events, idempotency
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import templates
-from service.kit import clock, events, idempotency, ids, matching
-from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import Page, paginate
-from service.kit.shapes import button_problems
 from service.sequences import work
 from service.sequences.shapes import Enrollment as EnrollmentRecord
 from service.sequences.shapes import Sequence as SequenceRecord

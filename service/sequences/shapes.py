@@ -6,10 +6,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
+from kit import matching
+from kit.matching import MATCH_TYPES
+from kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 from service.inbox.shapes import SentTemplate, Template
-from service.kit import matching
-from service.kit.matching import MATCH_TYPES
-from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 
 TRIGGERS = ("conversation_started", "comment_automation", "story_reply", "manual")
 STATUSES = ("active", "paused")

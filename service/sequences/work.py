@@ -11,11 +11,12 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from kit import clock
+from kit.errors import Conflict, ValidationFailed
 from platforms.base import Button
+from service.common import events
 from service.engine import core as engine
 from service.inbox import outbound
-from service.kit import clock, events
-from service.kit.errors import Conflict, ValidationFailed
 from service.sequences.shapes import MAX_STEPS
 from service.sequences.shapes import Enrollment as EnrollmentRecord
 from storage.db import connection, db

@@ -16,8 +16,9 @@ from typing import Any
 
 import httpx2
 
+from kit import local_ca, net, settings
+from service.common import events
 from service.engine import core as engine
-from service.kit import events, local_ca, net, settings
 from service.webhooks.signing import signature_header, signing_secrets, standard_headers
 from storage import hot
 from storage.db import connection

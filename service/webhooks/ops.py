@@ -17,10 +17,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from kit import clock, ids, net, settings
+from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from kit.pagination import Page, paginate
+from service.common import events, idempotency
 from service.identity.auth import Actor
-from service.kit import clock, events, idempotency, ids, net, settings
-from service.kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from service.kit.pagination import Page, paginate
 from service.webhooks import work
 from service.webhooks.shapes import Webhook, WebhookCreated, WebhookDeleted, WebhookEventCatalogue, WebhookSecret
 from service.webhooks.shapes import WebhookDelivery as DeliveryRecord

@@ -12,7 +12,7 @@ the primary key reads the oldest first, and no index on `created_at` is paid for
 
 from __future__ import annotations
 
-from service.kit import clock, ids, settings
+from kit import clock, ids, settings
 from storage.db import db
 from storage.hot import run
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from service.kit.shapes import LEFT_OUT, Body, HttpsUrl, Instant, NullableInstant, PageQuery, Record
+from kit.shapes import LEFT_OUT, Body, HttpsUrl, Instant, NullableInstant, PageQuery, Record
 
 STATUSES = ("QUEUED", "RETRYING", "DELIVERED", "FAILED")
 MAX_URL_LENGTH = 2048

@@ -10,7 +10,7 @@ import secrets
 from functools import lru_cache
 from typing import Any
 
-from service.kit import clock, crypto, settings
+from kit import clock, crypto, settings
 from storage.models import WebhookEndpoint
 
 

@@ -20,10 +20,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from kit import clock, ids, settings
 from platforms.base import Rejected
 from service.engine import core as engine
 from service.engine.outcomes import Policy, Transient
-from service.kit import clock, ids, settings
 from service.webhooks.delivery import Outcome, _attempt_loaded, _load, attempt
 from storage import hot
 from storage.db import connection, db

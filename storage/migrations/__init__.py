@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from peewee import Database, SqliteDatabase
 
-from service.kit.clock import now
+from kit.clock import now
 from storage.db import db, is_postgres
 from storage.migrations import (
     m0001_initial,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from peewee import CharField, CompositeKey, DateField, DateTimeField, ForeignKeyField, IntegerField
 
-from service.kit.clock import now
+from kit.clock import now
 from storage.models.accounts import Account
 from storage.models.base import BaseModel
 

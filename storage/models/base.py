@@ -7,7 +7,7 @@ from typing import Any
 
 from peewee import CharField, DateTimeField, IntegerField, Model, TextField
 
-from service.kit.clock import now
+from kit.clock import now
 from storage.db import db
 
 # `json.dumps` with these options builds an encoder per call; this one is built once (the same text).

@@ -13,7 +13,7 @@ from peewee import (
     TextField,
 )
 
-from service.kit.clock import now
+from kit.clock import now
 from storage.models.accounts import Account
 from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Profile, Workspace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from peewee import CharField, CompositeKey, DateTimeField, IntegerField, TextField
 
-from service.kit.clock import now
+from kit.clock import now
 from storage.models.base import BaseModel
 
 

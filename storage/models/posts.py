@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
-from service.kit.clock import now
+from kit.clock import now
 from storage.models.accounts import Account
 from storage.models.base import BaseModel, JSONField, WorkModel
 from storage.models.identity import Workspace

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from service.kit import clock
+from kit import clock
 from storage.db import connection
 from storage.models import Conversation, Event, Message
 from tests.conftest import bearer

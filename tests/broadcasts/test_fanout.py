@@ -6,9 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 
+from kit import clock
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
-from service.kit import clock
 from storage.db import connection
 from storage.models import Conversation, Event
 from tests.conftest import bearer

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from service.kit.settings import Settings
+from kit.settings import Settings
 from storage.db import connection
 from storage.models import BroadcastRecipient, Event, Message
 from switchboard.app import create_app

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from service.kit import clock
+from kit import clock
 from tests.conftest import bearer
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for

@@ -12,8 +12,8 @@ import subprocess
 import httpx2
 import pytest
 
+from kit import clock
 from service.analytics import ops as analytics
-from service.kit import clock
 from storage.db import connection
 from storage.models import User
 from tests.conftest import bearer

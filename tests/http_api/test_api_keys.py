@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from service.kit import clock
+from kit import clock
 from storage.db import connection, db
 from storage.models import ApiKey
 from tests.conftest import PG_BASE, bearer

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from http_api.app import all_operations
-from service.kit.shapes import MAX_PAGE
+from kit.shapes import MAX_PAGE
 from tests.conftest import bearer
 from tests.support.oauth_flow import call_tool_raw, hand_made_tokens
 from tests.support.sandbox import connect_account

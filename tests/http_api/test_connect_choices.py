@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 
+from kit import clock
 from service.analytics import ops as analytics
-from service.kit import clock
 from storage.db import connection
 from storage.models import ConnectSelection
 from tests.conftest import bearer

@@ -4,7 +4,7 @@ after a long silence. Over real HTTP to the sandbox."""
 
 import pytest
 
-from service.kit import clock
+from kit import clock
 from storage.db import connection
 from storage.models import ContactLookup, Conversation
 from tests.conftest import bearer

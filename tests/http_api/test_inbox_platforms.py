@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from kit import clock
 from platforms.inbound import tiktok_signature, x_signature
 from service.accounts import adapters
 from service.inbox import polls
-from service.kit import clock
 from storage.db import connection, db
 from storage.models import AccountChore, PlatformQuota
 from tests.conftest import bearer

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from service.kit import clock
+from kit import clock
 from storage.db import connection
 from storage.hot import epochs
 from tests.conftest import bearer

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from service.kit import net
+from kit import net
 from switchboard.app import create_app
 from tests.support.factories import add_account, add_profile
 from tests.support.live_server import live_server

@@ -9,8 +9,8 @@ import uuid
 import httpx2
 import pytest
 
+from service.common import idempotency
 from service.engine import core as engine
-from service.kit import idempotency
 from storage.db import connection, db
 from storage.models import Event, IdempotencyRecord, Message
 from tests.conftest import bearer

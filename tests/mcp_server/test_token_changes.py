@@ -4,7 +4,7 @@ it, never through the service), holds at the very next /mcp request."""
 
 import pytest
 
-from service.kit.tokens import sha256_hex
+from kit.tokens import sha256_hex
 from storage.db import connection
 from storage.hot import oauth_token_epoch
 from tests.support.elsewhere import elsewhere

@@ -9,9 +9,9 @@ import re
 import httpx2
 import pytest
 
+from kit import clock
 from service.identity import bootstrap as bootstrap_module
 from service.identity.oauth_tokens import ACCESS_LIFETIME, LAST_USED_RESOLUTION_SECONDS
-from service.kit import clock
 from storage.db import connection
 from storage.models import Membership, OAuthGrant
 from tests.support.factories import add_account

@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from service.kit import clock
+from kit import clock
 from tests.conftest import bearer
 from tests.support.file_server import file_server
 from tests.support.oauth_flow import call_tool_raw, hand_made_tokens

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from service.kit import clock
+from kit import clock
 from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server

@@ -91,7 +91,7 @@ def test_removing_a_member_ends_their_sessions(server_url, tenant):
 
 
 def test_the_last_owner_cannot_be_removed(service, tenant):
-    from service.kit.errors import Conflict
+    from kit.errors import Conflict
 
     with connection(), db.atomic(), pytest.raises(Conflict):
         workspaces.remove_member(workspace_id=tenant["workspaceId"], user_id=tenant["userId"])

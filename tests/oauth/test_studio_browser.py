@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from kit import clock
 from service.analytics import ops as analytics
-from service.kit import clock
 from tests.conftest import bearer
 from tests.oauth import test_console_browser as console
 from tests.support.sandbox import connect_account

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.kit import clock
+from kit import clock
 from storage.db import connection
 from storage.models import Event
 from tests.conftest import bearer

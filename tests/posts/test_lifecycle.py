@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from service.kit import clock
+from kit import clock
 from storage.db import connection
 from storage.models import Event, PostTarget
 from tests.conftest import bearer

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from service.kit.settings import Settings
+from kit.settings import Settings
 from storage.db import connection
 from storage.models import PostTarget
 from switchboard.app import create_app

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import httpx2
 import pytest
 
-from service.kit import clock
+from kit import clock
 from tests.conftest import bearer
 from tests.support.oauth_flow import call_tool_raw, hand_made_tokens
 from tests.support.sandbox import connect_account

@@ -122,7 +122,7 @@ def test_an_upload_is_checked_by_its_size_and_its_bytes(live):
 
 
 def test_completing_twice_gives_the_same_media_and_expired_uploads_are_gone(live):
-    from service.kit import clock
+    from kit import clock
     from service.media import ops as media
 
     client, tenant = live.client, live.tenant()

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from kit.errors import Unauthorized
 from service.identity.auth import authenticate_api_key
-from service.kit.errors import Unauthorized
 from storage.db import connection, db
 from storage.models import ApiKey
 

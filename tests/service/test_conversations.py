@@ -4,10 +4,10 @@ import datetime as dt
 
 import pytest
 
+from kit.errors import ValidationFailed
+from service.common import signals
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
-from service.kit import signals
-from service.kit.errors import ValidationFailed
 from storage.db import connection, db
 from storage.models import Account, Conversation, Event
 from tests.support.factories import add_account

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from service.kit import crypto, settings
+from kit import crypto, settings
 
 
 def test_each_opening_is_a_copy_of_its_own(service):

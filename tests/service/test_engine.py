@@ -11,9 +11,10 @@ import threading
 
 import pytest
 
+from kit import clock
+from service.common import events
 from service.engine import core as engine
 from service.inbox import conversations, outbound
-from service.kit import clock, events
 from storage.db import connection, db, is_postgres
 from storage.models import Conversation, Event, Message
 from tests.support.factories import queue_message
@@ -210,7 +211,7 @@ def test_an_outcome_and_the_next_claim_go_in_one_statement_and_the_outcome_count
 def test_importing_the_service_registers_nothing_and_hashes_nothing():
     code = (
         "import switchboard.app, service.inbox.outbound, service.webhooks.ops, service.webhooks.work, tasks.engine\n"
-        "from service.engine import core as engine\nfrom service.identity import users\nfrom service.kit import signals\n"
+        "from service.engine import core as engine\nfrom service.identity import users\nfrom service.common import signals\n"
         "assert engine.kinds() == [] and not engine._batches and not engine.has_nudger(), 'kinds registered at import'\n"
         "assert not signals.platform_event.by_kind and not any(signals.ALL[1:]), 'receivers connected at import'\n"
         "assert users._dummy_hash.cache_info().currsize == 0, 'a password hashed at import'\n"

@@ -8,11 +8,12 @@ import datetime as dt
 
 import pytest
 
+from kit import clock
 from service.accounts import work as account_work
 from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
+from service.common import events
 from service.engine import core as engine
-from service.kit import clock, events
 from service.webhooks import ops as webhooks
 from service.webhooks import work as webhook_work
 from storage import hot
@@ -145,7 +146,7 @@ def test_a_dispatch_that_dies_mid_batch_leaves_every_event_to_the_next_and_none_
 
 
 def _published_post(tenant, account_id: str, targets: int) -> str:
-    from service.kit import ids
+    from kit import ids
     from storage.models import Post, PostTarget
 
     moment = clock.now()

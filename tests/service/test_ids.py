@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from service.kit import ids
+from kit import ids
 
 
 def _digit_by_digit(number: int, length: int) -> str:

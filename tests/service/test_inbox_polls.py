@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx2
 import pytest
 
+from kit import clock
+from kit.settings import Settings
 from service.engine import core as engine
 from service.inbox import polling, polls
-from service.kit import clock
-from service.kit.settings import Settings
 from storage.db import connection, db
 from storage.models import InboxPoll
 from tests.support.processes import api_without_worker

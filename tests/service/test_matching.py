@@ -2,7 +2,7 @@
 
 import pytest
 
-from service.kit.matching import fold, matches
+from kit.matching import fold, matches
 
 
 @pytest.mark.parametrize(("text", "keyword"), [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from service.kit.scheduling import due_at
+from kit.scheduling import due_at
 
 
 def test_an_instant_with_an_offset_is_that_instant_whatever_the_timezone():

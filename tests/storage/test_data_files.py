@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from kit.settings import Settings
 from service.identity import bootstrap
-from service.kit.settings import Settings
 from storage.db import connection, db
 from switchboard.app import create_app, prepare
 from tests.conftest import bearer

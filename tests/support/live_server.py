@@ -14,7 +14,7 @@ from typing import Any
 
 import uvicorn
 
-from service.kit import clock
+from kit import clock
 
 
 def free_port() -> int:

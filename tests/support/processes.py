@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx2
 
-from service.kit.settings import Settings
+from kit.settings import Settings
 
 
 def service_env(settings: Settings, **extra: str) -> dict[str, str]:

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from service.kit import clock
-from service.kit.settings import Settings
+from kit import clock
+from kit.settings import Settings
 from storage.db import connection, db
 from storage.models import Account, AccountChore, FollowerSnapshot
 from switchboard.app import create_app

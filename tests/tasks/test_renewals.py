@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from kit import clock, crypto
 from service.accounts import adapters
-from service.kit import clock, crypto
 from storage.db import connection, db
 from storage.models import Account
 from tests.conftest import bearer

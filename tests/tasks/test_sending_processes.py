@@ -20,8 +20,8 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
+from kit.settings import Settings
 from service.inbox import outbound
-from service.kit.settings import Settings
 from storage.db import connection, db
 from storage.models import Account, Conversation, Message
 from switchboard.app import create_app

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.kit.settings import Settings
+from kit.settings import Settings
 from tests.support.webhook_receiver import Receiver, Tls, make_tls, running_receiver
 
 # Seconds instead of 30 s .. 2 h, so a whole retry schedule runs in a test.

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from service.kit import clock, events, net
+from kit import clock, net
+from service.common import events
 from storage.db import connection
 from storage.models import IdempotencyRecord
 from tests.conftest import bearer

@@ -6,9 +6,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+from kit import clock
+from service.common import events
 from service.engine import core as engine
 from service.identity.auth import Actor
-from service.kit import clock, events
 from service.webhooks import delivery, work
 from service.webhooks import ops as webhooks
 from storage.db import connection, db

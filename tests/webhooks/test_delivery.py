@@ -9,7 +9,7 @@ import threading
 import pytest
 import stripe
 
-from service.kit import events
+from service.common import events
 from storage.db import connection, db
 from tests.conftest import bearer
 from tests.support.webhook_receiver import Answer, running_receiver, wait_for

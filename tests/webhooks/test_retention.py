@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from service.kit import clock, events, settings
+from kit import clock, settings
+from service.common import events
 from service.webhooks import retention
 from storage.db import connection, db
 from storage.models import Event, WebhookDelivery

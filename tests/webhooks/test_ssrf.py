@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx2
 import pytest
 
-from service.kit import net
+from kit import net
 from tests.conftest import bearer
 from tests.support.webhook_receiver import running_receiver
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from service.kit.settings import Settings
+from kit.settings import Settings
 from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server

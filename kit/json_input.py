@@ -8,7 +8,7 @@ Python's `json.loads` accepts two things that fail later, far from the request, 
 
 `decode()` turns both into `BadRequest` (or, for platform webhooks that must never be refused for
 their content, replaces each lone surrogate with U+FFFD, and each NUL too: PostgreSQL's text cannot
-hold it). A NUL from anyone else is refused where the field is known (`service.kit.shapes.parse`: 422
+hold it). A NUL from anyone else is refused where the field is known (`kit.shapes.parse`: 422
 on the field), or with `holds_nul()`.
 """
 
@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from service.kit.errors import BadRequest
+from kit.errors import BadRequest
 
 # A surrogate escape in the raw text: only then is the decoded value walked.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")

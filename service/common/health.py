@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from service.kit.settings import VERSION
-from service.kit.shapes import Record
+from kit.settings import VERSION
+from kit.shapes import Record
 from storage import db
 
 State = Literal["ok", "down"]

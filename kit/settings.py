@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from storage import files
+from kit import files
 
 VERSION = "1.0.0"
 
@@ -196,5 +196,5 @@ def configure(settings: Settings) -> Settings:
 
 def current() -> Settings:
     if _current is None:
-        raise RuntimeError("settings are not configured; call service.kit.settings.configure() at start-up")
+        raise RuntimeError("settings are not configured; call kit.settings.configure() at start-up")
     return _current

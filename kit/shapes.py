@@ -37,7 +37,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
-from service.kit.errors import FieldProblem, ValidationFailed
+from kit.errors import FieldProblem, ValidationFailed
 
 Shape = TypeVar("Shape", bound=BaseModel)
 
@@ -173,7 +173,7 @@ class Error(Record):
     error: ErrorInfo
 
 
-# The highest page number any list takes (`service.kit.pagination.window` holds every list to it): far
+# The highest page number any list takes (`kit.pagination.window` holds every list to it): far
 # past the last page of any real list, and small enough that the first row's offset stays an exact
 # 64-bit integer whatever the limit (SQLite and PostgreSQL refuse a larger OFFSET with an error).
 MAX_PAGE = 1_000_000_000

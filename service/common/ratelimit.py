@@ -14,8 +14,8 @@ import threading
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from service.kit import clock, tokens
-from service.kit.errors import RateLimited
+from kit import clock, tokens
+from kit.errors import RateLimited
 from storage import hot
 from storage.db import WriteNeeded, db
 from storage.models import RateLimitCounter

@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from service.kit import clock, ids, signals
-from service.kit.settings import VERSION
+from kit import clock, ids
+from kit.settings import VERSION
+from service.common import signals
 from storage.db import db
 from storage.hot import insert
 from storage.models import Event

@@ -11,7 +11,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from service.kit import settings
+from kit import settings
 
 
 def derive_key(secret_key: str, purpose: bytes) -> bytes:

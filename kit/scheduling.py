@@ -7,7 +7,7 @@ contract's DST rules the same way.
   the night clocks jump from 02:00 to 03:00) moves forward by the gap (03:30); one that a fall-back
   overlap repeats (01:30 twice) takes the first occurrence (the earlier instant, still on summer time);
 - more than `PAST_TOLERANCE` in the past, or outside the contract's bounds (1970-01-01 .. 9999-12-30
-  in UTC, `service.kit.shapes.bounded_utc`): refused.
+  in UTC, `kit.shapes.bounded_utc`): refused.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from service.kit import clock
-from service.kit.errors import FieldProblem
-from service.kit.shapes import OUT_OF_BOUNDS, bounded_utc
+from kit import clock
+from kit.errors import FieldProblem
+from kit.shapes import OUT_OF_BOUNDS, bounded_utc
 
 PAST_TOLERANCE = dt.timedelta(seconds=60)
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from service.kit import clock, crypto, settings
-from service.kit.errors import Conflict, ValidationFailed
+from kit import clock, crypto, settings
+from kit.errors import Conflict, ValidationFailed
 from storage.models import IdempotencyRecord
 
 TTL = timedelta(hours=24)

@@ -7,8 +7,8 @@ from typing import Any
 
 from peewee import ModelSelect
 
-from service.kit.errors import ValidationFailed
-from service.kit.shapes import MAX_PAGE, Record, list_adapter
+from kit.errors import ValidationFailed
+from kit.shapes import MAX_PAGE, Record, list_adapter
 
 DEFAULT_PAGE = 1
 DEFAULT_LIMIT = 20
