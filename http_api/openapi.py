@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from http_api.routing import Operation
 from kit import shapes
 from kit.settings import VERSION
-from platforms.emulator import catalog as sandbox_catalog
+from platforms.emulator_kit import catalog as sandbox_catalog
 
 STATUS_TEXT = {
     400: "The body is not JSON, not a JSON object, holds an unpaired surrogate escape or an integer of "

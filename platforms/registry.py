@@ -172,15 +172,15 @@ class PlatformConfig:
 
 def build_adapters(config: PlatformConfig, client: httpx2.Client) -> dict[str, Adapter]:
     """One adapter per platform, all sharing `client` (see `platforms.http.build_client`)."""
-    from platforms.facebook import FacebookAdapter
-    from platforms.instagram import InstagramAdapter
-    from platforms.linkedin import LinkedInAdapter
-    from platforms.meta_ads import MetaAdsAdapter
-    from platforms.telegram import TelegramAdapter
-    from platforms.tiktok import TikTokAdapter
-    from platforms.whatsapp import WhatsAppAdapter
-    from platforms.x import XAdapter
-    from platforms.youtube import YouTubeAdapter
+    from platforms.facebook.adapter import FacebookAdapter
+    from platforms.instagram.adapter import InstagramAdapter
+    from platforms.linkedin.adapter import LinkedInAdapter
+    from platforms.meta_ads.adapter import MetaAdsAdapter
+    from platforms.telegram.adapter import TelegramAdapter
+    from platforms.tiktok.adapter import TikTokAdapter
+    from platforms.whatsapp.adapter import WhatsAppAdapter
+    from platforms.x.adapter import XAdapter
+    from platforms.youtube.adapter import YouTubeAdapter
 
     classes = (
         InstagramAdapter,

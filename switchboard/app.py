@@ -21,7 +21,7 @@ from http_api.routes import media as media_routes
 from kit.settings import Settings
 from mcp_server import server as mcp_server
 from oauth import dashboard, endpoints
-from platforms.emulator import create_emulator_app
+from platforms.emulator_kit.app import create_emulator_app
 from service.accounts import adapters
 from storage import db as storage_db
 from storage.models import Account

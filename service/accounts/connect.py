@@ -13,7 +13,7 @@ from kit import clock, settings
 from kit.errors import BadRequest, ValidationFailed
 from kit.shapes import is_https_url
 from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, Rejected
-from platforms.telegram import ChannelRefused
+from platforms.telegram.adapter import ChannelRefused
 from service.accounts import adapters, choices
 from service.accounts import ops as accounts
 from service.accounts.connect_shapes import ConnectStart, SelectionOffered, TokenConnection, WebhookSubscription

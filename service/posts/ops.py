@@ -26,7 +26,7 @@ from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from kit.pagination import Page, records, window
 from kit.shapes import OUT_OF_BOUNDS, bounded_utc
 from platforms.base import PlatformFailure
-from platforms.x_text import weighted_length
+from platforms.x.text import weighted_length
 from service.accounts import adapters
 from service.common import events, idempotency
 from service.identity.auth import Actor
@@ -155,7 +155,7 @@ def _platform_options(where: str, platform: str, items: list[Media], options: di
     if platform == "youtube":
         problems += _youtube_options(field, options, option_media)
     if platform == "linkedin":
-        from platforms.linkedin import VIDEO_MAX_BYTES, VIDEO_MIN_BYTES
+        from platforms.linkedin.adapter import VIDEO_MAX_BYTES, VIDEO_MIN_BYTES
 
         if videos and len(items) > 1:
             problems.append(FieldProblem("mediaIds", "a LinkedIn post takes one video alone, or up to 20 images"))
@@ -184,7 +184,7 @@ def _first_comment_problems(field: str, platform: str, options: dict[str, Any]) 
 
 
 def _youtube_options(field: str, options: dict[str, Any], option_media: dict[str, Media]) -> list[FieldProblem]:
-    from platforms.youtube import THUMBNAIL_MAX_BYTES
+    from platforms.youtube.adapter import THUMBNAIL_MAX_BYTES
 
     problems: list[FieldProblem] = []
     if "publishAt" in options:
@@ -237,7 +237,7 @@ def _instagram_options(field: str, items: list[Media], options: dict[str, Any]) 
 
 
 def _thread_problems(field: str, thread: Any) -> list[FieldProblem]:
-    from platforms.x import MAX_THREAD_POSTS
+    from platforms.x.adapter import MAX_THREAD_POSTS
 
     if not isinstance(thread, list) or not thread or not all(isinstance(part, str) for part in thread):
         return [FieldProblem(field, "must be a list of texts: the posts after the first, each replying to the "

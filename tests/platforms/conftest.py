@@ -16,7 +16,7 @@ from starlette.routing import Mount, Route
 
 from platforms import inbound
 from platforms.base import AccountContext, Adapter
-from platforms.emulator import create_emulator_app
+from platforms.emulator_kit.app import create_emulator_app
 from platforms.http import build_client
 from platforms.registry import PlatformConfig, build_adapters
 from tests.support.live_server import free_port, live_server

@@ -252,7 +252,7 @@ def test_linkedin_asks_only_for_what_ordinary_apps_are_granted_and_the_follower_
 def test_linkedin_version_is_current_and_a_retired_one_gets_426(sandbox):
     from dataclasses import replace
 
-    from platforms.emulator.linkedin import linkedin_version_active
+    from platforms.linkedin.emulator import linkedin_version_active
     from platforms.registry import PlatformConfig, build_adapters
 
     # The default must be renewed before LinkedIn retires it: this fails a year after its release.
