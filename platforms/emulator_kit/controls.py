@@ -98,7 +98,8 @@ class Controls(EmulatorBase):
 
     async def _guard(self, request: Request, run: Any) -> Response:
         try:
-            return await run(self.platform_of(request), request)
+            answer: Response = await run(self.platform_of(request), request)
+            return answer
         except ControlInvalid as exc:
             return control_error(422, "validation_failed", "The control request is invalid.", exc.details)
 

@@ -17,7 +17,9 @@ from platforms.emulator_kit.answer import JSONResponse
 from platforms.emulator_kit.controls import Controls, check, timestamp
 from platforms.emulator_kit.errors import ControlInvalid, control_error
 from platforms.emulator_kit.state import Account, Comment, Contact, random_token
-from platforms.inbound import meta_signature, tiktok_signature, x_signature
+from platforms.graph.inbound import meta_signature
+from platforms.tiktok.inbound import tiktok_signature
+from platforms.x.inbound import x_signature
 
 META_HOOKS = ("instagram", "facebook", "whatsapp")
 INBOUND_DM = ("instagram", "facebook", "whatsapp", "telegram", "x", "tiktok")

@@ -19,6 +19,7 @@ from platforms.base import (
     RecentPost,
     Rejected,
 )
+from platforms.facebook.rules import FacebookPostRules
 from platforms.graph.adapter import FacebookLogin, MessengerStyle
 
 WEBHOOK_FIELDS = [
@@ -39,6 +40,7 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "facebook"
+    post_rules = FacebookPostRules()
     scopes = (
         "pages_show_list",
         "pages_messaging",

@@ -24,7 +24,10 @@ from platforms.base import (
     SentMessage,
     cut_label,
 )
+from platforms.graph.inbound import meta_signed, parse_messenger, verify_meta_challenge
+from platforms.graph.rules import MessengerInboxRules
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+from platforms.inbound import InboundEvent
 
 THROTTLING_CODES = {4, 17, 32, 613, 80007, 130429, 131056}
 # Business-use-case rate limits (80001 Pages, 80002 Instagram, 80004 Ads management, 80006 Messenger,
@@ -114,6 +117,16 @@ def button_template(text: str, button: Button) -> dict[str, Any]:
 class GraphAdapter(BaseAdapter):
     classify = staticmethod(graph_classify)
 
+    def webhook_check(self, params: Mapping[str, str]) -> str | dict[str, str] | None:
+        return verify_meta_challenge(params, self.config.meta_verify_token)
+
+    def _webhook_secrets(self) -> list[str]:
+        """The app secrets that may sign this platform's webhooks."""
+        return [self.config.meta_app_secret]
+
+    def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
+        return meta_signed(headers, raw_body, self._webhook_secrets())
+
     def _url(self, path: str) -> str:
         return f"{self.endpoints.api}/{self.config.graph_version}/{path.lstrip('/')}"
 
@@ -170,6 +183,11 @@ class MessengerStyle(GraphAdapter):
     subscription edge and the followers field."""
 
     webhook_fields: tuple[str, ...] = ()
+    webhook_subscription = True
+    inbox_rules = MessengerInboxRules()
+
+    def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
+        return parse_messenger(self.platform, payload)
 
     def subscribe_webhooks(self, account: AccountContext) -> list[str]:
         self._graph(

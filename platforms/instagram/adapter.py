@@ -27,6 +27,7 @@ from platforms.base import (
 )
 from platforms.graph.adapter import MessengerStyle
 from platforms.http import json_body
+from platforms.instagram.rules import InstagramPostRules
 
 SCOPES = (
     "instagram_business_basic",
@@ -40,6 +41,7 @@ WEBHOOK_FIELDS = ["messages", "messaging_postbacks", "messaging_seen", "comments
 class InstagramAdapter(MessengerStyle):
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "instagram"
+    post_rules = InstagramPostRules()
     capabilities = Capabilities(
         dm=True,
         dm_text_limit=1000,
@@ -59,10 +61,16 @@ class InstagramAdapter(MessengerStyle):
         followers=True,
         conversations_listing=True,
     )
+
     lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     max_items = 10  # a carousel's children
     image_poll_seconds = 1.0
     video_poll_seconds = 10.0  # video containers take minutes: one status poll every 10 s
+
+    def _webhook_secrets(self) -> list[str]:
+        # Webhooks of an Instagram Login app are signed with that app's own secret, those of a
+        # Facebook Login app with the Meta app's: either is accepted.
+        return [self.config.meta_app_secret, self.config.instagram_app_secret]
 
     def _app_secret(self) -> str:
         # Instagram Login tokens are issued to the Instagram app: a proof can only be made with its

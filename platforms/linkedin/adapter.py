@@ -29,6 +29,7 @@ from platforms.base import (
     Unsupported,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+from platforms.linkedin.rules import MAX_IMAGES, VIDEO_MAX_BYTES, VIDEO_MIN_BYTES, LinkedInPostRules
 
 # LinkedIn reads `commentary` as "little text": these characters are markup (mentions, hashtags,
 # templates), and an unescaped one cuts the post there while the API still answers 201.
@@ -48,9 +49,6 @@ ORGANIZATION_SCOPES = ("r_organization_admin", "w_organization_social")
 # Member analytics (the Community Management API), granted to approved apps only: without it the
 # follower count is not available, and is not asked for.
 ANALYTICS_SCOPE = "r_member_profileAnalytics"
-MAX_IMAGES = 20  # a multiImage post: 2 to 20 images
-VIDEO_MIN_BYTES = 75 * 1024  # the Videos API takes 75 KB to 500 MB
-VIDEO_MAX_BYTES = 500 * 1024 * 1024
 
 
 def linkedin_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
@@ -75,6 +73,7 @@ def linkedin_classify(response: httpx2.Response, secrets: list[str]) -> Platform
 
 class LinkedInAdapter(BaseAdapter):
     platform = "linkedin"
+    post_rules = LinkedInPostRules()
     # The member token lasts 60 days and, without a partner's refresh token, cannot be renewed: the
     # renewal kind flags the account a week before it lapses, while the token still works.
     lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)

@@ -20,11 +20,13 @@ from platforms.base import (
     Rejected,
 )
 from platforms.graph.adapter import FacebookLogin
+from platforms.meta_ads.rules import MetaAdsPostRules
 
 
 class MetaAdsAdapter(FacebookLogin):
     lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     platform = "meta_ads"
+    post_rules = MetaAdsPostRules()
     scopes = ("ads_management", "ads_read", "business_management", "pages_show_list")
     capabilities = Capabilities(
         post_text_limit=2200, post_media="optional", publish=True, delete_post=True, oauth=True

@@ -11,8 +11,8 @@ from platforms.emulator_kit.answer import JSONResponse
 from platforms.emulator_kit.core import Call, PlatformParts
 from platforms.emulator_kit.errors import graph_error
 from platforms.emulator_kit.state import Account
-from platforms.facebook.emulator import FacebookLogin
 from platforms.graph.emulator import EdgeRoute, as_obj, graph_page, on_account, on_me
+from platforms.graph.login_emulator import FacebookLogin
 
 
 class MetaAdsEmulator(FacebookLogin):

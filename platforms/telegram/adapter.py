@@ -9,6 +9,7 @@ or the `channelId` credential); their id is `<chat id>:<message id>`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -20,6 +21,7 @@ from platforms.base import (
     ButtonRefused,
     Capabilities,
     ConnectedIdentity,
+    FieldRefused,
     MediaItem,
     PlatformFailure,
     PublishedPost,
@@ -30,6 +32,9 @@ from platforms.base import (
     cut_label,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+from platforms.inbound import InboundEvent
+from platforms.telegram import inbound
+from platforms.telegram.rules import TelegramPostRules
 
 ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "channel_post", "my_chat_member"]
 
@@ -55,8 +60,10 @@ def telegram_classify(response: httpx2.Response, secrets: list[str]) -> Platform
     return Rejected(description, str(code))
 
 
-class ChannelRefused(Rejected):
+class ChannelRefused(FieldRefused):
     """The channel given at connect cannot be the bot's: unknown, not a channel, or the bot may not post there."""
+
+    field = "channel"
 
 
 def _chat(value: str) -> int | str:
@@ -65,6 +72,8 @@ def _chat(value: str) -> int | str:
 
 class TelegramAdapter(BaseAdapter):
     platform = "telegram"
+    post_rules = TelegramPostRules()
+    token_field = "botToken"  # noqa: S105 (a field name)
     classify = staticmethod(telegram_classify)
     capabilities = Capabilities(
         dm=True,
@@ -81,6 +90,12 @@ class TelegramAdapter(BaseAdapter):
         delete_post=True,
         inbound_webhooks=True,
     )
+
+    def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
+        return inbound.verify(headers, query, self.config.telegram_secret)
+
+    def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
+        return inbound.parse(payload, query.get("bot") or "")
 
     def _method(self, token: str, method: str, payload: dict[str, Any], secrets: list[str]) -> Any:
         response = self._call(

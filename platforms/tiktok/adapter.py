@@ -9,6 +9,7 @@ No comment API, no delete API. Unaudited clients may only post `SELF_ONLY`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +33,9 @@ from platforms.base import (
     SentMessage,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+from platforms.inbound import InboundEvent, header
+from platforms.tiktok import inbound
+from platforms.tiktok.rules import TikTokInboxRules, TikTokPostRules
 
 BUSINESS_API = "https://business-api.tiktok.com"
 NOT_BUSINESS = "40002"  # the Business API's code for an account that is not a Business Account
@@ -92,6 +96,8 @@ def tiktok_chunks(size: int, chunk: int) -> tuple[int, int]:
 
 class TikTokAdapter(BaseAdapter):
     platform = "tiktok"
+    post_rules = TikTokPostRules()
+    inbox_rules = TikTokInboxRules()
     classify = staticmethod(tiktok_classify)
     capabilities = Capabilities(
         post_text_limit=2200, post_media="required_video", publish=True, oauth=True, followers=True,
@@ -101,6 +107,13 @@ class TikTokAdapter(BaseAdapter):
         dm=True, dm_text_limit=6000, messaging_window_hours=48, inbound="webhook",
     )
     status_poll_seconds = 2.0
+
+    def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
+        client = self.config.oauth_clients.get("tiktok")
+        return inbound.verify(header(headers, "TikTok-Signature"), raw_body, client.client_secret if client else "")
+
+    def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
+        return inbound.parse(payload)
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
         token = account.credentials.get("accessToken")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from platforms._common import require
@@ -24,6 +25,9 @@ from platforms.base import (
     cut_label,
 )
 from platforms.graph.adapter import GraphAdapter, graph_code
+from platforms.inbound import InboundEvent
+from platforms.whatsapp import inbound
+from platforms.whatsapp.rules import WhatsAppInboxRules
 
 WEBHOOK_FIELDS = ["messages"]
 BUTTON_REFUSAL_CODES = {"100", "131008", "131009"}
@@ -80,6 +84,8 @@ TEMPLATES_KEPT_SECONDS = 300.0  # a send reads the template's shape at most this
 
 class WhatsAppAdapter(GraphAdapter):
     platform = "whatsapp"
+    inbox_rules = WhatsAppInboxRules()
+    webhook_subscription = True
     _templates: dict[str, tuple[float, list[dict[str, Any]]]]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -96,6 +102,14 @@ class WhatsAppAdapter(GraphAdapter):
         messages_per_second=80,
         inbound_webhooks=True,
     )
+
+    def _webhook_secrets(self) -> list[str]:
+        # A number connected with another Meta app's token has that app's webhooks, signed with its
+        # own secret (`SWITCHBOARD_META_APP_SECRETS`).
+        return [self.config.meta_app_secret, *self.config.meta_app_secrets.values()]
+
+    def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
+        return inbound.parse(payload)
 
     def _send(self, account: AccountContext, to: str, content: dict[str, Any]) -> SentMessage:
         payload = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to, **content}

@@ -19,7 +19,7 @@ from platforms.emulator_kit.core import Call, EmulatorBase, PlatformParts, bad_b
 from platforms.emulator_kit.errors import graph_error
 from platforms.emulator_kit.state import WINDOW_SECONDS, Account, random_token
 from platforms.graph.emulator import EdgeRoute, graph_page, me_node, on_account, on_waba
-from platforms.inbound import meta_signature
+from platforms.graph.inbound import meta_signature
 
 # Every sandbox WhatsApp Business Account has these templates; one still waits for Meta's review.
 WA_TEMPLATES: list[dict[str, Any]] = [
@@ -123,7 +123,7 @@ def _render_template(template: Any) -> str | Response:
 STATUS_DELAY_SECONDS = 0.2
 
 
-def message_text(kind: Any, body: dict[str, Any]) -> str | Response:
+def message_text(kind: Any, body: dict[str, Any]) -> str | Response | None:
     """What the person reads of a text, interactive (cta_url), media (its caption) or template
     message, or WhatsApp's refusal of it."""
     text: Any
@@ -174,7 +174,8 @@ def message_text(kind: Any, body: dict[str, Any]) -> str | Response:
         text = rendered
     else:
         return graph_error(400, 131051, "Unsupported message type", whatsapp=True)
-    return text
+    caption: str | None = text  # a media message's caption is optional
+    return caption
 
 
 class WhatsAppEmulator(EmulatorBase):

@@ -36,9 +36,11 @@ from platforms.base import (
     SentMessage,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+from platforms.inbound import InboundEvent
+from platforms.x import inbound
+from platforms.x.rules import MAX_THREAD_POSTS, XInboxRules, XPostRules
 from platforms.x.text import MAX_WEIGHTED_LENGTH, weighted_length
 
-MAX_THREAD_POSTS = 25  # the first post and up to 24 replies
 SCOPES = ("tweet.read", "tweet.write", "users.read", "dm.read", "dm.write", "offline.access", "media.write")
 
 
@@ -88,6 +90,9 @@ def _status_url(post_id: str) -> str:
 
 class XAdapter(BaseAdapter):
     platform = "x"
+    post_rules = XPostRules()
+    inbox_rules = XInboxRules()
+    webhook_check_refused = "No crc_token, or no X consumer secret is configured."
     classify = staticmethod(x_classify)
     capabilities = Capabilities(
         dm=True,
@@ -106,6 +111,15 @@ class XAdapter(BaseAdapter):
     )
     chunk_bytes = 4 * 1024 * 1024  # X takes APPEND chunks of at most 5 MB
     status_poll_seconds = 10.0  # the longest wait between two STATUS polls of a processing video
+
+    def webhook_check(self, params: Mapping[str, str]) -> str | dict[str, str] | None:
+        return inbound.x_crc_response(params, self.config.x_consumer_secret)
+
+    def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
+        return inbound.verify(headers, raw_body, self.config.x_consumer_secret)
+
+    def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
+        return inbound.parse(payload)
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
         token = account.credentials.get("accessToken")
@@ -152,9 +166,10 @@ class XAdapter(BaseAdapter):
         return json_body(response) or {}
 
     def _me(self, account: AccountContext) -> dict[str, Any]:
-        return self._api(account, "GET", "/2/users/me", params={"user.fields": "public_metrics"}).get(
+        me: dict[str, Any] = self._api(account, "GET", "/2/users/me", params={"user.fields": "public_metrics"}).get(
             "data", {}
         )
+        return me
 
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
         client = self.config.oauth_client(self.platform)

@@ -32,8 +32,8 @@ from platforms.base import (
     SentMessage,
 )
 from platforms.http import generic_failure, json_body, redact, retry_after_seconds
+from platforms.youtube.rules import THUMBNAIL_MAX_BYTES, YouTubeInboxRules, YouTubePostRules
 
-THUMBNAIL_MAX_BYTES = 2 * 1024 * 1024  # thumbnails.set: JPEG or PNG, 2 MB at most
 SCOPES = (
     "https://www.googleapis.com/auth/youtube.upload",
     "https://www.googleapis.com/auth/youtube.force-ssl",
@@ -91,6 +91,8 @@ def _resume_from(range_header: str | None) -> int:
 
 class YouTubeAdapter(BaseAdapter):
     platform = "youtube"
+    post_rules = YouTubePostRules()
+    inbox_rules = YouTubeInboxRules()
     classify = staticmethod(google_classify)
     capabilities = Capabilities(
         post_text_limit=5000,
