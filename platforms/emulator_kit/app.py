@@ -15,9 +15,11 @@ number id makes that number (its WhatsApp Business Account is the one it is firs
 Given a `state_path`, the emulator keeps its state in that SQLite file (`store.py`): a restart
 changes nothing. Of the tokens and codes it issued or accepted it keeps only their SHA-256.
 
-Layout: `core.py` (the API-call wrapper), `errors.py`, `oauth.py`, `state.py`, `store.py`,
-`persist.py`, `controls.py` and `deliveries.py` (the control endpoints) are shared; each platform is
-a module of its own, the Graph ones on `graph.py` (nodes, edges) and `messenger.py` (DMs, comments).
+Layout: this folder holds what every platform's emulator shares: `core.py` (the API-call wrapper),
+`errors.py`, `oauth.py`, `state.py`, `store.py`, `persist.py`, `controls.py` and `deliveries.py` (the
+control endpoints), `catalog.py` (their list). Each platform's emulator is `platforms/<name>/emulator.py`,
+the Graph ones on `platforms/graph/emulator.py` (nodes, edges) and `login_emulator.py` (Facebook Login),
+Messenger's DMs and comments in `platforms/facebook/messenger.py`. This module composes them into one app.
 """
 
 from __future__ import annotations
