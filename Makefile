@@ -20,12 +20,14 @@ PACKAGES := switchboard http_api mcp_server oauth tasks service storage platform
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(PACKAGES)
+	$(BIN)/mypy --strict platforms
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(TEST_WORKERS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(PACKAGES)
+	$(BIN)/mypy --strict platforms
 	$(BIN)/lint-imports
 
 bench: $(VENV)/.installed-test

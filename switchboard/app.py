@@ -21,7 +21,8 @@ from http_api.routes import media as media_routes
 from kit.settings import Settings
 from mcp_server import server as mcp_server
 from oauth import dashboard, endpoints
-from platforms.emulator import create_emulator_app
+from platforms.emulator_kit import catalog as sandbox_catalog
+from platforms.emulator_kit.app import create_emulator_app
 from service.accounts import adapters
 from storage import db as storage_db
 from storage.models import Account
@@ -73,7 +74,8 @@ def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
         finally:
             stop_worker(runtime)
 
-    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES, *media_routes.ROUTES]
+    v1 = v1_routes(base_url=settings.base_url, reference_appendix=sandbox_catalog.markdown())
+    routes: list[BaseRoute] = [*v1, *hooks.ROUTES, *media_routes.ROUTES]
     if settings.sandbox and not settings.sandbox_url:  # else `switchboard sandbox serve` runs it apart
         routes.append(Mount("/sandbox", app=sandbox_app(settings)))
     routes += endpoints.routes(settings)  # /.well-known, /oauth
