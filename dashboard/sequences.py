@@ -7,27 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.datastructures import FormData
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from dashboard import views
+from dashboard.actions import Thing
+from dashboard.forms import PER_PAGE, account_rows, contact_label, labels, lines, number
+from dashboard.views import Seat, data_of, field
 from kit.errors import ServiceError
-from kit.settings import Settings
-from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
-from oauth.dashboard.console import (
-    NoSeat,
-    Seat,
-    acting,
-    back_to,
-    failure,
-    field,
-    flash,
-    not_found,
-)
-from oauth.dashboard.inbox import contact_label
-from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines, number
-from oauth.dashboard.shell import data_of, in_db
+from oauth.shell import in_db
 from service.automations import ops as automations
 from service.inbox import conversations
 from service.sequences import ops as sequences
@@ -103,48 +91,33 @@ def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
     return data
 
 
-def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    list_page = listing(template="sequences.html", title="Sequences", nav="sequences", load=_listing)
-    edit_page = editor(template="sequence.html", noun="sequence", nav="sequences", load=_form_data,
-                       triggers=TRIGGERS, match_types=MATCH_TYPES)
+SEQUENCES = Thing(
+    base=PAGE, noun="sequence", nav="sequences",
+    list_template="sequences.html", list_title="Sequences", list_load=_listing,
+    edit_template="sequence.html", edit_load=_form_data,
+    edit_context={"triggers": TRIGGERS, "match_types": MATCH_TYPES},
+    fields=lambda form, editing: _fields(form, editing=editing),
+    create_shape=CreateSequence, update_shape=UpdateSequence,
     # Steps' WhatsApp templates are checked with the platform: the save waits on the network.
-    save = saver(base=PAGE, noun="sequence", fields=lambda form, editing: _fields(form, editing=editing),
-                 create_shape=CreateSequence, update_shape=UpdateSequence, waits=True,
-                 exists=lambda actor, thing: sequences.get_row(actor=actor, sequence_id=thing),
-                 create=lambda actor, **body: sequences.create(actor=actor, **body),
-                 update=lambda actor, thing, **changes: sequences.update(actor=actor, sequence_id=thing, **changes))
+    waits=True,
+    exists=lambda actor, thing: sequences.get_row(actor=actor, sequence_id=thing),
+    create=lambda actor, **body: sequences.create(actor=actor, **body),
+    update=lambda actor, thing, **changes: sequences.update(actor=actor, sequence_id=thing, **changes),
+    set_status=lambda actor, thing, status: sequences.update(actor=actor, sequence_id=thing, status=status),
+    name_of=lambda actor, thing: sequences.get(actor=actor, sequence_id=thing).name,
+    delete=lambda actor, thing: sequences.delete(actor=actor, sequence_id=thing),
+    delete_detail="Its active enrolments are cancelled: no further step is sent.",
+)
 
-    async def enroll(request: Request) -> Response:
-        sequence_id = request.path_params["id"]
-        back = f"{PAGE}/{sequence_id}"
-        try:
-            where, form = await acting(request)
-            conversation_id = field(form, "conversationId")
-            await in_db(lambda: sequences.enroll(actor=where.actor(), sequence_id=sequence_id,
-                                                 conversation_id=conversation_id or None))
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, problem.message)
-            return failure(request, problem, back)
-        flash(request, "Enrolled the conversation.")
-        return back_to(back, where)
 
-    set_status = pause_or_resume(base=PAGE, noun="sequence", update=lambda actor, thing, status:
-                                 sequences.update(actor=actor, sequence_id=thing, status=status))
-    delete = confirmed_delete(base=PAGE, noun="sequence",
-                              detail="Its active enrolments are cancelled: no further step is sent.",
-                              name_of=lambda actor, thing: sequences.get(actor=actor, sequence_id=thing).name,
-                              delete=lambda actor, thing: sequences.delete(actor=actor, sequence_id=thing))
-
-    return [
-        Route(PAGE, list_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/new", edit_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/new", save, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}", edit_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}", save, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/status", set_status, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/enroll", enroll, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
-    ]
+async def enroll(request: Request) -> Response:
+    sequence_id = request.path_params["id"]
+    back = f"{PAGE}/{sequence_id}"
+    where, form = await views.acting(request)
+    conversation_id = field(form, "conversationId")
+    try:
+        await in_db(lambda: sequences.enroll(actor=where.actor(), sequence_id=sequence_id,
+                                             conversation_id=conversation_id or None))
+    except ServiceError as problem:
+        return views.refused(request, problem, back, problem.message)
+    return views.done(request, "Enrolled the conversation.", back, where)

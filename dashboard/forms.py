@@ -1,6 +1,7 @@
-"""What the studio's pages share: the accounts a form offers (named by platform and name), form
-values read as the `/v1` body's types, and a form that makes something done once however often it
-is sent (a double click, a resent POST), through the same `Idempotency-Key` reservation as `/v1`."""
+"""What the dashboard's forms share: the names a person recognises (a platform, an account, a
+contact), the accounts a form offers, form values read as the `/v1` body's types, and a form that
+makes something done once however often it is sent (a double click, a resent POST), through the
+same `Idempotency-Key` reservation as `/v1`."""
 
 from __future__ import annotations
 
@@ -13,16 +14,37 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from starlette.datastructures import FormData
 from starlette.requests import Request
 
+from dashboard.views import Seat, data_of, field, in_own
 from kit.errors import ServiceError, ValidationFailed
-from oauth.dashboard.accounts import account_name, platform_name
-from oauth.dashboard.console import Seat, field, in_own
-from oauth.dashboard.shell import data_of, in_db
+from oauth.shell import in_db
 from service.accounts import ops as accounts
 from service.common import idempotency
 from service.identity.auth import Actor
 
 T = TypeVar("T")
 PER_PAGE = 25
+PLATFORM_NAMES = {
+    "instagram": "Instagram", "facebook": "Facebook", "meta_ads": "Meta Ads", "tiktok": "TikTok",
+    "youtube": "YouTube", "x": "X", "linkedin": "LinkedIn", "telegram": "Telegram", "whatsapp": "WhatsApp",
+}
+
+
+def platform_name(platform: str) -> str:
+    return PLATFORM_NAMES.get(platform, platform)
+
+
+def account_name(account: dict[str, Any]) -> str:
+    """How a person recognises the account: its display name, else its handle, else the platform's id."""
+    if account.get("displayName"):
+        return str(account["displayName"])
+    if account.get("username"):
+        return "@" + str(account["username"]).lstrip("@")
+    return str(account.get("platformAccountId") or account["id"])
+
+
+def contact_label(conversation: dict[str, Any]) -> str:
+    return str(conversation.get("contactName") or conversation.get("contactHandle")
+               or conversation.get("externalConversationId") or "Unknown contact")
 
 
 def account_rows(actor: Actor, *, capability: str | None = None, connected: bool = True) -> list[dict[str, Any]]:
@@ -67,9 +89,15 @@ def form_key() -> str:
     return secrets.token_urlsafe(24)
 
 
-async def once(request: Request, where: Seat, form: FormData, make: Callable[[Actor], T]) -> T | None:
-    """Run `make` (which creates one thing and `attach`es it to the key) once per rendered form:
-    None when this form was already sent. A refusal frees the key, so the corrected form can go."""
+def _succeeded(made: Any) -> tuple[int, Any]:
+    return 201, {"made": True}
+
+
+async def once(request: Request, where: Seat, form: FormData, make: Callable[[Actor], T],
+               answer: Callable[[T], tuple[int, Any]] = _succeeded) -> T | None:
+    """Run `make` once per rendered form (its `idempotencyKey`), the thing it makes tied to the key in
+    the transaction making it: None when this form was already sent. The key keeps `answer(made)`
+    (status and body); a refusal frees it, so the corrected form can go, and is raised again."""
     actor = await in_db(where.actor)
     key = field(form, "idempotencyKey")
     idempotency.check_key(key)
@@ -92,5 +120,6 @@ async def once(request: Request, where: Seat, form: FormData, make: Callable[[Ac
         status, body = problem.status, problem.body()
         await in_db(lambda: idempotency.finish_failed(held, status, body))
         raise
-    await in_db(lambda: idempotency.complete(held, 201, {"made": True}))
+    kept_status, kept_body = answer(made)
+    await in_db(lambda: idempotency.complete(held, kept_status, kept_body))
     return made

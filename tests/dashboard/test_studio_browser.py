@@ -15,7 +15,7 @@ import pytest
 from kit import clock
 from service.analytics import ops as analytics
 from tests.conftest import bearer
-from tests.oauth import test_console_browser as console
+from tests.dashboard import test_console_browser as console
 from tests.support.sandbox import connect_account
 from tests.support.webhook_receiver import wait_for
 

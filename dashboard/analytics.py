@@ -8,17 +8,15 @@ import datetime as dt
 from typing import Any
 
 from markupsafe import Markup, escape
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from dashboard import views
+from dashboard.forms import account_rows, labels
+from dashboard.views import Seat, data_of
 from kit import shapes
 from kit.errors import ServiceError
-from kit.settings import Settings
-from oauth.dashboard.console import NoSeat, Seat, failure, page, seat
-from oauth.dashboard.picks import account_rows, labels
-from oauth.dashboard.shell import data_of, in_db
+from oauth.shell import in_db
 from service.analytics import ops as analytics
 from service.analytics.shapes import GRANULARITIES, FollowersQuery
 from service.posts import ops as posts
@@ -34,8 +32,8 @@ def chart(label: str, series: list[dict[str, Any]]) -> Markup:
     known = [(n, p) for n, p in enumerate(series) if p["followers"] is not None]
     if not known:
         return Markup('<p class="muted">No follower counts in this window yet: they are taken once a day.</p>')
-    low = min(p["followers"] for _, p in known)
-    high = max(p["followers"] for _, p in known)
+    low: int = min(p["followers"] for _, p in known)
+    high: int = max(p["followers"] for _, p in known)
     span = max(high - low, 1)
     steps = max(len(series) - 1, 1)
 
@@ -79,20 +77,15 @@ def _report(where: Seat, query: FollowersQuery) -> dict[str, Any]:
     return {"report": report, "accounts": accounts, "choices": known}
 
 
-def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    async def analytics_page(request: Request) -> Response:
-        params = request.query_params
-        raw = {"fromDate": params.get("from", ""), "toDate": params.get("to", ""),
-               "granularity": params.get("granularity", ""), "accountId": params.get("account", "")}
-        try:
-            where = await seat(request)
-            query = shapes.parse(FollowersQuery, {k: v for k, v in raw.items() if v})
-            data = await in_db(_report, where, query)
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            return failure(request, problem, PAGE)
-        return page(request, "analytics.html", where, title="Analytics", nav="analytics", raw=raw,
-                    granularities=GRANULARITIES, **data)
-
-    return [Route(PAGE, analytics_page, methods=["GET"], middleware=middleware)]
+async def analytics_page(request: Request) -> Response:
+    params = request.query_params
+    raw = {"fromDate": params.get("from", ""), "toDate": params.get("to", ""),
+           "granularity": params.get("granularity", ""), "accountId": params.get("account", "")}
+    where = await views.seat(request)
+    try:
+        query = shapes.parse(FollowersQuery, {k: v for k, v in raw.items() if v})
+        data = await in_db(_report, where, query)
+    except ServiceError as problem:
+        return views.failure(request, problem, PAGE)
+    return views.page(request, "analytics.html", where, title="Analytics", nav="analytics", raw=raw,
+                      granularities=GRANULARITIES, **data)

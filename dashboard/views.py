@@ -1,5 +1,5 @@
-"""What the console's pages share beyond the shell: the workspace a person acts in, flash messages,
-checked forms, failures shown as pages, and work that waits on the network.
+"""What every dashboard view is built from: the workspace a person acts in, checked forms, flash
+messages, pages and partials, confirmations, redirects back to a page, and refusals shown as pages.
 
 A page acts as the signed-in member in one workspace (`Seat`), with the same `Actor` the service
 gives a read-write key of scope `full`: every lookup goes through the service with that actor, so
@@ -8,13 +8,17 @@ another workspace's id is a 404 here exactly as it is on `/v1`.
 The workspace is the one the request names (`?workspace=` or a form's `workspaceId`), else the one
 the switcher last chose (kept in the session), else the person's first. A named workspace the
 person is not a member of is a 404 page, never a silent fallback to another workspace.
+
+A view that cannot act (no session, an expired form, a workspace not the person's) raises `NoSeat`
+with the page to answer; `NoSeatAnswers`, on every dashboard route, sends it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -22,25 +26,20 @@ from markupsafe import Markup
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kit.errors import ServiceError
-from oauth.dashboard.shell import (
-    csrf_ok,
-    current_user,
-    error_page,
-    explain,
-    forbidden_csrf,
-    in_db,
-    login_redirect,
-    render,
-    safe_next,
-)
+from oauth import shell
+from oauth.shell import current_user, error_page, in_db, safe_next
 from service.identity import workspaces
 from service.identity.auth import Actor, member_actor
 from storage import requests
 
 T = TypeVar("T")
+Handler = Callable[[Request], Awaitable[Response]]
 WORKSPACE_KEY = "ws"
+TEMPLATES = Path(__file__).parent / "templates"
+_templates = shell.templates_from(TEMPLATES)
 
 
 @dataclass(frozen=True)
@@ -68,18 +67,38 @@ class NoSeat(Exception):
         self.response = response
 
 
+class NoSeatAnswers:
+    """ASGI middleware on every dashboard route (inside the session's): a view's `NoSeat` is
+    answered with its page, so no view writes that answer itself."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except NoSeat as no:
+            await no.response(scope, receive, send)
+
+
+async def signed_in(request: Request) -> tuple[str, str]:
+    """The signed-in person, or `NoSeat` with the redirect to sign in."""
+    user = await current_user(request)
+    if user is not None:
+        return user
+    if request.headers.get("HX-Request"):
+        # A page's own refresh after the session ended: the whole page goes to sign-in, rather
+        # than the sign-in form being swapped into a corner of it.
+        target = request.headers.get("HX-Current-URL", "")
+        path = "/" + target.split("/", 3)[3] if target.count("/") >= 3 else "/dashboard"
+        raise NoSeat(Response(status_code=401, headers={
+            "HX-Redirect": "/dashboard/login?" + urlencode({"next": safe_next(path)})}))
+    raise NoSeat(shell.login_redirect(request))
+
+
 async def seat(request: Request, wanted: str | None = None) -> Seat:
     """The person and workspace of this request, or `NoSeat` with the page to answer instead."""
-    user = await current_user(request)
-    if user is None:
-        if request.headers.get("HX-Request"):
-            # A page's own refresh after the session ended: the whole page goes to sign-in, rather
-            # than the sign-in form being swapped into a corner of it.
-            target = request.headers.get("HX-Current-URL", "")
-            path = "/" + target.split("/", 3)[3] if target.count("/") >= 3 else "/dashboard"
-            raise NoSeat(Response(status_code=401, headers={
-                "HX-Redirect": "/dashboard/login?" + urlencode({"next": safe_next(path)})}))
-        raise NoSeat(login_redirect(request))
+    user = await signed_in(request)
     named = wanted or request.query_params.get("workspace") or None
     spaces = await in_db(lambda: workspaces.list_user_workspaces(user_id=user[0]))
     if not spaces:
@@ -94,8 +113,8 @@ async def seat(request: Request, wanted: str | None = None) -> Seat:
 async def checked_form(request: Request) -> FormData:
     """The posted form, once its CSRF token is checked; else `NoSeat` with the 400 page."""
     form = await request.form()
-    if not csrf_ok(request, form):
-        raise NoSeat(forbidden_csrf(request))
+    if not shell.csrf_ok(request, form):
+        raise NoSeat(shell.forbidden_csrf(request))
     return form
 
 
@@ -103,6 +122,11 @@ async def acting(request: Request) -> tuple[Seat, FormData]:
     """A form post: the CSRF token first, then the person and the workspace the form names."""
     form = await checked_form(request)
     return await seat(request, str(form.get("workspaceId") or "") or None), form
+
+
+async def seated(request: Request) -> Seat:
+    """The seat of a GET (a page, a confirmation) or of a form's POST (its CSRF token checked)."""
+    return await seat(request) if request.method == "GET" else (await acting(request))[0]
 
 
 def field(form: FormData, name: str) -> str:
@@ -114,6 +138,15 @@ async def in_own(fn: Callable[[], T]) -> T:
     """Work that waits on a platform: run off the storage threads, without a transaction around it
     (the service function opens its own short ones), as `/v1` runs its `waits` operations."""
     return await requests.run(lambda _on_loop: fn(), transaction="own", waits=True)
+
+
+def data_of(result: Any) -> list[dict[str, Any]]:
+    """A list from a service answer: a Page, `{"data": [...]}` or a plain list."""
+    if hasattr(result, "as_dict"):
+        result = result.as_dict()
+    if isinstance(result, dict):
+        result = result.get("data", [])
+    return list(result)
 
 
 # --- flash messages -------------------------------------------------------------------------------
@@ -130,6 +163,11 @@ def take_flashes(request: Request) -> list[dict[str, str]]:
 
 
 # --- answers --------------------------------------------------------------------------------------
+
+
+def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    """The shell's render, finding the dashboard's templates (and the frame they extend)."""
+    return shell.render_from(_templates, request, template, status, **context)
 
 
 def page(request: Request, template: str, where: Seat, *, status: int = 200, **context: Any) -> HTMLResponse:
@@ -157,14 +195,54 @@ def partial(request: Request, template: str, seen_id: str, **context: Any) -> Re
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
 
+@dataclass(frozen=True)
+class Live:
+    """A partial that a page shows and asks for again (the inbox's thread, a broadcast's progress, a
+    webhook's log): what `load(seat, id)` reads, in `template`, versioned by `seen_id`."""
+
+    template: str
+    seen_id: str
+    load: Callable[[Seat, str], dict[str, Any]]
+    missing: str  # the 404 page's sentence for another workspace's id
+
+    async def read(self, request: Request, where: Seat, thing_id: str) -> dict[str, Any]:
+        try:
+            return await in_db(self.load, where, thing_id)
+        except ServiceError:
+            raise NoSeat(not_found(request, self.missing)) from None
+
+    def first(self, request: Request, where: Seat, data: dict[str, Any]) -> Markup:
+        """The partial as its page shows it first."""
+        return fragment(request, self.template, self.seen_id, workspace=where.workspace, **data)[0]
+
+
+async def live_partial(request: Request, *, live: Live) -> Response:
+    """GET `.../{id}/live`: the partial again, or 204 when unchanged."""
+    where = await seat(request)
+    data = await live.read(request, where, request.path_params["id"])
+    return partial(request, live.template, live.seen_id, workspace=where.workspace, **data)
+
+
 def back_to(path: str, where: Seat, **params: str) -> RedirectResponse:
-    """303 to a console page in the same workspace."""
+    """303 to a console page in the same workspace (the page reloads with what the form changed)."""
     query = urlencode({"workspace": where.workspace_id, **{k: v for k, v in params.items() if v}})
     return RedirectResponse(f"{path}?{query}", status_code=303)
 
 
+def done(request: Request, message: str, path: str, where: Seat, **params: str) -> RedirectResponse:
+    """An action that worked: its message on the next page, and 303 back to `path`."""
+    flash(request, message)
+    return back_to(path, where, **params)
+
+
 def not_found(request: Request, message: str) -> HTMLResponse:
     return error_page(request, 404, "Not found", message)
+
+
+def explain(problem: ServiceError) -> str:
+    if problem.details:
+        return "; ".join(f"{d.field} {d.message}" for d in problem.details)
+    return problem.message
 
 
 def failure(request: Request, problem: ServiceError, back: str) -> HTMLResponse:
@@ -172,6 +250,14 @@ def failure(request: Request, problem: ServiceError, back: str) -> HTMLResponse:
     return render(request, "error.html", status=problem.status, title="That did not work",
                   heading="That did not work", message=explain(problem), code=problem.code,
                   back=safe_next(back))
+
+
+def refused(request: Request, problem: ServiceError, back: str, missing: str) -> HTMLResponse:
+    """A refusal: another workspace's (or no) thing is the 404 page saying `missing`, any other the
+    failure page that leads `back`."""
+    if problem.status == 404:
+        return not_found(request, missing)
+    return failure(request, problem, back)
 
 
 def confirm(request: Request, where: Seat, *, title: str, question: str, action: str, button: str,

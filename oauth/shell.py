@@ -1,4 +1,5 @@
-"""The dashboard's shell: sessions, CSRF, rendering and running storage work for every page.
+"""What every page for people shares (sign-in, consent, the dashboard): sessions, CSRF, rendering
+and running storage work.
 
 Sessions are Starlette's signed cookie (itsdangerous), `HttpOnly`, `SameSite=Lax`, `Secure` when
 the service is served over https. The middleware wraps only these routes (and /oauth/authorize),
@@ -26,9 +27,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kit.errors import ServiceError
 from kit.settings import Settings
-from service.identity import sessions, workspaces
+from service.identity import sessions
 from storage import requests
 
 T = TypeVar("T")
@@ -91,10 +91,19 @@ async def _too_large(send: Send) -> None:
                 "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(_TOO_LARGE))]})
     await send({"type": "http.response.body", "body": _TOO_LARGE})
 
-_templates = Environment(
-    loader=FileSystemLoader(Path(__file__).parent.parent / "templates"),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-)
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def templates_from(*directories: Path) -> Environment:
+    """Templates looked up in `directories` first, then here (the frame every page extends,
+    `base.html`, and `error.html`)."""
+    return Environment(
+        loader=FileSystemLoader([*directories, TEMPLATES]),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+
+
+_templates = templates_from()
 
 
 async def in_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -188,8 +197,14 @@ def login_redirect(request: Request) -> RedirectResponse:
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return render_from(_templates, request, template, status, **context)
+
+
+def render_from(templates: Environment, request: Request, template: str, status: int = 200, /,
+                **context: Any) -> HTMLResponse:
+    """A page from `templates` (see `templates_from`), with the headers every page carries."""
     user = session_user(request)
-    html = _templates.get_template(template).render(
+    html = templates.get_template(template).render(
         csrf_token=csrf_token(request), user_email=user[1] if user else None, **context
     )
     return HTMLResponse(
@@ -213,27 +228,3 @@ def error_page(request: Request, status: int, heading: str, message: str, code: 
 
 def forbidden_csrf(request: Request) -> HTMLResponse:
     return error_page(request, 400, "This form has expired", "Reload the page and try again.", "csrf")
-
-
-# --- storage work for the pages -------------------------------------------------------------------
-
-
-def workspace_context(user_id: str, wanted: str | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    spaces = workspaces.list_user_workspaces(user_id=user_id)
-    chosen = next((ws for ws in spaces if ws["id"] == wanted), spaces[0] if spaces else None)
-    return spaces, chosen
-
-
-def data_of(result: Any) -> list[dict[str, Any]]:
-    """A list from a service answer: a Page, `{"data": [...]}` or a plain list."""
-    if hasattr(result, "as_dict"):
-        result = result.as_dict()
-    if isinstance(result, dict):
-        result = result.get("data", [])
-    return list(result)
-
-
-def explain(problem: ServiceError) -> str:
-    if problem.details:
-        return "; ".join(f"{d.field} {d.message}" for d in problem.details)
-    return problem.message

@@ -6,14 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.datastructures import FormData
-from starlette.middleware import Middleware
-from starlette.routing import Route
 
-from kit.settings import Settings
-from oauth.dashboard.actions import confirmed_delete, editor, listing, pause_or_resume, saver
-from oauth.dashboard.console import Seat, field
-from oauth.dashboard.picks import PER_PAGE, account_rows, labels, lines
-from oauth.dashboard.shell import data_of
+from dashboard.actions import Thing
+from dashboard.forms import PER_PAGE, account_rows, labels, lines
+from dashboard.views import Seat, data_of, field
 from service.automations import ops as automations
 from service.automations.shapes import CreateCommentAutomation, UpdateCommentAutomation
 
@@ -64,28 +60,17 @@ def _form_data(where: Seat, automation_id: str | None) -> dict[str, Any]:
     return data
 
 
-def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    list_page = listing(template="automations.html", title="Automations", nav="automations", load=_listing)
-    edit_page = editor(template="automation.html", noun="automation", nav="automations", load=_form_data,
-                       match_types=MATCH_TYPES)
-    save = saver(base=PAGE, noun="automation", fields=lambda form, editing: _fields(form, editing=editing),
-                 create_shape=CreateCommentAutomation, update_shape=UpdateCommentAutomation,
-                 exists=lambda actor, thing: automations.get_row(actor=actor, automation_id=thing),
-                 create=lambda actor, **body: automations.create(actor=actor, **body),
-                 update=lambda actor, thing, **changes: automations.update(actor=actor, automation_id=thing,
-                                                                            **changes))
-    set_status = pause_or_resume(base=PAGE, noun="automation", update=lambda actor, thing, status:
-                                 automations.update(actor=actor, automation_id=thing, status=status))
-    delete = confirmed_delete(base=PAGE, noun="automation", detail="It goes with its log. DMs already queued still go.",
-                              name_of=lambda actor, thing: automations.get(actor=actor, automation_id=thing).name,
-                              delete=lambda actor, thing: automations.delete(actor=actor, automation_id=thing))
-
-    return [
-        Route(PAGE, list_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/new", edit_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/new", save, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}", edit_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}", save, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/status", set_status, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
-    ]
+AUTOMATIONS = Thing(
+    base=PAGE, noun="automation", nav="automations",
+    list_template="automations.html", list_title="Automations", list_load=_listing,
+    edit_template="automation.html", edit_load=_form_data, edit_context={"match_types": MATCH_TYPES},
+    fields=lambda form, editing: _fields(form, editing=editing),
+    create_shape=CreateCommentAutomation, update_shape=UpdateCommentAutomation,
+    exists=lambda actor, thing: automations.get_row(actor=actor, automation_id=thing),
+    create=lambda actor, **body: automations.create(actor=actor, **body),
+    update=lambda actor, thing, **changes: automations.update(actor=actor, automation_id=thing, **changes),
+    set_status=lambda actor, thing, status: automations.update(actor=actor, automation_id=thing, status=status),
+    name_of=lambda actor, thing: automations.get(actor=actor, automation_id=thing).name,
+    delete=lambda actor, thing: automations.delete(actor=actor, automation_id=thing),
+    delete_detail="It goes with its log. DMs already queued still go.",
+)

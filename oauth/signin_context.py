@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from oauth.dashboard.shell import in_db
+from oauth.shell import in_db
 from service.identity import oauth_clients
 
 MAX_SHOWN = 80

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from dashboard import views
 from kit.errors import ServiceError
-from kit.settings import Settings
-from oauth.dashboard.shell import current_user as signed_in
-from oauth.dashboard.shell import in_db, login_redirect, render
+from oauth.shell import in_db
 from service.analytics import ops as analytics
 from service.identity import workspaces
 from service.identity.auth import Actor, member_actor
@@ -45,14 +42,7 @@ def _home(user_id: str) -> list[dict[str, Any]]:
     return spaces
 
 
-def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    async def home(request: Request) -> Response:
-        user = await signed_in(request)
-        if user is None:
-            return login_redirect(request)
-        spaces = await in_db(_home, user[0])
-        return render(request, "home.html", title="Workspaces", nav="home", workspaces=spaces)
-
-    return [
-        Route("/dashboard", home, methods=["GET"], middleware=middleware),
-    ]
+async def home(request: Request) -> Response:
+    user = await views.signed_in(request)
+    spaces = await in_db(_home, user[0])
+    return views.render(request, "home.html", title="Workspaces", nav="home", workspaces=spaces)

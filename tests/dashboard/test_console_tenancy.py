@@ -13,7 +13,7 @@ import httpx2
 import pytest
 from starlette.routing import Mount, Route
 
-from oauth import dashboard
+from dashboard import routes as dashboard
 from tests.conftest import bearer
 from tests.support.oauth_flow import hidden
 from tests.support.sandbox import connect_account

@@ -8,16 +8,14 @@ import calendar as months
 import datetime as dt
 from typing import Any
 
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from dashboard import views
+from dashboard.forms import zone_of
+from dashboard.views import Seat
 from kit.errors import ServiceError, ValidationFailed
-from kit.settings import Settings
-from oauth.dashboard.console import NoSeat, Seat, failure, page, seat
-from oauth.dashboard.picks import zone_of
-from oauth.dashboard.shell import in_db
+from oauth.shell import in_db
 from service.posts import ops as posts
 
 PAGE = "/dashboard/calendar"
@@ -67,29 +65,24 @@ def month_view(where: Seat, view: str, anchor: dt.date, zone_name: str) -> dict[
     return {"weeks": weeks, "heading": heading, "total": sum(c for _, c in found.values())}
 
 
-def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    async def calendar_page(request: Request) -> Response:
-        params = request.query_params
-        view = params.get("view", "month")
-        zone_name = params.get("tz", "UTC") or "UTC"
+async def calendar_page(request: Request) -> Response:
+    params = request.query_params
+    view = params.get("view", "month")
+    zone_name = params.get("tz", "UTC") or "UTC"
+    where = await views.seat(request)
+    try:
+        if view not in PER_DAY:
+            raise ValidationFailed.field("view", "must be month or week")
         try:
-            where = await seat(request)
-            if view not in PER_DAY:
-                raise ValidationFailed.field("view", "must be month or week")
-            try:
-                anchor = dt.date.fromisoformat(params["date"]) if params.get("date") else dt.datetime.now(
-                    zone_of(zone_name)).date()
-            except ValueError:
-                raise ValidationFailed.field("date", "must be a date (YYYY-MM-DD)") from None
-            if not dt.date(1970, 2, 1) <= anchor <= dt.date(9999, 11, 30):
-                raise ValidationFailed.field("date", "must lie between 1970 and 9999")
-            shown = await in_db(month_view, where, view, anchor, zone_name)
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            return failure(request, problem, PAGE)
-        return page(request, "calendar.html", where, title="Calendar", nav="calendar", view=view, tz=zone_name,
-                    anchor=anchor, previous=shift(view, anchor, -1), following=shift(view, anchor, 1),
-                    weekdays=["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], **shown)
-
-    return [Route(PAGE, calendar_page, methods=["GET"], middleware=middleware)]
+            anchor = dt.date.fromisoformat(params["date"]) if params.get("date") else dt.datetime.now(
+                zone_of(zone_name)).date()
+        except ValueError:
+            raise ValidationFailed.field("date", "must be a date (YYYY-MM-DD)") from None
+        if not dt.date(1970, 2, 1) <= anchor <= dt.date(9999, 11, 30):
+            raise ValidationFailed.field("date", "must lie between 1970 and 9999")
+        shown = await in_db(month_view, where, view, anchor, zone_name)
+    except ServiceError as problem:
+        return views.failure(request, problem, PAGE)
+    return views.page(request, "calendar.html", where, title="Calendar", nav="calendar", view=view, tz=zone_name,
+                      anchor=anchor, previous=shift(view, anchor, -1), following=shift(view, anchor, 1),
+                      weekdays=["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], **shown)

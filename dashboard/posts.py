@@ -13,31 +13,28 @@ from typing import Any
 from urllib.parse import urlencode
 
 from starlette.datastructures import FormData
-from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.responses import Response
 
-from kit import shapes
-from kit.errors import FieldProblem, ServiceError, ValidationFailed
-from kit.settings import Settings
-from oauth.dashboard.accounts import account_name, platform_name
-from oauth.dashboard.console import (
-    NoSeat,
+from dashboard.forms import PER_PAGE, account_name, account_rows, form_key, labels, number, once, platform_name, zone_of
+from dashboard.views import (
     Seat,
     acting,
-    back_to,
     confirm,
+    data_of,
+    done,
     failure,
     field,
-    flash,
     in_own,
     not_found,
     page,
+    refused,
+    render,
     seat,
 )
-from oauth.dashboard.picks import PER_PAGE, account_rows, form_key, labels, number, once, zone_of
-from oauth.dashboard.shell import data_of, in_db, render
+from kit import shapes
+from kit.errors import FieldProblem, ServiceError, ValidationFailed
+from oauth.shell import in_db
 from service.accounts import ops as accounts
 from service.identity.auth import Actor
 from service.media import library
@@ -47,6 +44,7 @@ from service.posts.shapes import POST_STATUSES, PostIn, PostQuery, QueueIn
 from service.posts.shapes import Post as PostRecord
 
 PAGE = "/dashboard/posts"
+MISSING = "No post with that id."
 # What a target's status means, and what to do about it.
 TARGET_HELP = {
     "queued": "Waiting for its time.",
@@ -296,206 +294,162 @@ def _filters(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
     return dict(shapes.parse(PostQuery, query)), chosen  # a bad window: list_posts's 422
 
 
-def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    async def list_page(request: Request) -> Response:
-        try:
-            where = await seat(request)
-            query, chosen = _filters(request)
-            listed = await in_db(_listing, where, query)
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            return failure(request, problem, PAGE)
-        params = urlencode({k: v for k, v in {**chosen, "workspace": where.workspace_id}.items() if v and k != "page"})
-        return page(request, "posts.html", where, title="Posts", nav="posts", chosen=chosen, statuses=POST_STATUSES,
-                    params=params, current_page=int(query.get("page") or 1), **listed)
+async def list_page(request: Request) -> Response:
+    try:
+        where = await seat(request)
+        query, chosen = _filters(request)
+        listed = await in_db(_listing, where, query)
+    except ServiceError as problem:
+        return failure(request, problem, PAGE)
+    params = urlencode({k: v for k, v in {**chosen, "workspace": where.workspace_id}.items() if v and k != "page"})
+    return page(request, "posts.html", where, title="Posts", nav="posts", chosen=chosen, statuses=POST_STATUSES,
+                params=params, current_page=int(query.get("page") or 1), **listed)
 
-    async def composer(request: Request) -> Response:
-        post_id = request.path_params.get("id")
-        try:
-            where = await seat(request)
-            data = await in_db(_composer_data, where)
-            actor = await in_db(where.actor)
-            found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id)) if post_id else None
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No post with that id.")
-            return failure(request, problem, f"{PAGE}/{post_id}")
-        levels = await in_own(lambda: _tiktok_levels(actor, data["accounts"]))
-        return page(request, "composer.html", where, title="Edit post" if post_id else "New post", nav="posts",
-                    levels=levels, form_key=form_key(), actions=ACTIONS, first_comment=FIRST_COMMENT,
-                    draft=_draft(found), **data)
 
-    async def check(request: Request) -> Response:
+async def composer(request: Request) -> Response:
+    post_id = request.path_params.get("id")
+    try:
+        where = await seat(request)
+        data = await in_db(_composer_data, where)
+        actor = await in_db(where.actor)
+        found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id)) if post_id else None
+    except ServiceError as problem:
+        return refused(request, problem, f"{PAGE}/{post_id}", MISSING)
+    levels = await in_own(lambda: _tiktok_levels(actor, data["accounts"]))
+    return page(request, "composer.html", where, title="Edit post" if post_id else "New post", nav="posts",
+                levels=levels, form_key=form_key(), actions=ACTIONS, first_comment=FIRST_COMMENT,
+                draft=_draft(found), **data)
+
+
+async def check(request: Request) -> Response:
+    where, form = await acting(request)
+    actor = await in_db(where.actor)
+    known = await in_db(lambda: account_rows(actor))
+    return await in_own(lambda: check_answer(request, actor, form, known))
+
+
+async def create(request: Request) -> Response:
+    post_id = request.path_params.get("id")
+    back = f"{PAGE}/{post_id}/edit" if post_id else f"{PAGE}/new"
+    where, form = await acting(request)
+    action = field(form, "action")
+    body: dict[str, Any] = {}
+    try:
+        actor = await in_db(where.actor)
+        if post_id:  # another workspace's post is a 404 before its fields are judged
+            await in_db(lambda: posts.get_row(actor=actor, post_id=post_id))
+        known = await in_db(lambda: account_rows(actor))
+        if action not in ACTIONS:
+            raise ValidationFailed.field("action", "choose Publish now, Schedule, Add to queue or Save draft")
+        body = _body(form, known, action)
+        parsed = shapes.parse(PostIn, body)
+        made: PostRecord | None
+        if post_id:
+            made = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(parsed)))
+        else:
+            made = await once(request, where, form, lambda actor: posts.create(actor=actor, **dict(parsed)))
+    except ValidationFailed as problem:
+        readable = ValidationFailed(_targets_problem(problem, known, body)) if body.get("targets") else problem
+        return failure(request, readable, f"{back}?workspace={where.workspace_id}")
+    except ServiceError as problem:
+        return refused(request, problem, f"{back}?workspace={where.workspace_id}", MISSING)
+    if made is None:
+        return done(request, "This post was saved already (the form was sent twice).", PAGE, where)
+    outcome = {"publish": "Publishing now.", "schedule": "Scheduled.", "queue": "Added to the queue.",
+               "draft": "Saved as a draft."}[action]
+    return done(request, f"{outcome} The post is {made.status}.", f"{PAGE}/{made.id}", where)
+
+
+async def post_page(request: Request) -> Response:
+    try:
+        where = await seat(request)
+        data = await in_db(_post_page, where, request.path_params["id"])
+    except ServiceError:
+        return not_found(request, MISSING)
+    return page(request, "post.html", where, title="Post", nav="posts", **data)
+
+
+async def retry(request: Request) -> Response:
+    post_id = request.path_params["id"]
+    back = f"{PAGE}/{post_id}"
+    try:
+        where, _form = await acting(request)
+        await in_db(lambda: publishing.retry(actor=where.actor(), post_id=post_id))
+    except ServiceError as problem:
+        return refused(request, problem, back, MISSING)
+    return done(request, "Publishing the failed targets again.", back, where)
+
+
+async def delete(request: Request) -> Response:
+    post_id = request.path_params["id"]
+    try:
+        if request.method == "GET":
+            where = await seat(request)
+            data = await in_db(_post_page, where, post_id)
+            live = data["post"]["status"] in ("published", "partial")
+            return confirm(request, where, title="Delete post", question="Delete this post?",
+                           detail=("It is live: it is deleted on each platform that lets apps delete posts, "
+                                   "and here." if live else "It is deleted here; nothing of it is live."),
+                           action=f"{PAGE}/{post_id}/delete" + ("?fromPlatforms=true" if live else ""),
+                           button="Delete", cancel=f"{PAGE}/{post_id}?workspace={where.workspace_id}")
+        where, _form = await acting(request)
+        everywhere = request.query_params.get("fromPlatforms") == "true"
+        actor = await in_db(where.actor)
+        await in_own(lambda: posts.delete(actor=actor, post_id=post_id, from_platforms=everywhere or None))
+    except ServiceError as problem:
+        return refused(request, problem, f"{PAGE}/{post_id}", MISSING)
+    return done(request, "Deleted the post" + (" here and on the platforms." if everywhere else "."), PAGE, where)
+
+
+async def move(request: Request) -> Response:
+    """A scheduled post moved to another day (the calendar's drag and drop, or the post page's
+    form), at the same time of day in its time zone: the post's own body sent back through
+    `posts.update` with the new time, so every rule of a change holds."""
+    post_id = request.path_params["id"]
+    try:
+        where, form = await acting(request)
+        actor = await in_db(where.actor)
+        found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id))
         try:
+            day = dt.date.fromisoformat(field(form, "date"))
+        except ValueError:
+            raise ValidationFailed.field("date", "must be a date (YYYY-MM-DD)") from None
+        if found["scheduled_for"] is None:
+            raise ValidationFailed.field("date", "only a scheduled post moves; give a draft its time in Edit")
+        zone_name = found["timezone"] or "UTC"
+        local = found["scheduled_for"].replace(tzinfo=dt.UTC).astimezone(zone_of(zone_name))
+        body = shapes.parse(PostIn, {
+            "content": found["content"], "mediaIds": found["media_ids"],
+            "targets": [{"accountId": t["account_id"],
+                         **({"content": t["content"]} if t["content"] is not None else {}),
+                         **({"options": t["options"]} if t["options"] else {})} for t in found["targets"]],
+            "scheduledFor": f"{day.isoformat()}T{local:%H:%M:%S}", "timezone": zone_name})
+        moved = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(body)))
+    except ServiceError as problem:
+        return refused(request, problem, f"{PAGE}/{post_id}", MISSING)
+    return done(request, f"Moved to {day:%A %d %B}: scheduled for {moved.dump()['scheduledFor']}.",
+                f"{PAGE}/{post_id}", where)
+
+
+async def queue_page(request: Request) -> Response:
+    account_id = request.path_params["id"]
+    back = f"/dashboard/accounts/{account_id}/queue"
+    try:
+        if request.method == "POST":
             where, form = await acting(request)
-            actor = await in_db(where.actor)
-            known = await in_db(lambda: account_rows(actor))
-        except NoSeat as no:
-            return no.response
-        return await in_own(lambda: check_answer(request, actor, form, known))
-
-    async def create(request: Request) -> Response:
-        post_id = request.path_params.get("id")
-        back = f"{PAGE}/{post_id}/edit" if post_id else f"{PAGE}/new"
-        try:
-            where, form = await acting(request)
-        except NoSeat as no:
-            return no.response
-        action = field(form, "action")
-        body: dict[str, Any] = {}
-        try:
-            actor = await in_db(where.actor)
-            if post_id:  # another workspace's post is a 404 before its fields are judged
-                await in_db(lambda: posts.get_row(actor=actor, post_id=post_id))
-            known = await in_db(lambda: account_rows(actor))
-            if action not in ACTIONS:
-                raise ValidationFailed.field("action", "choose Publish now, Schedule, Add to queue or Save draft")
-            body = _body(form, known, action)
-            parsed = shapes.parse(PostIn, body)
-            made: PostRecord | None
-            if post_id:
-                made = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(parsed)))
-            else:
-                made = await once(request, where, form, lambda actor: posts.create(actor=actor, **dict(parsed)))
-        except ValidationFailed as problem:
-            readable = ValidationFailed(_targets_problem(problem, known, body)) if body.get("targets") else problem
-            return failure(request, readable, f"{back}?workspace={where.workspace_id}")
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No post with that id.")
-            return failure(request, problem, f"{back}?workspace={where.workspace_id}")
-        if made is None:
-            flash(request, "This post was saved already (the form was sent twice).")
-            return back_to(PAGE, where)
-        done = {"publish": "Publishing now.", "schedule": "Scheduled.", "queue": "Added to the queue.",
-                "draft": "Saved as a draft."}[action]
-        flash(request, f"{done} The post is {made.status}.")
-        return RedirectResponse(f"{PAGE}/{made.id}?workspace={where.workspace_id}", status_code=303)
-
-    async def post_page(request: Request) -> Response:
-        try:
-            where = await seat(request)
-            data = await in_db(_post_page, where, request.path_params["id"])
-        except NoSeat as no:
-            return no.response
-        except ServiceError:
-            return not_found(request, "No post with that id.")
-        return page(request, "post.html", where, title="Post", nav="posts", **data)
-
-    async def retry(request: Request) -> Response:
-        post_id = request.path_params["id"]
-        back = f"{PAGE}/{post_id}"
-        try:
-            where, _form = await acting(request)
-            await in_db(lambda: publishing.retry(actor=where.actor(), post_id=post_id))
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No post with that id.")
-            return failure(request, problem, back)
-        flash(request, "Publishing the failed targets again.")
-        return back_to(back, where)
-
-    async def delete(request: Request) -> Response:
-        post_id = request.path_params["id"]
-        try:
-            if request.method == "GET":
-                where = await seat(request)
-                data = await in_db(_post_page, where, post_id)
-                live = data["post"]["status"] in ("published", "partial")
-                return confirm(request, where, title="Delete post", question="Delete this post?",
-                               detail=("It is live: it is deleted on each platform that lets apps delete posts, "
-                                       "and here." if live else "It is deleted here; nothing of it is live."),
-                               action=f"{PAGE}/{post_id}/delete" + ("?fromPlatforms=true" if live else ""),
-                               button="Delete", cancel=f"{PAGE}/{post_id}?workspace={where.workspace_id}")
-            where, _form = await acting(request)
-            everywhere = request.query_params.get("fromPlatforms") == "true"
-            actor = await in_db(where.actor)
-            await in_own(lambda: posts.delete(actor=actor, post_id=post_id, from_platforms=everywhere or None))
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No post with that id.")
-            return failure(request, problem, f"{PAGE}/{post_id}")
-        flash(request, "Deleted the post" + (" here and on the platforms." if everywhere else "."))
-        return back_to(PAGE, where)
-
-    async def move(request: Request) -> Response:
-        """A scheduled post moved to another day (the calendar's drag and drop, or the post page's
-        form), at the same time of day in its time zone: the post's own body sent back through
-        `posts.update` with the new time, so every rule of a change holds."""
-        post_id = request.path_params["id"]
-        try:
-            where, form = await acting(request)
-            actor = await in_db(where.actor)
-            found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id))
-            try:
-                day = dt.date.fromisoformat(field(form, "date"))
-            except ValueError:
-                raise ValidationFailed.field("date", "must be a date (YYYY-MM-DD)") from None
-            if found["scheduled_for"] is None:
-                raise ValidationFailed.field("date", "only a scheduled post moves; give a draft its time in Edit")
-            zone_name = found["timezone"] or "UTC"
-            local = found["scheduled_for"].replace(tzinfo=dt.UTC).astimezone(zone_of(zone_name))
-            body = shapes.parse(PostIn, {
-                "content": found["content"], "mediaIds": found["media_ids"],
-                "targets": [{"accountId": t["account_id"],
-                             **({"content": t["content"]} if t["content"] is not None else {}),
-                             **({"options": t["options"]} if t["options"] else {})} for t in found["targets"]],
-                "scheduledFor": f"{day.isoformat()}T{local:%H:%M:%S}", "timezone": zone_name})
-            moved = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(body)))
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No post with that id.")
-            return failure(request, problem, f"{PAGE}/{post_id}")
-        flash(request, f"Moved to {day:%A %d %B}: scheduled for {moved.dump()['scheduledFor']}.")
-        return back_to(f"{PAGE}/{post_id}", where)
-
-    async def queue_page(request: Request) -> Response:
-        account_id = request.path_params["id"]
-        back = f"/dashboard/accounts/{account_id}/queue"
-        try:
-            if request.method == "POST":
-                where, form = await acting(request)
-                slots = []
-                for line in (x.strip() for x in field(form, "slots").splitlines()):
-                    if line:
-                        day, _, at = line.partition(" ")
-                        slots.append({"weekday": number(day), "time": at.strip()})
-                body = shapes.parse(QueueIn, {"timezone": field(form, "timezone") or "UTC", "slots": slots})
-                await in_db(lambda: queue.put(actor=where.actor(), account_id=account_id, **dict(body)))
-                flash(request, "Saved the posting queue.")
-                return back_to(back, where)
-            where = await seat(request)
-            record = (await in_db(lambda: queue.get(actor=where.actor(), account_id=account_id))).dump()
-            account = await in_db(lambda: accounts.get(actor=where.actor(), account_id=account_id).dump())
-        except NoSeat as no:
-            return no.response
-        except ServiceError as problem:
-            if problem.status == 404:
-                return not_found(request, "No account with that id.")
-            return failure(request, problem, back)
-        label = f"{platform_name(account['platform'])} · {account_name(account)}"
-        return page(request, "queue.html", where, title=f"Queue of {label}", nav="accounts", queue=record,
-                    label=label, account=account)
-
-    return [
-        Route(PAGE, list_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/new", composer, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/new", create, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/check", check, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}", post_page, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/edit", composer, methods=["GET"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/edit", create, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/move", move, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/retry", retry, methods=["POST"], middleware=middleware),
-        Route(f"{PAGE}/{{id}}/delete", delete, methods=["GET", "POST"], middleware=middleware),
-        Route("/dashboard/accounts/{id}/queue", queue_page, methods=["GET", "POST"], middleware=middleware),
-    ]
+            slots = []
+            for line in (x.strip() for x in field(form, "slots").splitlines()):
+                if line:
+                    day, _, at = line.partition(" ")
+                    slots.append({"weekday": number(day), "time": at.strip()})
+            body = shapes.parse(QueueIn, {"timezone": field(form, "timezone") or "UTC", "slots": slots})
+            await in_db(lambda: queue.put(actor=where.actor(), account_id=account_id, **dict(body)))
+            return done(request, "Saved the posting queue.", back, where)
+        where = await seat(request)
+        record = (await in_db(lambda: queue.get(actor=where.actor(), account_id=account_id))).dump()
+        account = await in_db(lambda: accounts.get(actor=where.actor(), account_id=account_id).dump())
+    except ServiceError as problem:
+        return refused(request, problem, back, "No account with that id.")
+    label = f"{platform_name(account['platform'])} · {account_name(account)}"
+    return page(request, "queue.html", where, title=f"Queue of {label}", nav="accounts", queue=record,
+                label=label, account=account)

@@ -1,15 +1,15 @@
-"""Signing in and out of the dashboard."""
+"""Signing in and out: the session the dashboard and the consent screen share."""
 
 from __future__ import annotations
 
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from kit.errors import RateLimited
 from kit.settings import Settings
-from oauth.dashboard.shell import (
+from oauth.shell import (
     csrf_ok,
     current_user,
     forbidden_csrf,
@@ -17,10 +17,11 @@ from oauth.dashboard.shell import (
     off_db,
     render,
     safe_next,
+    session_middleware,
     sign_in,
     sign_out,
 )
-from oauth.dashboard.signin_context import waiting_app
+from oauth.signin_context import waiting_app
 from service.common import ratelimit
 from service.identity import users
 
@@ -73,3 +74,14 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
         Route("/dashboard/login", login, methods=["GET", "POST"], middleware=middleware),
         Route("/dashboard/logout", logout, methods=["GET", "POST"], middleware=middleware),
     ]
+
+
+def all_routes(settings: Settings) -> list[BaseRoute]:
+    """Sign-in and sign-out, and through an OpenID Connect provider when one is configured."""
+    middleware = session_middleware(settings)
+    found: list[BaseRoute] = [*routes(settings, middleware)]
+    if settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret:
+        from oauth import oidc
+
+        found += oidc.routes(settings, middleware)
+    return found
