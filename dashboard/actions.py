@@ -1,8 +1,8 @@
 """The views several studio pages share, written once: a list page, a form that creates or edits a
 thing and its save (automations, sequences), pause or resume (the same two), and a deletion after a
-confirmation page (those and media). Each is a module-level view taking a `Thing`, which names the
-service's own functions for that kind (bound in `dashboard.routes`); another workspace's id is a 404
-page, as everywhere."""
+confirmation page (those and media). Each is a module-level view taking a `Thing` (bound in
+`dashboard.routes`), which names the kind's pages and its domain's ops; another workspace's id is
+a 404 page, as everywhere."""
 
 from __future__ import annotations
 
@@ -24,10 +24,13 @@ from service.identity.auth import Actor
 
 @dataclass(frozen=True)
 class Thing:
-    """One kind of thing the studio lists, edits, pauses and deletes, at `base`."""
+    """One kind of thing the studio lists, edits, pauses and deletes, at `base`, through its
+    domain's ops module (`ops`: `get_row`, `get`, `create`, `update`, `delete`, each taking the
+    thing's id as `<noun>_id`, as every domain's ops do)."""
 
     base: str
     noun: str
+    ops: Any
     nav: str = ""
     # The list page and the editor: their templates, what they read, and what else they show.
     list_template: str = ""
@@ -36,24 +39,39 @@ class Thing:
     edit_template: str = ""
     edit_load: Callable[[views.Seat, str | None], dict[str, Any]] | None = None
     edit_context: dict[str, Any] = field(default_factory=dict)
-    # The save: the form's fields as the `/v1` body, checked by its shapes, then made or changed.
+    # The save: the form's fields as the `/v1` body (`fields(form, editing)`), checked by its shapes.
     fields: Callable[[FormData, bool], dict[str, Any]] | None = None
     create_shape: type[Body] | None = None
     update_shape: type[Body] | None = None
-    exists: Callable[[Actor, str], Any] | None = None
-    create: Callable[..., Any] | None = None
-    update: Callable[..., Any] | None = None
     waits: bool = False  # the save asks a platform (a WhatsApp template): no transaction around it
-    # Pause or resume, and deletion.
-    set_status: Callable[[Actor, str, str], Any] | None = None
-    name_of: Callable[[Actor, str], str] | None = None
-    delete: Callable[[Actor, str], Any] | None = None
+    # Deletion: what the question names the thing by, what it says will happen, where Cancel goes,
+    # and the module whose `delete` deletes, when not `ops`.
+    name_field: str = "name"
     delete_detail: str = ""
     cancel_to_thing: bool = True
+    deletes: Any = None
 
     @property
     def missing(self) -> str:
         return f"No {self.noun} with that id."
+
+    def _id(self, thing_id: str) -> dict[str, str]:
+        return {f"{self.noun}_id": thing_id}
+
+    def exists(self, actor: Actor, thing_id: str) -> Any:
+        return self.ops.get_row(actor=actor, **self._id(thing_id))
+
+    def create(self, actor: Actor, **body: Any) -> Any:
+        return self.ops.create(actor=actor, **body)
+
+    def update(self, actor: Actor, thing_id: str, **changes: Any) -> Any:
+        return self.ops.update(actor=actor, **self._id(thing_id), **changes)
+
+    def name_of(self, actor: Actor, thing_id: str) -> str:
+        return str(getattr(self.ops.get(actor=actor, **self._id(thing_id)), self.name_field))
+
+    def delete(self, actor: Actor, thing_id: str) -> Any:
+        return (self.deletes or self.ops).delete(actor=actor, **self._id(thing_id))
 
 
 def _given(value: Any) -> Any:
@@ -93,12 +111,12 @@ async def save(request: Request, *, thing: Thing) -> Response:
         actor = await in_db(where.actor)
         if thing_id:
             # Another workspace's thing is a 404 before its fields are judged.
-            await in_db(lambda: _given(thing.exists)(actor, thing_id))
+            await in_db(lambda: thing.exists(actor, thing_id))
             changes = shapes.parse(_given(thing.update_shape), fields(form, True))
-            made = await run(lambda: _given(thing.update)(actor, thing_id, **dict(changes)))
+            made = await run(lambda: thing.update(actor, thing_id, **dict(changes)))
         else:
             body = shapes.parse(_given(thing.create_shape), fields(form, False))
-            made = await run(lambda: _given(thing.create)(actor, **dict(body)))
+            made = await run(lambda: thing.create(actor, **dict(body)))
     except ServiceError as problem:
         return views.refused(request, problem, f"{back}?workspace={where.workspace_id}", thing.missing)
     views.flash(request, f"Saved the {thing.noun} {made.name}.")
@@ -111,7 +129,7 @@ async def pause_or_resume(request: Request, *, thing: Thing) -> Response:
     where, form = await views.acting(request)
     status = "paused" if views.field(form, "status") == "paused" else "active"
     try:
-        await in_db(lambda: _given(thing.set_status)(where.actor(), thing_id, status))
+        await in_db(lambda: thing.update(where.actor(), thing_id, status=status))
     except ServiceError as problem:
         return views.refused(request, problem, f"{thing.base}/{thing_id}", thing.missing)
     message = f"Paused the {thing.noun}." if status == "paused" else f"Resumed the {thing.noun}."
@@ -126,13 +144,13 @@ async def confirmed_delete(request: Request, *, thing: Thing) -> Response:
     where = await views.seated(request)
     try:
         if request.method == "GET":
-            name = await in_db(lambda: _given(thing.name_of)(where.actor(), thing_id))
+            name = await in_db(lambda: thing.name_of(where.actor(), thing_id))
             cancel = f"{base}/{thing_id}" if thing.cancel_to_thing else base
             return views.confirm(request, where, title=f"Delete {thing.noun}",
                                  question=f"Delete the {thing.noun} {name}?", detail=thing.delete_detail,
                                  action=f"{base}/{thing_id}/delete", button="Delete",
                                  cancel=f"{cancel}?workspace={where.workspace_id}")
-        await in_db(lambda: _given(thing.delete)(where.actor(), thing_id))
+        await in_db(lambda: thing.delete(where.actor(), thing_id))
     except ServiceError as problem:
         return views.refused(request, problem, base, thing.missing)
     return views.done(request, f"Deleted the {thing.noun}.", base, where)

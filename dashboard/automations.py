@@ -8,7 +8,7 @@ from typing import Any
 from starlette.datastructures import FormData
 
 from dashboard.actions import Thing
-from dashboard.forms import PER_PAGE, account_rows, labels, lines
+from dashboard.forms import PER_PAGE, account_names, account_rows, lines
 from dashboard.views import Seat, data_of, field
 from service.automations import ops as automations
 from service.automations.shapes import CreateCommentAutomation, UpdateCommentAutomation
@@ -23,7 +23,8 @@ REASONS = {"no_match": "No keyword matched.", "once_per_user": "This person alre
 
 
 def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {
+    body: dict[str, Any] = {} if editing else {"accountId": field(form, "accountId")}
+    body |= {
         "name": field(form, "name"), "keywords": lines(form, "keywords", commas=True),
         "matchType": field(form, "matchType"), "dmText": form.get("dmText") or "",
         "mediaIds": lines(form, "mediaIds", commas=True), "oncePerUser": form.get("oncePerUser") == "on",
@@ -35,14 +36,12 @@ def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
         body["dmButtonLabel"], body["dmButtonUrl"] = label, url
     elif editing:
         body["dmButtonLabel"] = ""  # emptied in the form: the button goes
-    if not editing:
-        body["accountId"] = field(form, "accountId")
     return body
 
 
 def _listing(where: Seat) -> dict[str, Any]:
     actor = where.actor()
-    names = labels(account_rows(actor, connected=False))
+    names = account_names(actor)
     found = automations.list_automations(actor=actor, limit=PER_PAGE)
     return {"automations": [{**a, "account": names.get(a["accountId"], a["accountId"])} for a in data_of(found)],
             "total": found.total}
@@ -55,22 +54,16 @@ def _form_data(where: Seat, automation_id: str | None) -> dict[str, Any]:
         record = automations.get(actor=actor, automation_id=automation_id).dump()
         logs = [{**row, "why": REASONS.get(row["reason"] or "", row["reason"] or "")}
                 for row in data_of(automations.list_logs(actor=actor, automation_id=automation_id, limit=LOG_LIMIT))]
-        names = labels(account_rows(actor, connected=False))
+        names = account_names(actor)
         data.update(automation={**record, "account": names.get(record["accountId"], record["accountId"])}, logs=logs)
     return data
 
 
 AUTOMATIONS = Thing(
-    base=PAGE, noun="automation", nav="automations",
+    base=PAGE, noun="automation", ops=automations, nav="automations",
     list_template="automations.html", list_title="Automations", list_load=_listing,
     edit_template="automation.html", edit_load=_form_data, edit_context={"match_types": MATCH_TYPES},
     fields=lambda form, editing: _fields(form, editing=editing),
     create_shape=CreateCommentAutomation, update_shape=UpdateCommentAutomation,
-    exists=lambda actor, thing: automations.get_row(actor=actor, automation_id=thing),
-    create=lambda actor, **body: automations.create(actor=actor, **body),
-    update=lambda actor, thing, **changes: automations.update(actor=actor, automation_id=thing, **changes),
-    set_status=lambda actor, thing, status: automations.update(actor=actor, automation_id=thing, status=status),
-    name_of=lambda actor, thing: automations.get(actor=actor, automation_id=thing).name,
-    delete=lambda actor, thing: automations.delete(actor=actor, automation_id=thing),
     delete_detail="It goes with its log. DMs already queued still go.",
 )

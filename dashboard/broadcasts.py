@@ -11,7 +11,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from dashboard import views
-from dashboard.forms import PER_PAGE, account_rows, contact_label, form_key, labels, lines, number, once
+from dashboard.forms import (
+    PER_PAGE,
+    account_names,
+    account_rows,
+    contact_label,
+    form_key,
+    labels,
+    lines,
+    number,
+    once,
+    scheduled,
+)
 from dashboard.views import Seat, data_of, field
 from kit import shapes
 from kit.errors import ServiceError, ValidationFailed
@@ -48,10 +59,7 @@ def _body(form: FormData, action: str) -> dict[str, Any]:
     if action == "send":
         body["sendNow"] = True
     elif action == "schedule":
-        body["scheduledFor"] = field(form, "scheduledFor") or None
-        body["timezone"] = field(form, "timezone") or "UTC"
-        if body["scheduledFor"] is None:
-            raise ValidationFailed.field("scheduledFor", "is required to schedule: choose when to send")
+        body |= scheduled(form, "send")
     return body
 
 
@@ -82,7 +90,7 @@ def _templates(actor: Actor, known: list[dict[str, Any]]) -> list[dict[str, Any]
 
 def _listing(where: Seat, status: str) -> dict[str, Any]:
     actor = where.actor()
-    names = labels(account_rows(actor, connected=False))
+    names = account_names(actor)
     found = broadcasts.list_broadcasts(actor=actor, status=status or None, limit=PER_PAGE)
     items = [{**b, "account": names.get(b["accountId"], b["accountId"])} for b in data_of(found)]
     return {"broadcasts": items, "total": found.total}

@@ -65,6 +65,19 @@ def labels(rows: list[dict[str, Any]]) -> dict[str, str]:
     return {row["id"]: row["label"] for row in rows}
 
 
+def account_names(actor: Actor) -> dict[str, str]:
+    """Every account of the workspace (connected or not) by id: its label, for lists and logs."""
+    return labels(account_rows(actor, connected=False))
+
+
+def scheduled(form: FormData, verb: str) -> dict[str, Any]:
+    """A form's `scheduledFor` (required to schedule: "choose when to `verb`") and its `timezone`."""
+    when = field(form, "scheduledFor") or None
+    if when is None:
+        raise ValidationFailed.field("scheduledFor", f"is required to schedule: choose when to {verb}")
+    return {"scheduledFor": when, "timezone": field(form, "timezone") or "UTC"}
+
+
 def lines(form: FormData, name: str, *, commas: bool = False) -> list[str]:
     """A textarea's non-blank lines (or comma-separated parts), trimmed."""
     raw = field(form, name)

@@ -100,13 +100,7 @@ THREAD = views.Live(template="inbox_thread.html", seen_id="thread-seen", load=_t
 async def inbox_page(request: Request) -> Response:
     conversation_id = request.path_params.get("id")
     where = await views.seat(request)
-    try:
-        filters = Filters(request)
-        listed = await in_db(_list, where, filters)
-    except ValidationFailed as problem:
-        return views.failure(request, problem, PAGE)
-    except ServiceError:
-        return views.not_found(request, THREAD.missing)
+    filters, listed = await _listed(request, where)
     thread = await THREAD.read(request, where, conversation_id) if conversation_id else None
     templates = await _templates(where, thread["conversation"]) if thread else None
     context = {"filters": filters, "query": filters.params(where), "current": conversation_id,
@@ -120,13 +114,20 @@ async def inbox_page(request: Request) -> Response:
 
 async def live_list(request: Request) -> Response:
     where = await views.seat(request)
-    try:
-        filters = Filters(request)
-        listed = await in_db(_list, where, filters)
-    except ValidationFailed as problem:
-        return views.failure(request, problem, PAGE)
+    filters, listed = await _listed(request, where)
     return views.partial(request, "inbox_list.html", "list-seen", workspace=where.workspace, filters=filters,
                          query=filters.params(where), current=request.query_params.get("current"), **listed)
+
+
+async def _listed(request: Request, where: Seat) -> tuple[Filters, dict[str, Any]]:
+    """The list's filters and what they find; refused filters are the failure page."""
+    try:
+        filters = Filters(request)
+        return filters, await in_db(_list, where, filters)
+    except ValidationFailed as problem:
+        raise views.NoSeat(views.failure(request, problem, PAGE)) from None
+    except ServiceError:
+        raise views.NoSeat(views.not_found(request, THREAD.missing)) from None
 
 
 async def reply(request: Request) -> Response:

@@ -54,14 +54,10 @@ async def start_upload(request: Request) -> Response:
 async def complete_upload(request: Request) -> Response:
     token = request.path_params["id"]
     where, _form = await views.acting(request)
-    try:
-        made = await in_db(lambda: media.complete(actor=where.actor(), token=token))
-    except ServiceError as problem:
-        return views.refused(request, problem, PAGE, "No upload with that token.")
+    made = await views.attempt(request, lambda: media.complete(actor=where.actor(), token=token), PAGE,
+                               "No upload with that token.")
     return _json({"mediaId": made.id, "filename": made.filename, "contentType": made.content_type})
 
 
-MEDIA = Thing(base=PAGE, noun="media", cancel_to_thing=False,
-              delete_detail="Its address stops working. Posts already published keep their copy.",
-              name_of=lambda actor, thing: media.get(actor=actor, media_id=thing).filename,
-              delete=lambda actor, thing: library.delete(actor=actor, media_id=thing))
+MEDIA = Thing(base=PAGE, noun="media", ops=media, deletes=library, name_field="filename", cancel_to_thing=False,
+              delete_detail="Its address stops working. Posts already published keep their copy.")

@@ -16,7 +16,19 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from dashboard.forms import PER_PAGE, account_name, account_rows, form_key, labels, number, once, platform_name, zone_of
+from dashboard.forms import (
+    PER_PAGE,
+    account_name,
+    account_names,
+    account_rows,
+    form_key,
+    labels,
+    number,
+    once,
+    platform_name,
+    scheduled,
+    zone_of,
+)
 from dashboard.views import (
     Seat,
     acting,
@@ -124,10 +136,7 @@ def _body(form: FormData, known: list[dict[str, Any]], action: str) -> dict[str,
     elif action == "queue":
         body["addToQueue"] = True
     elif action == "schedule":
-        body["scheduledFor"] = field(form, "scheduledFor") or None
-        body["timezone"] = field(form, "timezone") or "UTC"
-        if body["scheduledFor"] is None:
-            raise ValidationFailed.field("scheduledFor", "is required to schedule: choose when to publish")
+        body |= scheduled(form, "publish")
     return body
 
 
@@ -262,7 +271,7 @@ def _tiktok_levels(actor: Actor, known: list[dict[str, Any]]) -> dict[str, list[
 def _post_page(where: Seat, post_id: str) -> dict[str, Any]:
     actor = where.actor()
     post = posts.get(actor=actor, post_id=post_id).dump()
-    names = labels(account_rows(actor, connected=False))
+    names = account_names(actor)
     targets = [{**t, "label": names.get(t["accountId"], t["platform"]), "help": TARGET_HELP.get(t["status"], ""),
                 "platformName": platform_name(t["platform"])} for t in post["targets"]]
     return {"post": {**post, "targets": targets},

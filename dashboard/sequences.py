@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from dashboard import views
 from dashboard.actions import Thing
-from dashboard.forms import PER_PAGE, account_rows, contact_label, labels, lines, number
+from dashboard.forms import PER_PAGE, account_names, account_rows, contact_label, lines, number
 from dashboard.views import Seat, data_of, field
 from kit.errors import ServiceError
 from oauth.shell import in_db
@@ -44,7 +44,8 @@ def _steps(form: FormData) -> list[dict[str, Any]]:
 
 
 def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {"name": field(form, "name"), "trigger": field(form, "trigger"),
+    body: dict[str, Any] = {} if editing else {"accountId": field(form, "accountId")}
+    body |= {"name": field(form, "name"), "trigger": field(form, "trigger"),
                             "keywords": lines(form, "keywords", commas=True),
                             "matchType": field(form, "matchType") or "contains",
                             "stopOnReply": form.get("stopOnReply") == "on", "steps": _steps(form),
@@ -53,14 +54,12 @@ def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
         body["automationId"] = field(form, "automationId")
     elif editing:
         body["automationId"] = None
-    if not editing:
-        body["accountId"] = field(form, "accountId")
     return body
 
 
 def _listing(where: Seat) -> dict[str, Any]:
     actor = where.actor()
-    names = labels(account_rows(actor, connected=False))
+    names = account_names(actor)
     listed = sequences.list_sequences(actor=actor, limit=PER_PAGE)
     found = data_of(listed)
     counts = sequences.enrollment_counts(actor=actor, sequence_ids=[s["id"] for s in found])
@@ -71,7 +70,7 @@ def _listing(where: Seat) -> dict[str, Any]:
 def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
     actor = where.actor()
     known = account_rows(actor, capability="dm")
-    names = labels(account_rows(actor, connected=False))
+    names = account_names(actor)
     found_automations = [{**a, "account": names.get(a["accountId"], "")}
                          for a in data_of(automations.list_automations(actor=actor, limit=100))]
     data: dict[str, Any] = {"accounts": known, "automations": found_automations, "sequence": None,
@@ -92,7 +91,7 @@ def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
 
 
 SEQUENCES = Thing(
-    base=PAGE, noun="sequence", nav="sequences",
+    base=PAGE, noun="sequence", ops=sequences, nav="sequences",
     list_template="sequences.html", list_title="Sequences", list_load=_listing,
     edit_template="sequence.html", edit_load=_form_data,
     edit_context={"triggers": TRIGGERS, "match_types": MATCH_TYPES},
@@ -100,12 +99,6 @@ SEQUENCES = Thing(
     create_shape=CreateSequence, update_shape=UpdateSequence,
     # Steps' WhatsApp templates are checked with the platform: the save waits on the network.
     waits=True,
-    exists=lambda actor, thing: sequences.get_row(actor=actor, sequence_id=thing),
-    create=lambda actor, **body: sequences.create(actor=actor, **body),
-    update=lambda actor, thing, **changes: sequences.update(actor=actor, sequence_id=thing, **changes),
-    set_status=lambda actor, thing, status: sequences.update(actor=actor, sequence_id=thing, status=status),
-    name_of=lambda actor, thing: sequences.get(actor=actor, sequence_id=thing).name,
-    delete=lambda actor, thing: sequences.delete(actor=actor, sequence_id=thing),
     delete_detail="Its active enrolments are cancelled: no further step is sent.",
 )
 
@@ -118,6 +111,6 @@ async def enroll(request: Request) -> Response:
     try:
         await in_db(lambda: sequences.enroll(actor=where.actor(), sequence_id=sequence_id,
                                              conversation_id=conversation_id or None))
-    except ServiceError as problem:
+    except ServiceError as problem:  # its 404 names what is missing: the sequence or the conversation
         return views.refused(request, problem, back, problem.message)
     return views.done(request, "Enrolled the conversation.", back, where)

@@ -260,6 +260,14 @@ def refused(request: Request, problem: ServiceError, back: str, missing: str) ->
     return failure(request, problem, back)
 
 
+async def attempt(request: Request, call: Callable[[], T], back: str, missing: str) -> T:
+    """`call` in one transaction; a refusal is `NoSeat` with its page (see `refused`)."""
+    try:
+        return await in_db(call)
+    except ServiceError as problem:
+        raise NoSeat(refused(request, problem, back, missing)) from None
+
+
 def confirm(request: Request, where: Seat, *, title: str, question: str, action: str, button: str,
             cancel: str, detail: str = "") -> HTMLResponse:
     """The page a destructive action asks from first: its form posts the action, Cancel goes back."""

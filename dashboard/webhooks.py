@@ -135,9 +135,7 @@ async def destructive(request: Request) -> Response:
 async def redeliver(request: Request) -> Response:
     delivery_id = request.path_params["id"]
     where, _form = await views.acting(request)
-    try:
-        again = await in_db(lambda: webhooks.redeliver(actor=where.actor(), delivery_id=delivery_id))
-    except ServiceError as problem:
-        return views.refused(request, problem, PAGE, "No webhook delivery with that id.")
+    again = await views.attempt(request, lambda: webhooks.redeliver(actor=where.actor(), delivery_id=delivery_id),
+                                PAGE, "No webhook delivery with that id.")
     return views.done(request, "Redelivery queued: it appears at the top of the log.",
                       f"{PAGE}/{again.webhook_id}", where)
