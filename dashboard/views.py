@@ -9,8 +9,9 @@ The workspace is the one the request names (`?workspace=` or a form's `workspace
 the switcher last chose (kept in the session), else the person's first. A named workspace the
 person is not a member of is a 404 page, never a silent fallback to another workspace.
 
-A view that cannot act (no session, an expired form, a workspace not the person's) raises `NoSeat`
-with the page to answer; `NoSeatAnswers`, on every dashboard route, sends it.
+A view that cannot go on (no session, an expired form, a workspace or a thing not the person's)
+raises `NoSeat` with the page to answer; `NoSeatAnswers`, on every dashboard route, sends it, so no
+view writes that answer itself.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class Seat:
 
 
 class NoSeat(Exception):
-    """The request cannot act: the answer (a redirect to sign in, a 404 page) is `response`."""
+    """The request cannot go on: the answer (a redirect to sign in, the expired form's page, a 404
+    page, a refusal's page) is `response`, sent by `NoSeatAnswers`."""
 
     def __init__(self, response: Response) -> None:
         self.response = response
