@@ -17,11 +17,12 @@ from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
 from service.automations import ops as automations
 from service.automations import work as automation_work
+from service.broadcasts import completion as broadcast_completion
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
 from service.common import health, signals
 from service.engine import core as engine
-from service.inbox import conversations, outbound, pacer, polling, profiles
+from service.inbox import conversations, outbound, pacer, polling, polls, profiles
 from service.posts import ops as posts
 from service.posts import publishing
 from service.posts import work as post_work
@@ -60,10 +61,12 @@ def wire() -> None:
     signals.contact_wrote.connect(sequences.contact_wrote)
     # A contact known only by a scoped id (Instagram, Facebook) gets their name read from the platform.
     signals.contact_wrote.connect(profiles.contact_wrote)
+    # An account's record shows where its inbox stands.
+    signals.account_described.connect(polls.describe_account)
     # Broadcast recipients follow their message.
-    signals.message_finished.connect(broadcasts.message_finished, "broadcast", sent=False)
-    signals.message_finished.ride(broadcasts.recipient_sent, "broadcast")
-    signals.message_failed_later.connect(broadcasts.message_failed_later)
+    signals.message_finished.connect(broadcast_completion.message_finished, "broadcast", sent=False)
+    signals.message_finished.ride(broadcast_completion.recipient_sent, "broadcast")
+    signals.message_failed_later.connect(broadcast_completion.message_failed_later)
     # What an account's permanent deletion takes with it.
     signals.account_deleting.connect(lambda account_id: ("conversations", conversations.delete_for_account(account_id)))
     signals.account_deleting.connect(lambda account_id: ("followerSnapshots", analytics.delete_for_account(account_id)))
@@ -86,7 +89,7 @@ def wire() -> None:
     engine.register(profiles.LOOKUP_WORK)
     engine.register(polling.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
-    scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
+    scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcast_completion.complete_finished,
                         post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events])
 
 

@@ -21,12 +21,14 @@ from typing import Any
 from kit import clock, ids, settings
 from kit.errors import Conflict, ValidationFailed
 from platforms.base import Button
-from service.broadcasts import audience, ops
+from service.broadcasts import audience, completion
 from service.engine import core as engine
 from service.inbox import outbound
 from storage import hot
 from storage.db import connection, db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation
+
+CHUNK = 500  # conversations fanned out per transaction
 
 
 def start(broadcast_id: str) -> None:
@@ -40,7 +42,7 @@ def start(broadcast_id: str) -> None:
             moment = clock.now()
             started = engine.renew_lease(found, still=("scheduled",), status="sending", started_at=moment)
             if started:
-                ops._announce(broadcast_id, "broadcast.started")
+                completion.announce(broadcast_id, "broadcast.started")
         while True:
             with db.atomic():
                 more = _fan_out_chunk(found)
@@ -68,9 +70,9 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
         # conversation of the account is passed over with its chunk.
         chosen = sorted(set(row.conversation_ids))
         start = bisect.bisect_right(chosen, row.fanout_cursor) if row.fanout_cursor else 0
-        part = chosen[start:start + ops.CHUNK]
+        part = chosen[start:start + CHUNK]
         query = audience.conversations(account.id, conversation_ids=part, active_within_days=None, since=moment)
-        last = start + ops.CHUNK >= len(chosen)
+        last = start + CHUNK >= len(chosen)
     else:
         query = audience.conversations(account.id, conversation_ids=None, active_within_days=row.active_within_days,
                                        since=row.started_at or moment)
@@ -79,11 +81,11 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     # Only what the window check reads: a whole conversation made from each row cost more than the
     # rest of the chunk's work.
     chunk = list(query.select(Conversation.id, Conversation.platform, Conversation.last_inbound_at)
-                 .order_by(Conversation.id).limit(ops.CHUNK))
+                 .order_by(Conversation.id).limit(CHUNK))
     if row.conversation_ids:
         cursor = part[-1] if part else row.fanout_cursor
     else:
-        last = len(chunk) < ops.CHUNK
+        last = len(chunk) < CHUNK
         cursor = chunk[-1].id if chunk else row.fanout_cursor
     button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
     # (id, conversation_id, message_id, status, reason) of each recipient, in the chunk's order.
@@ -96,7 +98,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
         if row.template or outbound.within_window(conversation, at=moment):
             reachable.append(conversation)
         else:
-            entry[3:] = ["skipped", ops.OUTSIDE_WINDOW]
+            entry[3:] = ["skipped", completion.OUTSIDE_WINDOW]
         recipients.append(entry)
     try:
         messages = outbound.queue_outbound_many(reachable, account, text=row.text or None, button=button,
@@ -120,14 +122,14 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?", (cursor, last, row.id))
     if last:
         engine.finish(found, status="sending", next_attempt_at=None)
-        ops._complete_if_done(row.id)
+        completion.complete_if_done(row.id)
     return not last
 
 
 def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
     moment = clock.now()
     engine.finish(found, status="failed", next_attempt_at=None, completed_at=moment, error=reason, fanned_out=True)
-    ops._announce(row.id, "broadcast.completed")
+    completion.announce(row.id, "broadcast.completed")
 
 
 def _lease() -> float:
@@ -146,7 +148,7 @@ def send_group(message_ids: list[str]) -> None:
     then one check of whether that finished the broadcast. Outside any transaction, like every send."""
     outbound.send_group(message_ids)
     with connection():
-        ops.complete_after(message_ids)
+        completion.complete_after(message_ids)
 
 
 SEND_WORK = engine.Kind(

@@ -144,5 +144,15 @@ def inbox_state(account_id: str, platform: str) -> dict[str, Any]:
     return state
 
 
+def describe_account(account_id: str, platform: str, capabilities: dict[str, Any]) -> None:
+    """Receiver of `signals.account_described`: where the account's inbox stands (how messages
+    arrive now, its last poll, YouTube's quota spend of the day, whether a TikTok account may use
+    Business Messaging) under `capabilities.inbox`."""
+    if platform in POLLED_OR_CHECKED:
+        capabilities["inbox"] = inbox_state(account_id, platform)
+        if capabilities["inbox"].get("businessAccount") is False:
+            capabilities["dm"] = False
+
+
 def _iso(moment: dt.datetime | None) -> str | None:
     return None if moment is None else moment.replace(microsecond=0).isoformat() + "Z"

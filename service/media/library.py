@@ -26,7 +26,7 @@ from kit.shapes import is_https_url
 from service.common import events
 from service.identity.auth import Actor
 from service.media import ops as media
-from service.posts.shapes import MediaRecord
+from service.media.shapes import MediaRecord
 from storage.db import connection, db
 from storage.models import Media, Post, PostTarget
 

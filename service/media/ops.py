@@ -37,7 +37,7 @@ from kit import clock, crypto, files, ids, settings, tokens
 from kit.errors import Conflict, FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
 from service.common import events
 from service.identity.auth import Actor
-from service.posts.shapes import MediaRecord, Upload
+from service.media.shapes import MediaRecord, Upload
 from storage.db import db, is_postgres
 from storage.models import Media
 
