@@ -22,7 +22,8 @@ from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
 from service.common import health, signals
 from service.engine import core as engine
-from service.inbox import conversations, outbound, pacer, polling, polls, profiles
+from service.inbox import conversations, pacer, polls, profiles
+from service.inbox import work as inbox_work
 from service.posts import ops as posts
 from service.posts import publishing
 from service.posts import work as post_work
@@ -46,10 +47,10 @@ class Runtime:
     checkpoints: storage_db.WalCheckpoints | None = None  # SQLite's WAL, folded in by a thread of its own
 
 
-def wire() -> None:
-    """Connect everything the service runs on, here and nowhere else: the receivers of each
-    cross-domain signal (`service.common.signals`), the engine's kinds of durable work and how they
-    reach the queue, and the scheduler's tick jobs."""
+def wire(settings: Settings) -> None:
+    """Connect everything the service runs on, here and nowhere else: the settings each module reads
+    (handed in, never fetched), the receivers of each cross-domain signal (`service.common.signals`),
+    the engine's kinds of durable work and how they reach the queue, and the scheduler's tick jobs."""
     signals.disconnect_all()
     # What each kind of platform event stored at /hooks does.
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
@@ -75,9 +76,10 @@ def wire() -> None:
     # The outbox's dispatcher starts as soon as events commit.
     signals.events_committed.connect(engine_tasks.batch_nudger(webhook_work.DISPATCH_WORK.name))
     engine.reset()
+    engine.configure(settings)  # each kind's lease and policy read their numbers from it
     engine.register(webhook_work.DISPATCH_WORK)
     engine.register(webhook_work.DELIVERY_WORK)
-    engine.register(outbound.MESSAGE_WORK)
+    engine.register(inbox_work.MESSAGE_WORK)
     engine.register(automation_work.REPLY_WORK)
     engine.register(sequence_work.ENROLLMENT_WORK)
     engine.register(broadcast_work.START_WORK)
@@ -86,8 +88,8 @@ def wire() -> None:
     engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)
     engine.register(analytics_work.SNAPSHOT_WORK)
-    engine.register(profiles.LOOKUP_WORK)
-    engine.register(polling.POLL_WORK)
+    engine.register(inbox_work.LOOKUP_WORK)
+    engine.register(inbox_work.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcast_completion.complete_finished,
                         post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events])
@@ -104,7 +106,7 @@ def prepare(settings: Settings) -> None:
     adapters.configure(settings)
     pacer.configure(settings)
     health.configure(queue_answers=queue.ping)
-    wire()
+    wire(settings)
     migrate()
 
 

@@ -8,7 +8,7 @@ out. Completion (the last recipient settled) stays with the front doors' module,
 finish listener calls.
 
 The fan-out's messages go to workers as `SEND_WORK` groups: each message is sent as any other
-(`outbound.send`: at most once, at the account's pace), and the group checks once, after its
+(`inbox_work.send`: at most once, at the account's pace), and the group checks once, after its
 outcomes are committed, whether its broadcast is complete, instead of every message checking in a
 transaction of its own.
 """
@@ -18,12 +18,15 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from kit import clock, ids, settings
+from kit import clock, ids
 from kit.errors import Conflict, ValidationFailed
+from kit.settings import Settings
 from platforms.base import Button
 from service.broadcasts import audience, completion
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from service.inbox import outbound
+from service.inbox import work as inbox_work
 from storage import hot
 from storage.db import connection, db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation
@@ -62,7 +65,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     if row is None or account is None:
         return False
     if account.status != "connected":
-        _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
+        _fail(found, row, Conflict("The account was disconnected."))
         return False
     if row.conversation_ids:
         # The chosen ids are walked in order here, a chunk's worth at a time: the whole list (up to
@@ -126,35 +129,41 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     return not last
 
 
-def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
-    moment = clock.now()
-    engine.finish(found, status="failed", next_attempt_at=None, completed_at=moment, error=reason, fanned_out=True)
+def _fail(found: engine.Claim, row: Broadcast, failure: Conflict) -> None:
+    engine.fail(found, failure, completed_at=clock.now(), fanned_out=True)  # the policy: failed, for good
     completion.announce(row.id, "broadcast.completed")
 
 
-def _lease() -> float:
+def _lease(settings: Settings) -> float:
     # The send lease: a fan-out renews it with every chunk, so a dead worker's share is taken over soon.
-    return settings.current().send_lease_seconds
+    return settings.send_lease_seconds
 
+
+# At least once: a fan-out taken over goes on from its cursor. An account disconnected under it ends
+# the broadcast `failed` (the recipients reached so far keep their messages).
+START_POLICY = Policy(
+    retry_status="sending", failed_status="failed", max_attempts=1,
+    conflict_text="The account was disconnected before the broadcast could reach everyone.",
+)
 
 START_WORK = engine.Kind(
     name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
-    lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
+    lease_seconds=_lease, policy=START_POLICY, sweep_batch=100, sweep_batches_per_tick=1,
 )
 
 
 def send_group(message_ids: list[str]) -> None:
-    """A task's group of a broadcast's messages: sent as the inbox sends a group (`outbound.send_group`),
+    """A task's group of a broadcast's messages: sent as the inbox sends a group (`inbox_work.send_group`),
     then one check of whether that finished the broadcast. Outside any transaction, like every send."""
-    outbound.send_group(message_ids)
+    inbox_work.send_group(message_ids)
     with connection():
         completion.complete_after(message_ids)
 
 
 SEND_WORK = engine.Kind(
-    name="broadcast_message", table="message", ready=("pending",), run=outbound.send, run_group=send_group,
-    lease_seconds=outbound.lease_seconds, scope="source = 'broadcast'",
-    # Its rows are outbound messages, which `outbound.MESSAGE_WORK` sweeps (a lost group's messages
+    name="broadcast_message", table="message", ready=("pending",), run=inbox_work.send, run_group=send_group,
+    lease_seconds=inbox_work.lease_seconds, policy=inbox_work.MESSAGE_POLICY, scope="source = 'broadcast'",
+    # Its rows are outbound messages, which `inbox_work.MESSAGE_WORK` sweeps (a lost group's messages
     # are handed out again one by one, and the tick completes their broadcast): this kind only says
     # how the fan-out's groups run.
     sweep_batches_per_tick=0,

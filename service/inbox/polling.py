@@ -53,6 +53,7 @@ THREADS_BY_ID = 50  # commentThreads.list takes at most 50 ids
 _RECENT = ("SELECT external_conversation_id FROM conversation WHERE account_id = ? AND activity_at >= ?"
            " AND external_conversation_id IS NOT NULL ORDER BY activity_at DESC LIMIT ?")
 
+POLL = "inbox_poll"  # the engine's kind (work.py: POLL_WORK)
 Outcome = Literal["read", "quota", "later", "reauth_needed", "gone", "checked"]
 
 
@@ -97,7 +98,7 @@ def run(chore_id: str) -> Outcome | None:
     """The engine's run of one armed poll: None when it was not ours to run."""
     with connection():
         with db.atomic():
-            found = engine.claim(POLL_WORK, chore_id)
+            found = engine.claim(engine.kind(POLL), chore_id)  # declared in work.py
             if found is None:
                 return None
             account = by_id(Account, found.columns["account_id"])
@@ -240,14 +241,3 @@ def _older_thread(page: dict[str, Any], cursor: str) -> bool:
             return True
     return False
 
-
-def lease_seconds() -> float:
-    # A few platform calls, as a message's send.
-    return settings.current().send_lease_seconds
-
-
-POLL_WORK = engine.Kind(
-    name="inbox_poll", table="account_chore", scope="chore = 'inbox_poll'", ready=("due",), idle="idle",
-    arm=_due, arm_when_due=True, run=run, lease_seconds=lease_seconds, returning=("account_id",),
-    sweep_batch=BATCH, sweep_batches_per_tick=5,
-)
