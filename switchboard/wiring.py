@@ -11,7 +11,7 @@ from typing import Any
 from kit import files
 from kit import settings as settings_module
 from kit.settings import Settings
-from service.accounts import adapters
+from service.accounts import adapters, connect
 from service.accounts import work as account_work
 from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
@@ -20,15 +20,22 @@ from service.automations import work as automation_work
 from service.broadcasts import completion as broadcast_completion
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
-from service.common import health, signals
+from service.common import health, idempotency, signals
 from service.engine import core as engine
-from service.inbox import conversations, pacer, polls, profiles
+from service.identity import oauth_clients
+from service.inbox import conversations, pacer, polling, polls, profiles
 from service.inbox import work as inbox_work
+from service.media import library as media_library
+from service.media import ops as media_ops
 from service.posts import ops as posts
 from service.posts import publishing
 from service.posts import work as post_work
 from service.sequences import ops as sequences
 from service.sequences import work as sequence_work
+from service.webhooks import delivery as webhook_delivery
+from service.webhooks import ops as webhook_ops
+from service.webhooks import retention as webhook_retention
+from service.webhooks import signing as webhook_signing
 from service.webhooks import work as webhook_work
 from storage import db as storage_db
 from storage.migrations import migrate
@@ -51,6 +58,10 @@ def wire(settings: Settings) -> None:
     """Connect everything the service runs on, here and nowhere else: the settings each module reads
     (handed in, never fetched), the receivers of each cross-domain signal (`service.common.signals`),
     the engine's kinds of durable work and how they reach the queue, and the scheduler's tick jobs."""
+    # The settings each module of the service reads: handed in here, never fetched inside a domain.
+    for reads_settings in (connect, oauth_clients, idempotency, media_ops, media_library, polls, polling,
+                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention):
+        reads_settings.settings.configure(settings)
     signals.disconnect_all()
     # What each kind of platform event stored at /hooks does.
     for kinds, handler in conversations.INBOUND_HANDLERS.items():

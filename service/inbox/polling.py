@@ -29,18 +29,21 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kit import clock, settings
+from kit import clock
 from kit.errors import Conflict
 from platforms import inbound as platform_inbound
 from platforms.base import PlatformFailure, ReauthRequired, RetryLater
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
+from service.common.configured import Configured
 from service.engine import core as engine
 from service.inbox import polls
 from service.inbox.inbound import store_events
 from storage.db import connection, db
 from storage.hot import by_id, run_fixed
 from storage.models import Account, InboxPoll
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 log = logging.getLogger("switchboard.polls")
 
@@ -58,7 +61,7 @@ Outcome = Literal["read", "quota", "later", "reauth_needed", "gone", "checked"]
 
 
 def interval() -> dt.timedelta:
-    return dt.timedelta(seconds=settings.current().inbox_poll_seconds)
+    return dt.timedelta(seconds=settings().inbox_poll_seconds)
 
 
 # Written out: it runs on every scheduler tick, and building it with peewee (three queries, their

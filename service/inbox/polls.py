@@ -18,9 +18,12 @@ from zoneinfo import ZoneInfo
 
 from peewee import fn
 
-from kit import clock, settings
+from kit import clock
+from service.common.configured import Configured
 from storage.hot import run_fixed
 from storage.models import Account, InboxPoll, PlatformQuota
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")  # YouTube's quota day ends at midnight Pacific time
 # commentThreads.list, a page of `part=snippet,replies`: 1 unit for the call and 2 for each part
@@ -45,7 +48,7 @@ def quota_resets_at(moment: dt.datetime | None = None) -> dt.datetime:
 
 
 def poll_budget() -> int:
-    current = settings.current()
+    current = settings()
     return int(current.youtube_daily_quota * current.youtube_poll_share)
 
 
@@ -135,7 +138,7 @@ def inbox_state(account_id: str, platform: str) -> dict[str, Any]:
             "day": day,
             "accountUnitsToday": poll.quota_units if poll is not None and poll.quota_day == day else 0,
             "projectUnitsToday": project_units_today(),
-            "dailyLimit": settings.current().youtube_daily_quota,
+            "dailyLimit": settings().youtube_daily_quota,
             "pollBudget": poll_budget(),
         }
     elif platform == "tiktok":
