@@ -171,7 +171,7 @@ def attach(resource_id: str) -> None:
 
 
 def forget_expired() -> int:
-    return IdempotencyRecord.delete().where(IdempotencyRecord.created_at <= clock.now() - TTL).execute()
+    return int(IdempotencyRecord.delete().where(IdempotencyRecord.created_at <= clock.now() - TTL).execute())
 
 
 def stored_body(row: IdempotencyRecord) -> Any:

@@ -160,7 +160,8 @@ def attempt(found: engine.Claim) -> Outcome:
 
 def _load(found: engine.Claim) -> tuple[Any, ...] | None:
     """The endpoint's and the event's columns that an attempt needs (None: one of them is gone)."""
-    return hot.run_fixed(_LOAD_SQL, (found.columns["endpoint_id"], found.columns["event_id"])).fetchone()
+    row = hot.run_fixed(_LOAD_SQL, (found.columns["endpoint_id"], found.columns["event_id"])).fetchone()
+    return tuple(row) if row is not None else None
 
 
 def _attempt_loaded(found: engine.Claim, row: tuple[Any, ...] | None) -> Outcome:
