@@ -18,9 +18,9 @@ advances a cursor: a worker that dies mid fan-out leaves the rest to the next cl
 from the cursor. The messages are nudged in groups after each chunk commits, never a task each.
 
 A recipient outside the platform's messaging window is `skipped` (`outside_messaging_window`) by a
-pre-flight check, before any message exists. Each recipient then follows its message: a sent
-message's recipient moves in the very statement that records the outcome (`recipient_sent`, a
-rider of the outbound finish: no transaction a message on PostgreSQL), and the finish listener
+pre-flight check, before any message exists. Each recipient then follows its message (completion.py):
+a sent message's recipient moves in the very statement that records the outcome (`recipient_sent`,
+a rider of the outbound finish: no transaction a message on PostgreSQL), and the finish listener
 `message_finished` moves it in the transaction where the message becomes `failed` or `unknown` (or,
 through the inbox's receipts, when WhatsApp reports a sent message undelivered). The fan-out hands
 its messages to workers in groups (`work.SEND_WORK`); once a group's outcomes are committed, one

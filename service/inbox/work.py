@@ -64,7 +64,7 @@ def _lost(message_ids: list[str]) -> None:
             signals.message_finished.send(MessageFinished(row.id, row.source, "unknown", moment, LOST_ERROR))
 
 
-# -- one message's attempt -----------------------------------------------------------------------------------
+# -- one message's attempt ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Loaded:
     message: Message
