@@ -24,11 +24,10 @@ from typing import Any
 
 from kit import clock
 from service.accounts import choices as connect_choices
-from service.common import idempotency, ratelimit
+from service.common import health, idempotency, ratelimit
 from service.identity import sessions
 from storage.db import connection, db, is_postgres
 from storage.hot import run_fixed
-from storage.models import SchedulerState
 
 log = logging.getLogger("switchboard.scheduler")
 
@@ -38,14 +37,6 @@ _jobs: list[tuple[str, TickJob]] = []
 
 def set_jobs(jobs: list[TickJob]) -> None:
     _jobs[:] = [(f"{fn.__module__}.{fn.__qualname__}", fn) for fn in jobs]
-
-
-def _record_tick() -> None:
-    with db.atomic():
-        SchedulerState.insert(name="last_tick", value=clock.iso(clock.now()), updated_at=clock.now()).on_conflict(
-            conflict_target=[SchedulerState.name],
-            update={SchedulerState.value: clock.iso(clock.now()), SchedulerState.updated_at: clock.now()},
-        ).execute()
 
 
 _housekeeping_every = 60
@@ -62,7 +53,7 @@ def housekeeping() -> None:
             ratelimit.forget_old_windows()
             sessions.forget_expired()
             connect_choices.forget_expired()
-        _record_tick()
+        health.record_tick()
 
 
 def _run_jobs() -> None:
