@@ -1,0 +1,7 @@
+"""stub"""
+
+from tests.support.platform_specs import Seen
+
+
+def check(seen: Seen) -> list[str]:
+    return []
