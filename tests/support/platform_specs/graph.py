@@ -65,7 +65,8 @@ class Rule:
 
 RULES: dict[tuple[str, str, str], Rule] = {
     # Containers: `media_type` is CAROUSEL, REELS or STORIES, or absent for an image; VIDEO was retired
-    # for REELS (https://developers.facebook.com/docs/instagram-platform/changelog, v21 migration).
+    # for REELS, and remains only for a carousel's video item (`is_carousel_item=true`):
+    # https://developers.facebook.com/docs/instagram-platform/content-publishing#carousel-posts
     ("instagram", "POST", "media"): Rule(
         IG_MEDIA, one_of=("image_url", "video_url", "children"),
         enums={"media_type": ("CAROUSEL", "REELS", "STORIES")}, max_length={"caption": 2200, "children": 10}),
@@ -102,6 +103,14 @@ RULES: dict[tuple[str, str, str], Rule] = {
     ("instagram", "POST", "subscribed_apps"): Rule(
         "https://developers.facebook.com/docs/instagram-platform/webhooks#enable-subscriptions",
         required=("subscribed_fields",)),
+}
+
+
+# Values Meta's reference pages spell differently from the SDK's enum, exactly as the pages do.
+ENUM_ERRATA = {
+    # https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/messaging-api/conversations
+    # lists a Business Account's conversations with `platform=instagram`.
+    ("conversations", "platform"): ("instagram", "messenger"),
 }
 
 
@@ -248,12 +257,10 @@ def _enums_of(cls: Any) -> dict[str, list[str]]:
     return found
 
 
-def _edge_problems(edge: Edge, params: dict[str, Any]) -> list[str]:
+def _edge_problems(name: str, edge: Edge, params: dict[str, Any]) -> list[str]:
     problems = []
     for key, value in params.items():
-        if key == "fields":
-            continue
-        if key in COMMON:
+        if key in COMMON or value in ENUM_ERRATA.get((name, key), ()):
             continue
         kind = edge.types.get(key)
         if kind is None:
@@ -275,6 +282,9 @@ def _rule_problems(platform: str, method: str, edge: str, params: dict[str, Any]
     if rule.one_of and not any(params.get(key) not in (None, "") for key in rule.one_of):
         problems.append(f"one of {list(rule.one_of)} is required ({rule.page})")
     for key, values in rule.enums.items():
+        if (platform, edge, key) == ("instagram", "media", "media_type") and params.get(key) == "VIDEO" \
+                and params.get("is_carousel_item") in (True, "true"):
+            continue
         if key in params and params[key] not in values:
             problems.append(f"{key}: {params[key]!r} is not one of {list(values)} ({rule.page})")
     for key, limit in rule.max_length.items():
@@ -339,7 +349,7 @@ def check(seen: Seen) -> list[str]:
         if (seen.platform, seen.method, edge) in UNDESCRIBED:
             return problems + [f"/{edge}: {p}" for p in rules]
         return [*problems, f"{seen.method} /{{id}}/{edge}: no {seen.platform} node type of {version()} has this edge"]
-    results = [(name, _edge_problems(found, params)) for name, found in candidates]
+    results = [(name, _edge_problems(edge, found, params)) for name, found in candidates]
     if not any(not found for _, found in results):
         name, found = min(results, key=lambda r: len(r[1]))
         problems += [f"{name} {seen.method} /{edge}: {p}" for p in found]

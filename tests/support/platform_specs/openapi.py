@@ -240,6 +240,11 @@ def _leaves(errors: Any) -> list[ValidationError]:
     return found
 
 
+def shorten(message: str, limit: int = 300) -> str:
+    """A message of a long value, its middle left out (the end says what is wrong)."""
+    return message if len(message) <= limit else message[:limit // 2] + " ... " + message[-limit // 2:]
+
+
 def _describe(error: ValidationError, where: str) -> str:
     at = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{at}: {error.message[:300]}"
+    return f"{at}: {shorten(error.message)}"

@@ -97,6 +97,19 @@ def _visible_length(text: str, parse_mode: Any) -> int:
     return len(text)
 
 
+# https://core.telegram.org/bots/api#markdownv2-style: "Any character with code between 1 and 126
+# inclusively can be escaped anywhere with a preceding '\\' character ... In all other places
+# characters '_', '*', '[', ']', '(', ')', '~', '`', '>', '#', '+', '-', '=', '|', '{', '}', '.', '!'
+# must be escaped". These never open an entity, so unescaped they are always refused:
+MARKDOWN_V2_RESERVED = re.compile(r"(?<!\\)(?:\\\\)*[#+\-={}.!]")
+
+
+def _markdown_v2(text: str) -> bool:
+    """Whether a MarkdownV2 text escapes what it must (outside code, where only ` and \\ are)."""
+    outside_code = re.sub(r"```.*?```|`[^`]*`", "", text, flags=re.DOTALL)
+    return MARKDOWN_V2_RESERVED.search(outside_code) is None
+
+
 def _buttons(markup: Any, where: str) -> list[str]:
     problems = []
     rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
@@ -131,6 +144,11 @@ def _limits(name: str, data: dict[str, Any]) -> list[str]:
         if mode is not None and mode not in PARSE_MODES:
             problems.append(f"{where}.parse_mode: {mode!r} is not one of {list(PARSE_MODES)} ({API}#formatting-options)")
         caption = item.get("caption")
+        if mode == "MarkdownV2":
+            for key in ("text", "caption"):
+                if isinstance(item.get(key), str) and not _markdown_v2(item[key]):
+                    problems.append(f"{where}.{key}: a reserved character is not escaped for MarkdownV2 "
+                                    f"({API}#markdownv2-style)")
         if isinstance(caption, str) and _visible_length(caption, mode) > CAPTION_LIMIT:
             problems.append(f"{where}.caption: 0-1024 characters, {len(caption)} given")
     text = data.get("text")

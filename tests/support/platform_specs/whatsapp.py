@@ -74,7 +74,25 @@ def _language_policy(schemas: dict[str, Any]) -> None:
 # operations leave out.
 COMMON = frozenset({"appsecret_proof", "access_token", "fields", "limit", "after", "before"})
 
-ERRATA: list[Callable[[dict[str, Any]], None]] = [_cta_url, _language_policy]
+def _button_index(schemas: dict[str, Any]) -> None:
+    """A template button's `index` is its position, 0 to 9 (the document's pattern `^[2-6, 11-14]$`
+    is a character class, not the ranges it meant):
+    https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages#button-parameter-object"""
+
+    def fix(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("pattern") == "^[2-6, 11-14]$":
+                node["pattern"] = "^[0-9]$"
+            for value in node.values():
+                fix(value)
+        elif isinstance(node, list):
+            for value in node:
+                fix(value)
+
+    fix(schemas)
+
+
+ERRATA: list[Callable[[dict[str, Any]], None]] = [_cta_url, _language_policy, _button_index]
 
 
 @functools.cache

@@ -14,6 +14,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from tests.support.platform_specs import Seen
+from tests.support.platform_specs.openapi import shorten
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def errors(schema: dict[str, Any], value: Any, where: str) -> list[str]:
     found = []
     for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
         at = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        found.append(f"{at}: {error.message[:300]}")
+        found.append(f"{at}: {shorten(error.message)}")
     return found
 
 

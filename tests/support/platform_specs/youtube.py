@@ -19,6 +19,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from tests.support.platform_specs import Seen
+from tests.support.platform_specs.openapi import shorten
 
 # Requests outside the Data API: Google's OAuth token endpoint (checked on its own below), and the
 # bytes sent to an upload session's own URL (the resumable protocol, not a Data API method).
@@ -140,7 +141,7 @@ def _errors(ref: str, value: Any, where: str) -> list[str]:
     found = []
     for error in _validator(ref).iter_errors(value):
         at = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        found.append(f"{at}: {error.message[:300]}")
+        found.append(f"{at}: {shorten(error.message)}")
     return found
 
 
