@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from openapi_schema_validator import OAS30ReadValidator, OAS30WriteValidator
@@ -23,6 +24,9 @@ OUTSIDE = ("/2/oauth2/token",)
 # Cursor parameters of paginated operations: X's reference names `pagination_token`, and the
 # responses' `meta.next_token` is what is sent back in it.
 PAGING = {"pagination_token"}
+# The document names the Post fields parameter `post.fields`; X's reference and its servers take
+# `tweet.fields` (https://docs.x.com/x-api/fundamentals/fields): read as the document's name.
+WIRE_NAMES = {"tweet.fields": "post.fields"}
 BEARER = re.compile(r"Bearer [A-Za-z0-9._~+/=-]+")
 OAUTH1 = re.compile(r"OAuth .+")
 
@@ -69,6 +73,8 @@ def check(seen: Seen) -> list[str]:
     if seen.path in OUTSIDE:
         return _token_request(seen)
     doc = document()
+    if WIRE_NAMES.keys() & seen.query.keys():
+        seen = replace(seen, query={WIRE_NAMES.get(key, key): value for key, value in seen.query.items()})
     problems = doc.check_request(seen, ignore_query=lambda key: key in PAGING)
     if problems and problems[0].endswith(f"no such operation in {doc.name}"):
         return problems
