@@ -221,7 +221,7 @@ def _type_problems(kind: str, value: Any, enums: dict[str, list[str]], where: st
             isinstance(value, str) and re.fullmatch(r"-?\d+" if kind == "int" else r"\d+", value) is not None)
         return [] if ok else [f"{where}: {value!r} is not an {kind}"]
     if kind == "float":
-        ok = isinstance(value, int | float) and not isinstance(value, bool) or (
+        ok = (isinstance(value, int | float) and not isinstance(value, bool)) or (
             isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value) is not None)
         return [] if ok else [f"{where}: {value!r} is not a number"]
     if kind == "bool":
@@ -313,7 +313,8 @@ def _node_read(seen: Seen, params: dict[str, Any]) -> list[str]:
     wanted = [name.split("{")[0] for name in str(params.get("fields", "")).split(",") if name]
     if not wanted:
         return problems
-    candidates = {name: node_fields(module, name) for module, name in NODE_TYPES.get(seen.platform, [])}
+    candidates: dict[str, frozenset[str] | set[str]] = {
+        name: node_fields(module, name) for module, name in NODE_TYPES.get(seen.platform, [])}
     candidates.update(EXTRA_NODES.get(seen.platform, {}))
     if any(set(wanted) <= fields for fields in candidates.values()):
         return problems

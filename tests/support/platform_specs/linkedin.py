@@ -11,7 +11,8 @@ and `X-Restli-Protocol-Version: 2.0.0`
 from __future__ import annotations
 
 from tests.support.platform_specs import Seen
-from tests.support.platform_specs.written import Endpoint, check as check_written, obj, text
+from tests.support.platform_specs.written import Endpoint, obj, text
+from tests.support.platform_specs.written import check as check_written
 
 LEARN = "https://learn.microsoft.com/en-us/linkedin"
 TOKEN_PAGE = f"{LEARN}/shared/authentication/authorization-code-flow"

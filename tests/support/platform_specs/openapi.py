@@ -91,7 +91,7 @@ class Document:
                 return operation, dict(zip(operation.path_names, found.groups(), strict=True))
         return None
 
-    @functools.cache  # noqa: B019  (one document per process, kept for the session)
+    @functools.cache
     def _validator(self, kind: str, key: str) -> Validator:
         schema = json.loads(key)
         cls = self.request_validator if kind == "request" else self.response_validator
@@ -201,7 +201,7 @@ def _read_text(schema: dict[str, Any], value: str, document: Document) -> Any:
     schema = document.resolve(schema)
     kind = schema.get("type")
     if kind is None and ("oneOf" in schema or "anyOf" in schema):
-        options = [document.resolve(s) for s in schema.get("oneOf") or schema.get("anyOf")]
+        options = [document.resolve(s) for s in schema.get("oneOf") or schema.get("anyOf") or []]
         kind = next((s.get("type") for s in options if s.get("type") not in (None, "string")), None)
         schema = next((s for s in options if s.get("type") == kind), schema)
     if kind == "integer" and INTEGER.fullmatch(value):

@@ -134,7 +134,8 @@ def _limits(name: str, data: dict[str, Any]) -> list[str]:
     if name == "sendMediaGroup" and isinstance(media, list):
         if not ALBUM_SIZE[0] <= len(media) <= ALBUM_SIZE[1]:
             problems.append(f"body.media: an album has 2-10 items, {len(media)} given ({API}#sendmediagroup)")
-        families = {ALBUM_FAMILIES.get(item.get("type"), item.get("type")) for item in media if isinstance(item, dict)}
+        families = {ALBUM_FAMILIES.get(str(item.get("type")), str(item.get("type")))
+                    for item in media if isinstance(item, dict)}
         if len(families) > 1:
             problems.append(f"body.media: documents and audio group only with their own type, "
                             f"{sorted(str(f) for f in families)} given ({API}#sendmediagroup)")
@@ -188,9 +189,10 @@ def _answer(model: type[BaseModel], seen: Seen) -> list[str]:
         result = _result(model).validate_json(json.dumps(envelope.get("result")), strict=True)
     except ValidationError as error:
         # The Bot API writes dates as Unix time (an integer), which aiogram reads into a datetime.
-        wrong = [e for e in error.errors() if not (e["type"] == "datetime_type" and type(e["input"]) is int)]
+        wrong = [f"{name}: answer.result.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()
+                 if not (e["type"] == "datetime_type" and type(e["input"]) is int)]
         if wrong:
-            return problems + [f"{name}: answer.result.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in wrong][:10]
+            return problems + wrong[:10]
         result = _result(model).validate_json(json.dumps(envelope.get("result")))
     return problems + [f"{name}: {p}" for p in _unknown(result, "answer.result")]
 

@@ -9,7 +9,8 @@ envelope the pages show (`data` + `error` on open.tiktokapis.com, `code` + `mess
 from __future__ import annotations
 
 from tests.support.platform_specs import Seen
-from tests.support.platform_specs.written import Endpoint, check as check_written, obj, text
+from tests.support.platform_specs.written import Endpoint, obj, text
+from tests.support.platform_specs.written import check as check_written
 
 DOCS = "https://developers.tiktok.com/doc"
 TOKEN_PAGE = f"{DOCS}/oauth-user-access-token-management"

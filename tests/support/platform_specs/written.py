@@ -61,8 +61,8 @@ def check(seen: Seen, endpoints: list[Endpoint], platform: str) -> list[str]:
     name = endpoint.name
     problems = []
     for header, pattern in endpoint.headers.items():
-        value = seen.header(header)
-        if value is None or not re.fullmatch(pattern, value):
+        given = seen.header(header)
+        if given is None or not re.fullmatch(pattern, given):
             problems.append(f"{name}: header {header} must match {pattern!r} ({endpoint.page})")
     if endpoint.query is None:
         problems += [f"{name}: unknown query parameter {key!r}" for key in seen.query]
@@ -80,11 +80,9 @@ def check(seen: Seen, endpoints: list[Endpoint], platform: str) -> list[str]:
         problems += [f"{name}: {p}" for p in errors(endpoint.body, seen.form(), "body")]
     else:
         try:
-            value = json.loads(seen.body) if seen.body else None
+            value: Any = json.loads(seen.body) if seen.body else {}
         except ValueError:
             return [*problems, f"{name}: the body is not JSON"]
-        if value is None:
-            value = {}
         problems += [f"{name}: {p}" for p in errors(endpoint.body, value, "body")]
     answer = seen.answer
     if endpoint.answer is not None and answer is not None and answer.status < 300 and "json" in answer.content_type:
