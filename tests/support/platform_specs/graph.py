@@ -323,9 +323,40 @@ def _node_read(seen: Seen, params: dict[str, Any]) -> list[str]:
                        for field in wanted if field not in fields]
 
 
+ERRORS = "https://developers.facebook.com/docs/graph-api/guides/error-handling"
+
+
+def _answer(seen: Seen, params: dict[str, Any]) -> list[str]:
+    """A failure is Graph's error object (ERRORS); a read answers the fields it asked for, and `id`,
+    and no other (https://developers.facebook.com/docs/graph-api/overview#fields)."""
+    answer = seen.answer
+    if answer is None or "json" not in answer.content_type:
+        return []
+    try:
+        body = json.loads(answer.body)
+    except ValueError:
+        return [f"answer {answer.status} is not JSON"]
+    if answer.status >= 400:
+        error = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(error, dict):
+            return [f"answer {answer.status}: not Graph's error object ({ERRORS})"]
+        return [f"answer {answer.status}: error.{key} missing or of the wrong type ({ERRORS})"
+                for key, kind in (("message", str), ("type", str), ("code", int)) if not isinstance(error.get(key), kind)]
+    wanted = {name.split("{")[0].split(".")[0] for name in str(params.get("fields", "")).split(",") if name}
+    if seen.method != "GET" or not wanted or not isinstance(body, dict):
+        return []
+    items = body.get("data") if isinstance(body.get("data"), list) else [body]
+    extra = {key for item in items if isinstance(item, dict) for key in item} - wanted - {"id"}
+    return [f"answer {answer.status}: {key!r} was not asked for (fields={params['fields']})" for key in sorted(extra)]
+
+
 def check(seen: Seen) -> list[str]:
     if OUTSIDE.match(seen.path):
         return _token_request(seen)
+    return _request(seen) + _answer(seen, _params(seen))
+
+
+def _request(seen: Seen) -> list[str]:
     problems = []
     if not BEARER.fullmatch(seen.header("authorization") or "") and not seen.query.get("access_token"):
         problems.append("no access token (Authorization: Bearer, or access_token)")

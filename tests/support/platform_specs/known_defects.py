@@ -37,6 +37,15 @@ DEFECTS: list[Defect] = [
             "new finding (the same request as the one above: its interactive part as a whole)"),
     _defect("youtube", r"/upload/youtube/v3/thumbnails/set: youtube\.thumbnails\.set: uploadType None",
             "new finding: thumbnails.set sends the image's bytes to the upload URI without uploadType=media"),
+    _defect("whatsapp", r": \w+: path [\w-]+: '.*' does not match '\^\[0-9\]\+\$'",
+            "new finding: a WhatsApp connection's phoneNumberId and wabaId reach Meta unchecked (the fuzz run "
+            "of /v1 sends letters); Meta's document takes digits, and the contract a 422 for a malformed one"),
+    _defect("whatsapp", r": \w+: header Authorization: .* does not match",
+            "new finding: a WhatsApp connection's token reaches Meta unchecked (the fuzz run of /v1 sends "
+            "characters no Bearer token has)"),
+    _defect("x", r"GET /2/dm_events: getDirectMessagesEvents: query pagination_token: .* is too short",
+            "new finding: an inbox page token given by the caller reaches X unchecked, where X's document "
+            "takes 16 characters or more"),
     # -- the emulator's answers (platforms/emulator) ---------------------------------------------
     _defect("x", r": answer (4|5)\d\d: '(code|message)' is a required property",
             "new finding: the emulator answers X's errors in the Problem shape with Content-Type "
@@ -45,6 +54,11 @@ DEFECTS: list[Defect] = [
             "new finding: the emulator's public_metrics has tweet_count where X's document requires post_count"),
     _defect("whatsapp", r"/phone_numbers: .*answer 200\.data\[\d+\]: 'status' is a required property",
             "new finding: the emulator's phone numbers lack `status`, which Meta's document requires"),
+    _defect("instagram", r"GET /v23\.0/\d+: answer 200: 'caption' was not asked for",
+            "new finding: the emulator answers a media read with fields not asked for (caption)"),
+    _defect("facebook", r"GET /v23\.0/\S+: answer 200: '(name|tasks|category)' was not asked for",
+            "new finding: the emulator answers reads with fields not asked for (a profile's name, "
+            "me/accounts' tasks and category)"),
     _defect("telegram", r"/(getChat|getChatMember): \w+: answer\.result\.",
             "new finding: the emulator's getChat/getChatMember results lack fields the Bot API requires "
             "(accent_color_id, max_reaction_count, accepted_gift_types, ChatMember* permissions)"),
