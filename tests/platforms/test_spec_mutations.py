@@ -13,6 +13,7 @@ import copy
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -293,6 +294,59 @@ WRONG: list[tuple[str, str, Callable[[], Seen], str]] = [
     ("linkedin", "userinfo without a token",
      made("linkedin", "GET", "/v2/userinfo"), "authorization"),
 ]
+
+
+def answered(platform: str, method: str, path_part: str, change: Callable[[Any], None],
+             query_key: str | None = None) -> Callable[[], Seen]:
+    """A recorded good request whose recorded answer is changed by `change` (on its parsed JSON)."""
+
+    def build() -> Seen:
+        record = copy.deepcopy(next(
+            r for r in GOOD if r["platform"] == platform and r["method"] == method and path_part in r["path"]
+            and (query_key is None or query_key in r["query"]) and 200 <= (r.get("answer") or {}).get("status", 0) < 300 and r["answer"]["body"]))
+        body = json.loads(record["answer"]["body"])
+        change(body)
+        record["answer"]["body"] = json.dumps(body)
+        return seen_of(record)
+
+    return build
+
+
+# (platform, what is wrong in the emulator's answer, the exchange, a fragment the refusal names)
+WRONG_ANSWERS: list[tuple[str, str, Callable[[], Seen], str]] = [
+    ("youtube", "a channel's subscriberCount as a number (Google writes 64-bit counts as text)",
+     answered("youtube", "GET", "/channels", lambda a: a["items"][0]["statistics"].update(subscriberCount=5)),
+     "subscriberCount"),
+    ("youtube", "a comment thread list with a property the resource lacks",
+     answered("youtube", "GET", "/commentThreads", lambda a: a.update(threads=[])), "threads"),
+    ("x", "a post's id as a number",
+     answered("x", "POST", "/2/tweets", lambda a: a["data"].update(id=1)), "id"),
+    ("telegram", "a sent message without its message_id",
+     answered("telegram", "POST", "/sendMessage", lambda a: a["result"].pop("message_id")), "message_id"),
+    ("telegram", "a refusal without error_code",
+     answered("telegram", "POST", "/sendMessage", lambda a: a.clear() or a.update(ok=False, description="x")),
+     "error_code"),
+    ("whatsapp", "a phone number's display_phone_number as a number",
+     lambda: replace(made("whatsapp", "GET", "/v23.0/200000000000040/phone_numbers", headers=WA_AUTH)(),
+                     answer=Answer(200, "application/json", json.dumps({"data": [{
+                         "id": "100000000000040", "display_phone_number": 15550140, "verified_name": "Co",
+                         "quality_rating": "GREEN", "status": "CONNECTED"}]}).encode())),
+     "display_phone_number"),
+    ("instagram", "a read answering a field not asked for",
+     answered("instagram", "GET", "/v23.0/me", lambda a: a.update(biography="b")), "biography"),
+    ("tiktok", "a publish status TikTok does not have",
+     answered("tiktok", "POST", "/status/fetch/", lambda a: a["data"].update(status="DONE")), "DONE"),
+    ("linkedin", "an image upload's answer without its uploadUrl",
+     answered("linkedin", "POST", "/rest/images", lambda a: a["value"].pop("uploadUrl")), "uploadUrl"),
+]
+
+
+@pytest.mark.parametrize(("platform", "wrong", "build", "named"), WRONG_ANSWERS,
+                         ids=[f"{w[0]}: {w[1]}" for w in WRONG_ANSWERS])
+def test_wrong_answers_of_the_emulator_are_refused(platform, wrong, build, named):
+    problems = check(build())
+    assert problems, f"{platform}: {wrong} passed"
+    assert named.lower() in json.dumps(problems).lower(), problems
 
 
 @pytest.mark.parametrize(("platform", "wrong", "build", "named"), WRONG, ids=[f"{w[0]}: {w[1]}" for w in WRONG])
