@@ -82,8 +82,11 @@ class Document:
             item = node
         return item
 
-    def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
-        for operation in self.operations:
+    def match(self, method: str, path: str, prefer: tuple[str, ...] = ()) -> tuple[Operation, dict[str, str]] | None:
+        """The operation at that path, a literal one before a template; among templates that match
+        alike (`/{Version}/{Phone-Number-ID}` and `/{Version}/{WABA-ID}`), the first of `prefer`."""
+        ordered = sorted(self.operations, key=lambda op: op.id not in prefer) if prefer else self.operations
+        for operation in ordered:
             if operation.method != method:
                 continue
             found = operation.pattern.match(path)
@@ -105,8 +108,8 @@ class Document:
 
     # -- requests ----------------------------------------------------------------------------------
     def check_request(self, seen: Seen, *, ignore_query: Callable[[str], bool] = lambda key: False,
-                      path: str | None = None) -> list[str]:
-        found = self.match(seen.method, path if path is not None else seen.path)
+                      path: str | None = None, prefer: tuple[str, ...] = ()) -> list[str]:
+        found = self.match(seen.method, path if path is not None else seen.path, prefer)
         if found is None:
             return [f"{seen.method} {seen.path}: no such operation in {self.name}"]
         operation, path_values = found
@@ -158,12 +161,12 @@ class Document:
         return self.errors("request", schema, value, "body")
 
     # -- answers -----------------------------------------------------------------------------------
-    def check_answer(self, seen: Seen, *, path: str | None = None,
+    def check_answer(self, seen: Seen, *, path: str | None = None, prefer: tuple[str, ...] = (),
                      error_schema: dict[str, Any] | None = None) -> list[str]:
         """The answer against the response schema of its status; a failure the operation does not
         describe, against `error_schema` (the platform's one error shape) when given."""
         answer = seen.answer
-        found = self.match(seen.method, path if path is not None else seen.path)
+        found = self.match(seen.method, path if path is not None else seen.path, prefer)
         if answer is None or found is None or "json" not in answer.content_type:
             return []
         operation = found[0]
