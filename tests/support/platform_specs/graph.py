@@ -345,7 +345,8 @@ def _answer(seen: Seen, params: dict[str, Any]) -> list[str]:
     wanted = {name.split("{")[0].split(".")[0] for name in str(params.get("fields", "")).split(",") if name}
     if seen.method != "GET" or not wanted or not isinstance(body, dict):
         return []
-    items = body.get("data") if isinstance(body.get("data"), list) else [body]
+    data = body.get("data")
+    items: list[Any] = data if isinstance(data, list) else [body]
     extra = {key for item in items if isinstance(item, dict) for key in item} - wanted - {"id"}
     return [f"answer {answer.status}: {key!r} was not asked for (fields={params['fields']})" for key in sorted(extra)]
 
