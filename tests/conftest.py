@@ -29,6 +29,7 @@ from switchboard.app import create_app, prepare
 from tasks.queue import huey
 from tests.support import platform_specs, waits
 from tests.support.live_server import free_port, live_server
+from tests.support.platform_specs import tally
 
 pytestmark = pytest.mark.shared_service
 
@@ -146,6 +147,7 @@ def _platform_requests_as_published() -> Iterator[None]:
     one, a value of the wrong type or an endpoint that does not exist fails the test that sent it."""
     with platform_specs.recording() as seen:
         yield
+    tally.record(seen)
     problems = platform_specs.problems(seen)
     if problems:
         pytest.fail("requests the platforms' published descriptions refuse:\n" + "\n".join(problems), pytrace=False)
@@ -314,6 +316,11 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except FileNotFoundError:  # a WAL or shared-memory file removed as its last connection closed
         return b""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """At the session's end, how many adapter requests the check saw, by platform."""
+    config.pluginmanager.register(tally, "platform-requests-tally")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

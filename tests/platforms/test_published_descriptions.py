@@ -14,6 +14,7 @@ BASE = "http://127.0.0.1:1/sandbox"
 
 
 def _problems(platform: str, method: str, path: str, **kwargs) -> list[str]:
+    kwargs.setdefault("headers", {"Authorization": "Bearer sandbox-token"})
     seen = seen_from(platform, httpx2.Request(method, f"{BASE}/{platform}{path}", **kwargs))
     assert seen is not None
     return check(seen)
@@ -39,7 +40,7 @@ def test_requests_the_descriptions_have_pass(platform, method, path, kwargs):
     ("youtube", "POST", "/youtube/v3/comments", {"params": {"part": "snippet"},
                                                   "json": {"snippet": {"parentId": "p", "text": "x"}}}, "text"),
     ("youtube", "GET", "/youtube/v3/channelz", {"params": {"part": "snippet"}}, "no such method"),
-    ("x", "POST", "/2/media/upload", {"data": {"command": "INIT", "media_type": "video/mp4", "total_bytes": "10"}}, "command"),
+    ("x", "POST", "/2/media/upload", {"data": {"command": "INIT", "media_type": "video/mp4", "total_bytes": "10"}}, "x-www-form-urlencoded"),
     ("x", "POST", "/2/tweets", {"json": {"text": "t", "reply_settings": "everyone"}}, "reply_settings"),
     ("x", "GET", "/2/users/me", {"params": {"user.fields": "public_metricz"}}, "user.fields"),
     ("telegram", "POST", "/bot1:AAA/sendMessage", {"json": {"chat_id": 1, "text": "t", "disable_web_preview": True}},
