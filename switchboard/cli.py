@@ -1,4 +1,5 @@
-"""`switchboard`: serve, worker, bootstrap, users, sandbox (serve, seed), webhooks listen, analytics snapshot.
+"""`switchboard`: serve, worker, bootstrap, users, sandbox (serve, seed), webhooks listen, analytics snapshot,
+and the operator's backup, restore, secrets rotate and migrate (`switchboard.ops_commands`).
 
 Every command reads the same settings as `serve` (`SWITCHBOARD_*`, the data dir beside the virtual
 environment by default) and says on stderr which data dir it uses; commands asked for `--json`
@@ -23,6 +24,7 @@ import httpx2
 
 from kit.settings import Settings
 from platforms.log_format import configure_logging
+from switchboard import ops_commands
 
 log = logging.getLogger("switchboard")
 
@@ -357,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
         "snapshot", help="take today's follower count of every connected account now (the daily job does it too)")
     snapshot.add_argument("--json", action="store_true")
     snapshot.set_defaults(run=_analytics_snapshot)
+
+    ops_commands.add_commands(commands, _settings)
     return parser
 
 

@@ -29,7 +29,8 @@ STATE_MAX_AGE = timedelta(minutes=15)
 
 
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(settings.current().secret_key, salt="switchboard.connect-state")
+    # itsdangerous signs with the last key and verifies with any: oldest first.
+    return URLSafeTimedSerializer(list(reversed(settings.current().secret_keys)), salt="switchboard.connect-state")
 
 
 def redirect_uri(platform: str) -> str:
