@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from kit import json_input, settings, shapes
+from kit import json_input, log_context, settings, shapes
 from kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from kit.pagination import Page
 from service.common import idempotency, ratelimit
@@ -204,6 +204,7 @@ def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota],
     quota = None
     try:
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
+        log_context.workspace_id.set(actor.workspace_id)
         quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute, leased_only=True)
         spent.append(quota)
         call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None,
@@ -228,6 +229,7 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
             with transaction(op.transaction):
                 return _to_response(op, op.handler(call), headers)
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
+        log_context.workspace_id.set(actor.workspace_id)
         quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
         headers.update(quota.headers())
         query = _query(op, request)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kit import files
+from kit import files, metrics
 from kit import settings as settings_module
 from kit.settings import Settings
 from service.accounts import adapters
@@ -96,6 +96,7 @@ def prepare(settings: Settings) -> None:
     settings_module.configure(settings)
     if settings.data_dir.exists():
         files.private_dir(settings.data_dir, tighten=True)  # it holds every secret at rest
+    metrics.configure(settings.data_dir / "metrics" if settings.metrics_token else None)
     storage_db.initialise(settings.database_url)
     queue.configure(settings)
     adapters.configure(settings)

@@ -29,7 +29,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kit import clock, settings
+from kit import clock, metrics, settings
 from kit.errors import Conflict
 from platforms import inbound as platform_inbound
 from platforms.base import PlatformFailure, ReauthRequired, RetryLater
@@ -95,6 +95,13 @@ class _Spent(Exception):
 
 def run(chore_id: str) -> Outcome | None:
     """The engine's run of one armed poll: None when it was not ours to run."""
+    outcome = _run(chore_id)
+    if outcome is not None:
+        metrics.inbox_poll(outcome)
+    return outcome
+
+
+def _run(chore_id: str) -> Outcome | None:
     with connection():
         with db.atomic():
             found = engine.claim(POLL_WORK, chore_id)
