@@ -60,6 +60,7 @@ def exposition() -> tuple[bytes, str]:
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
     from prometheus_client.multiprocess import MultiProcessCollector
 
+    metrics.flush()  # this process's latest, as the other processes' are at most a second old
     registry = CollectorRegistry()
     directory = metrics.directory()
     if directory is not None:

@@ -126,3 +126,5 @@ def stop_worker(runtime: Runtime) -> None:
         runtime.consumer.stop(graceful=True)
     if runtime.checkpoints is not None:
         runtime.checkpoints.stop()
+    # uvicorn ends a process by raising the signal again, past `atexit`: what is still pending here.
+    metrics.flush()
