@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kit.settings import Settings, default_data_dir
-from switchboard import backup as backups
 
 SettingsOf = Callable[[argparse.Namespace], Settings]
 
@@ -21,6 +20,8 @@ PG_ADVICE = (
 
 
 def _backup(args: argparse.Namespace, settings_of: SettingsOf) -> int:
+    from switchboard import backup as backups
+
     settings = settings_of(args)
     try:
         phrase = backups.passphrase(args.passphrase_file, confirm=True) if args.with_secret_key else None
@@ -42,6 +43,8 @@ def _backup(args: argparse.Namespace, settings_of: SettingsOf) -> int:
 
 
 def _restore(args: argparse.Namespace, settings_of: SettingsOf) -> int:
+    from switchboard import backup as backups
+
     # Not `Settings.from_env`: it would generate a new secret key into the (empty) data dir.
     data_dir = Path(os.environ.get("SWITCHBOARD_DATA_DIR") or default_data_dir()).resolve()
     source = "SWITCHBOARD_DATA_DIR" if os.environ.get("SWITCHBOARD_DATA_DIR") else "default"
@@ -116,8 +119,8 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     take.add_argument("--to", required=True, help="the archive to write (a .tar.gz)")
     take.add_argument("--with-secret-key", action="store_true",
                       help="include the secret key, encrypted with a passphrase")
-    take.add_argument("--passphrase-file", help=f"read the passphrase from this file (else {backups.PASSPHRASE_ENV}, "
-                                                "else asked for)")
+    take.add_argument("--passphrase-file", help="read the passphrase from this file (else "
+                                                "SWITCHBOARD_BACKUP_PASSPHRASE, else asked for)")
     take.set_defaults(run=bound(_backup))
 
     back = commands.add_parser("restore", help="unpack a backup into an empty data dir")
