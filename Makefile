@@ -9,7 +9,7 @@ TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
 # Extra arguments for `switchboard serve`, e.g. `make serve ARGS="--port 8001"`.
 ARGS ?=
 
-.PHONY: serve test lint bench screenshots install install-runtime
+.PHONY: serve test lint bench screenshots install install-runtime image
 
 serve: $(VENV)/.installed-runtime
 	$(BIN)/switchboard serve $(ARGS)
@@ -34,6 +34,26 @@ bench: $(VENV)/.installed-test
 # The console's pages at 1280 px from a seeded sandbox, into docs/screenshots/ (needs Chromium).
 screenshots: $(VENV)/.installed-test
 	$(BIN)/python docs/make_screenshots.py
+
+# The container image (Containerfile), built from Debian's own packages, with no image registry:
+# mmdebstrap makes bookworm's minbase system (what bookworm-slim is), podman imports it as the
+# base, buildah builds the Containerfile on it (in Docker's format: OCI's has no HEALTHCHECK).
+# Needs mmdebstrap, podman and buildah (Debian packages) and root. Where PyPI is reached through
+# a TLS-inspecting proxy, PIP_CERT (a CA bundle file, as pip reads it) is lent to the build.
+IMAGE ?= localhost/switchboard:latest
+IMAGE_BASE ?= localhost/switchboard-base:bookworm
+IMAGE_BUILD := build/image
+CONTAINERS := CONTAINERS_CONF=$(CURDIR)/$(IMAGE_BUILD)/containers.conf
+
+image:
+	mkdir -p $(IMAGE_BUILD)
+	printf '[containers]\ndefault_ulimits = []\n' > $(IMAGE_BUILD)/containers.conf
+	$(CONTAINERS) podman image exists $(IMAGE_BASE) || { \
+	  mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm $(IMAGE_BUILD)/base.tar \
+	  && $(CONTAINERS) podman import $(IMAGE_BUILD)/base.tar $(IMAGE_BASE) && rm -f $(IMAGE_BUILD)/base.tar; }
+	$(CONTAINERS) buildah bud --quiet --layers --format docker --isolation chroot --build-arg BASE=$(IMAGE_BASE) \
+	  $(if $(PIP_CERT),--build-arg PIP_CERT=/run/build-ca.crt --volume $(PIP_CERT):/run/build-ca.crt:ro) \
+	  -t $(IMAGE) -f Containerfile .
 
 install: $(VENV)/.installed-test
 

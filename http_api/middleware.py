@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import random
 import re
+import time
 from collections.abc import Collection
 
 from starlette._utils import get_route_path
@@ -17,6 +18,7 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from http_api.routing import Endpoint, JsonResponse, render_json
+from kit import log_context, metrics
 
 log = logging.getLogger("switchboard.http")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -83,8 +85,10 @@ class RequestContext:
             # Request ids need to be unique, not secret: no system call for randomness per request.
             request_id = f"req_{random.getrandbits(96):024x}"
         scope.setdefault("state", {})["request_id"] = request_id
+        log_context.request_id.set(request_id)  # this request's task has a context of its own
         id_header = (ID_HEADER, request_id.encode())
 
+        timed = time.perf_counter() if metrics.enabled() else 0.0
         path = get_route_path(scope)
         endpoint = self.exact.get(path)
         if endpoint is not None and scope["method"] in endpoint.methods:
@@ -95,14 +99,18 @@ class RequestContext:
                 response = _fault(error, request_id)
             response.raw_headers.append(id_header)  # nothing has been sent: no `send` to wrap
             await response(scope, receive, send)
+            if timed:
+                metrics.http_request(scope["method"], path, response.status_code, time.perf_counter() - timed)
             return
 
         started = False
+        status = 500
 
         async def send_with_id(message: Message) -> None:
-            nonlocal started
+            nonlocal started, status
             if message["type"] == "http.response.start":
                 started = True
+                status = message["status"]
                 headers = [header for header in message.get("headers", ()) if header[0].lower() != ID_HEADER]
                 headers.append(id_header)
                 message["headers"] = headers
@@ -115,6 +123,21 @@ class RequestContext:
                 log.error("unhandled error in request %s after its answer began", request_id, exc_info=error)
                 return
             await _fault(error, request_id)(scope, receive, send_with_id)
+        finally:
+            if timed:
+                route = path if path in self.apps else _route_template(scope)
+                metrics.http_request(scope["method"], route, status, time.perf_counter() - timed)
+
+
+def _route_template(scope: Scope) -> str:
+    """The template of the route the router chose (`/v1/posts/{post_id}`), under the mounts it passed
+    through; `unmatched` for a path no route took (a label per stray path would have no end)."""
+    route = scope.get("route")
+    template = getattr(route, "path", None)
+    if template is None:
+        return "unmatched"
+    mounted = (scope.get("root_path") or "")[len(scope.get("app_root_path") or ""):]
+    return f"{mounted}{template}"
 
 
 def _fault(error: Exception, request_id: str) -> Response:

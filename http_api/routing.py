@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from kit import json_input, shapes
+from kit import json_input, log_context, shapes
 from kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from kit.pagination import Page
 from service.common import idempotency, ratelimit
@@ -205,6 +205,7 @@ def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota],
     quota = None
     try:
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
+        log_context.workspace_id.set(actor.workspace_id)
         quota = ratelimit.hit(actor.credential_id, limit=rate_limit, leased_only=True)
         spent.append(quota)
         call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None,
@@ -229,6 +230,7 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
             with transaction(op.transaction):
                 return _to_response(op, op.handler(call), headers)
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
+        log_context.workspace_id.set(actor.workspace_id)
         quota = admitted or ratelimit.hit(actor.credential_id, limit=rate_limit)
         headers.update(quota.headers())
         query = _query(op, request)

@@ -29,10 +29,16 @@ def _flag(value: str | None, default: bool = False) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _secret_key(data_dir: Path, given: str | None) -> str:
-    """The operator's key, or one generated once into the data dir so restarts keep sessions valid."""
-    if given:
-        return given
+def _secret_keys(data_dir: Path, given: str | None) -> tuple[str, ...]:
+    """The operator's keys (`SWITCHBOARD_SECRET_KEY`, comma-separated, newest first: the newest
+    encrypts and signs, every one of them still decrypts and verifies, so a key can be rotated
+    without downtime), or one generated once into the data dir so restarts keep sessions valid."""
+    keys = tuple(part.strip() for part in (given or "").split(",") if part.strip())
+    # The data dir's file holds one generated key, or the list a restored backup brought along.
+    return keys or tuple(part.strip() for part in _generated_key(data_dir).split(",") if part.strip())
+
+
+def _generated_key(data_dir: Path) -> str:
     path = data_dir / "secret_key"
     if path.exists():
         files.private_file(path)  # one written by an older version may be readable by others
@@ -47,6 +53,14 @@ def _secret_key(data_dir: Path, given: str | None) -> str:
     with os.fdopen(fd, "w") as handle:
         handle.write(key)
     return key
+
+
+def _log_format(value: str | None) -> str:
+    """`SWITCHBOARD_LOG_FORMAT`: `text` (the default) or `json`."""
+    chosen = (value or "text").strip().lower()
+    if chosen not in {"text", "json"}:
+        raise ValueError("SWITCHBOARD_LOG_FORMAT must be `text` or `json`")
+    return chosen
 
 
 def default_data_dir() -> Path:
@@ -64,8 +78,13 @@ class Settings:
     database_url: str
     queue_url: str
     base_url: str
-    secret_key: str
+    secret_key: str  # the newest of `secret_keys`: what encrypts and signs
     sandbox: bool = False
+    # Every key that still decrypts and verifies, newest first (`secret_key` among them).
+    secret_keys: tuple[str, ...] = ()
+    # `/metrics` answers only when set, to a Bearer token with it (and the processes record metrics).
+    metrics_token: str | None = None
+    log_format: str = "text"  # or "json": one object a line
     # Where `switchboard sandbox serve` runs the emulator for several processes to share; unset,
     # `serve` mounts it in-process at `{base_url}/sandbox`.
     sandbox_url: str | None = None
@@ -140,12 +159,16 @@ class Settings:
             for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
             if env.get(f"SWITCHBOARD_{platform.upper()}_CLIENT_ID")
         }
+        keys = _secret_keys(data_dir, env.get("SWITCHBOARD_SECRET_KEY"))
         settings = cls(
             data_dir=data_dir,
             database_url=env.get("SWITCHBOARD_DATABASE_URL") or f"sqlite:///{data_dir / 'switchboard.db'}",
             queue_url=env.get("SWITCHBOARD_QUEUE_URL") or f"sqlite:///{data_dir / 'queue.db'}",
             base_url=(env.get("SWITCHBOARD_BASE_URL") or "http://127.0.0.1:8000").rstrip("/"),
-            secret_key=_secret_key(data_dir, env.get("SWITCHBOARD_SECRET_KEY")),
+            secret_key=keys[0],
+            secret_keys=keys,
+            metrics_token=env.get("SWITCHBOARD_METRICS_TOKEN") or None,
+            log_format=_log_format(env.get("SWITCHBOARD_LOG_FORMAT")),
             sandbox=_flag(env.get("SWITCHBOARD_SANDBOX")),
             sandbox_url=(env.get("SWITCHBOARD_SANDBOX_URL") or "").rstrip("/") or None,
             sandbox_secret=env.get("SWITCHBOARD_SANDBOX_SECRET") or "switchboard-sandbox",
@@ -183,6 +206,11 @@ class Settings:
             x_consumer_secret=env.get("SWITCHBOARD_X_CONSUMER_SECRET") or "",
         )
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
+
+    def __post_init__(self) -> None:
+        # Settings built (or `replace`d) naming only `secret_key` hold that one key alone.
+        if not self.secret_keys or self.secret_keys[0] != self.secret_key:
+            object.__setattr__(self, "secret_keys", (self.secret_key,))
 
 
 _current: Settings | None = None

@@ -22,11 +22,11 @@ from urllib.parse import urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kit.session_cookies import SessionMiddleware
 from kit.settings import Settings
 from service.identity import sessions
 from storage import requests
@@ -124,7 +124,7 @@ def session_middleware(settings: Settings) -> list[Middleware]:
         Middleware(FormLimit),
         Middleware(
             SessionMiddleware,
-            secret_key=settings.secret_key,
+            secret_keys=settings.secret_keys,
             session_cookie=SESSION_COOKIE,
             max_age=SESSION_MAX_AGE,
             same_site="lax",

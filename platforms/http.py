@@ -26,6 +26,7 @@ import httpcore2
 import httpx2
 from httpx2._transports.default import map_httpcore_exceptions
 
+from kit import metrics
 from platforms.base import Indeterminate, PlatformFailure, Rejected, RetryLater
 
 REDACTED = "[REDACTED]"
@@ -280,6 +281,9 @@ def _direct_url(url: str) -> tuple[bytes, bytes, int | None, bytes, bytes] | Non
     return scheme.encode(), host.encode(), port, target.encode(), netloc.encode()
 
 
+_SNAKE = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
 class PlatformHTTP:
     """Adapters' door to the network: one request, failures mapped and redacted."""
 
@@ -289,6 +293,24 @@ class PlatformHTTP:
         self._ready: tuple[Any, Any, list[tuple[bytes, bytes]], frozenset[str], dict[str, Any]] | None = None
 
     def request(
+        self, method: str, url: str, *, classify: Classifier, secrets: Iterable[str] = (), **kwargs: Any
+    ) -> httpx2.Response:
+        """One call, counted in the platform-call metrics (`kit.metrics`) when those are on."""
+        if not metrics.enabled():
+            return self._request(method, url, classify=classify, secrets=secrets, **kwargs)
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            response = self._request(method, url, classify=classify, secrets=secrets, **kwargs)
+            outcome = "ok"
+            return response
+        except PlatformFailure as failure:  # rejected, retry_later, reauth_required, indeterminate, ...
+            outcome = _SNAKE.sub("_", type(failure).__name__).lower()
+            raise
+        finally:
+            metrics.platform_call(self.platform, method, url, outcome, time.perf_counter() - started)
+
+    def _request(
         self,
         method: str,
         url: str,

@@ -9,6 +9,7 @@ the loop once for the whole batch.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import queue
 import threading
@@ -32,7 +33,9 @@ class BatchingThreads:
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._jobs.put((loop, future, fn, args))
+        # In a copy of the caller's context: what a request's log lines say of it (its id, its
+        # workspace: `kit.log_context`) holds in the thread that does its work.
+        self._jobs.put((loop, future, contextvars.copy_context().run, (fn, *args)))
         return await future
 
     def _work(self) -> None:

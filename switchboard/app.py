@@ -27,7 +27,7 @@ from platforms.emulator_kit.app import create_emulator_app
 from service.accounts import adapters
 from storage import db as storage_db
 from storage.models import Account
-from switchboard import running
+from switchboard import metrics_endpoint, running
 
 # What the worker part of the service is (`switchboard.wiring`), named here too: the composition
 # root's callers (the CLI, the tests, the benchmarks) find all of it in one place.
@@ -89,6 +89,8 @@ def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
     routes += dashboard.build_routes(settings)  # /dashboard
     routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
     routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`
+    if settings.metrics_token:  # else no /metrics at all
+        routes.append(Route("/metrics", metrics_endpoint.endpoint(settings), methods=["GET"]))
     # The MCP app, on exactly /mcp rather than mounted at "/": a catch-all mount would answer every
     # unknown /v1 path (and wrong method) with its own plain 404 instead of our JSON errors. Its
     # protected-resource metadata route is served by ours. First: the router tries routes in order,

@@ -1,4 +1,5 @@
-"""`switchboard`: serve, worker, bootstrap, users, sandbox (serve, seed), webhooks listen, analytics snapshot.
+"""`switchboard`: serve, worker, bootstrap, users, sandbox (serve, seed), webhooks listen, analytics snapshot,
+and the operator's backup, restore, secrets rotate and migrate (`switchboard.ops_commands`).
 
 Every command reads the same settings as `serve` (`SWITCHBOARD_*`, the data dir beside the virtual
 environment by default) and says on stderr which data dir it uses; commands asked for `--json`
@@ -23,6 +24,7 @@ import httpx2
 
 from kit.settings import Settings
 from platforms.log_format import configure_logging
+from switchboard import ops_commands
 
 log = logging.getLogger("switchboard")
 
@@ -34,7 +36,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env()
     if not getattr(args, "json", False):
         source = "SWITCHBOARD_DATA_DIR" if os.environ.get("SWITCHBOARD_DATA_DIR") else "default"
-        print(f"switchboard: data dir {settings.data_dir} ({source})", file=sys.stderr, flush=True)
+        if settings.log_format == "json":  # stderr holds JSON lines only
+            log.info("data dir %s (%s)", settings.data_dir, source)
+        else:
+            print(f"switchboard: data dir {settings.data_dir} ({source})", file=sys.stderr, flush=True)
     return settings
 
 
@@ -357,6 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
         "snapshot", help="take today's follower count of every connected account now (the daily job does it too)")
     snapshot.add_argument("--json", action="store_true")
     snapshot.set_defaults(run=_analytics_snapshot)
+
+    ops_commands.add_commands(commands, _settings)
     return parser
 
 
@@ -377,7 +384,16 @@ def configure_process_logging(command: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    log_format = (os.environ.get("SWITCHBOARD_LOG_FORMAT") or "text").strip().lower()
+    if log_format not in {"text", "json"}:
+        print("error: SWITCHBOARD_LOG_FORMAT must be `text` or `json`", file=sys.stderr)
+        return 2
     configure_process_logging(" ".join(filter(None, [args.command, getattr(args, "sandbox_command", None)])))
+    if log_format == "json":
+        from switchboard.json_logs import JsonFormatter
+
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(JsonFormatter())
     return int(args.run(args))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kit import files
+from kit import files, metrics
 from kit import settings as settings_module
 from kit.settings import Settings
 from service.accounts import adapters, connect
@@ -112,6 +112,7 @@ def prepare(settings: Settings) -> None:
     settings_module.configure(settings)
     if settings.data_dir.exists():
         files.private_dir(settings.data_dir, tighten=True)  # it holds every secret at rest
+    metrics.configure(settings.data_dir / "metrics" if settings.metrics_token else None)
     storage_db.initialise(settings.database_url)
     queue.configure(settings)
     adapters.configure(settings)
@@ -141,3 +142,5 @@ def stop_worker(runtime: Runtime) -> None:
         runtime.consumer.stop(graceful=True)
     if runtime.checkpoints is not None:
         runtime.checkpoints.stop()
+    # uvicorn ends a process by raising the signal again, past `atexit`: what is still pending here.
+    metrics.flush()

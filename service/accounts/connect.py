@@ -37,7 +37,8 @@ def _one_of(names: list[str]) -> str:
 
 
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(settings().secret_key, salt="switchboard.connect-state")
+    # itsdangerous signs with the last key and verifies with any: oldest first.
+    return URLSafeTimedSerializer(list(reversed(settings().secret_keys)), salt="switchboard.connect-state")
 
 
 def redirect_uri(platform: str) -> str:

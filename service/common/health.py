@@ -33,6 +33,21 @@ def configure(*, queue_answers: Callable[[], bool]) -> None:
     _queue_answers = queue_answers
 
 
+class Readiness(Record):
+    """Whether this process can serve requests now (`GET /v1/health/ready`): a load balancer or an
+    orchestrator sends traffic only while it says `ready`."""
+
+    status: Literal["ready", "not_ready"]
+    database: State
+    queue: State
+
+
+def readiness() -> Readiness:
+    health = report()
+    return Readiness(status="ready" if health.status == "ok" else "not_ready", database=health.database,
+                     queue=health.queue)
+
+
 def report() -> Health:
     database: State = "ok" if db.ping() else "down"
     queue: State = "ok" if _queue_answers() else "down"

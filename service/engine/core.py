@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
-from kit import clock
+from kit import clock, metrics
 from kit.errors import Conflict
 from kit.settings import Settings
 from platforms.base import PlatformFailure
@@ -279,7 +279,10 @@ def claim(
         row = run_fixed(kind.claim_sql, params).fetchone()
         if row is not None and joined is not None:
             row = (*row, *run_fixed(_joined_sql(kind, joined, together=False), (item_id,)).fetchone())
-    return None if row is None else _claimed(kind, item_id, token, row)
+    if row is None:
+        return None
+    metrics.engine_claimed(kind.name)
+    return _claimed(kind, item_id, token, row)
 
 
 def _claim_params(kind: Kind, item_id: str, lease_seconds: float | None) -> tuple[str, tuple[Any, ...]]:
@@ -337,11 +340,14 @@ def finish(
         row = run_fixed(f"WITH done AS ({statement} RETURNING 1){riders} SELECT count(*) FROM done",  # noqa: S608
                         (*params, *(value for extra in also for value in extra.params)),
                         wait_for_flush=wait_for_flush).fetchone()
-        return bool(row[0])
-    held = bool(run_fixed(statement, params, wait_for_flush=wait_for_flush).rowcount)
+        held = bool(row[0])
+    else:
+        held = bool(run_fixed(statement, params, wait_for_flush=wait_for_flush).rowcount)
+        if held:
+            for extra in also:
+                run_fixed(extra.sql, extra.params)
     if held:
-        for extra in also:
-            run_fixed(extra.sql, extra.params)
+        metrics.engine_outcome(found.kind.name, status)
     return held
 
 
@@ -366,8 +372,11 @@ def finish_and_claim(
     row = run_fixed(_chained_sql(statement, tuple(extra.sql for extra in also), kind, joined),
                     (*params, *(value for extra in also for value in extra.params), *claim_params)).fetchone()
     held = bool(row[0])
+    if held:
+        metrics.engine_outcome(kind.name, status)
     if row[1] is None:  # no row from `claimed`: the LEFT JOIN's NULLs
         return held, None
+    metrics.engine_claimed(kind.name)
     return held, _claimed(kind, item_id, token, row[1:])
 
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from peewee import Case
 
+from kit import metrics
 from kit.settings import Settings
 from storage import hot
 from storage.db import db, is_postgres
@@ -180,7 +181,9 @@ PACE_MARGIN = 0.97
 def reserve(account_id: str, per_second: float | None, *, max_wait: float) -> Slot:
     """A slot to send one message for the account, at most `max_wait` seconds from now."""
     interval = 1.0 / (per_second * PACE_MARGIN) if per_second else 0.0
-    return _backend.reserve(account_id, interval, max_wait)
+    slot = _backend.reserve(account_id, interval, max_wait)
+    metrics.pacing_wait(slot.granted, slot.wait)
+    return slot
 
 
 def pause(account_id: str, seconds: float) -> None:

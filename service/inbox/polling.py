@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kit import clock
+from kit import clock, metrics
 from kit.errors import Conflict
 from platforms import registry
 from platforms.base import PlatformFailure, ReauthRequired, RetryLater
@@ -112,6 +112,13 @@ class _Spent(Exception):
 
 def run(chore_id: str) -> Outcome | None:
     """The engine's run of one armed poll: None when it was not ours to run."""
+    outcome = _run(chore_id)
+    if outcome is not None:
+        metrics.inbox_poll(outcome)
+    return outcome
+
+
+def _run(chore_id: str) -> Outcome | None:
     with connection():
         with db.atomic():
             found = engine.claim(engine.kind(POLL), chore_id)  # declared in work.py

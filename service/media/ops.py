@@ -78,8 +78,8 @@ def file_path(media_id: str) -> Path:
     return media_dir() / media_id
 
 
-def signature(media_id: str) -> str:
-    key = crypto.derive_key(settings().secret_key, b"media-url")
+def signature(media_id: str, secret_key: str | None = None) -> str:
+    key = crypto.derive_key(secret_key or settings().secret_key, b"media-url")
     return hmac.new(key, media_id.encode(), hashlib.sha256).hexdigest()[:32]
 
 
@@ -228,8 +228,9 @@ def completed(workspace_id: str, media_ids: list[str]) -> dict[str, Media]:
 
 
 def servable(media_id: str, given: str) -> Media | None:
-    """The media a public URL names, if its signature is right."""
-    if not hmac.compare_digest(signature(media_id), given):
+    """The media a public URL names, if its signature is right (by any of the secret keys: a URL a
+    platform was given before a key rotation still serves)."""
+    if not any(hmac.compare_digest(signature(media_id, key), given) for key in settings().secret_keys):
         return None
     return Media.get_or_none(Media.id == media_id, Media.status == "complete")
 

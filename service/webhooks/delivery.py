@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx2
 
-from kit import local_ca, net
+from kit import local_ca, metrics, net
 from kit.settings import Settings
 from service.common import events
 from service.common.configured import Configured
@@ -110,6 +110,12 @@ def _describe(error: Exception) -> str:
 
 def send(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     """POST the body; 2xx within the timeout is delivered, anything else (a redirect too) is a failure."""
+    outcome = _send(url=url, body=body, headers=headers)
+    metrics.webhook_delivery(outcome.delivered, outcome.response_status)
+    return outcome
+
+
+def _send(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     timeout = settings().webhook_timeout_seconds
     deadline = time.monotonic() + timeout
     try:
