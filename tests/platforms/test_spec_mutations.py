@@ -3,7 +3,7 @@
 fields, counts out of range, bad headers, not only misspelt names) and passes the adapters' own.
 
 The good ones are the adapters' real requests, with the emulator's answers, recorded from a run of
-the suite (`SWITCHBOARD_SPEC_RECORD`; `data/adapter_requests.jsonl`, one a shape, secrets replaced);
+the suite (`SWITCHBOARD_SPEC_RECORD`; `recorded/adapter_requests.jsonl`, one a shape, secrets replaced);
 each wrong one is a good one changed the way a mistake would change it."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tests.support.platform_specs import Answer, Seen, check
 from tests.support.platform_specs.known_defects import DEFECTS, known
 
 PLATFORMS = ("youtube", "x", "telegram", "instagram", "facebook", "meta_ads", "whatsapp", "tiktok", "linkedin")
-RECORDED = [json.loads(line) for line in (Path(__file__).parent / "data" / "adapter_requests.jsonl").read_text().splitlines()]
+RECORDED = [json.loads(line) for line in (Path(__file__).parent / "recorded" / "adapter_requests.jsonl").read_text().splitlines()]
 
 
 def seen_of(record: dict[str, Any]) -> Seen:

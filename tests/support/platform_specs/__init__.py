@@ -6,12 +6,12 @@ missing parameter or body field, a value of the wrong type, outside its bounds, 
 count or combination the description forbids, a missing or wrong header, an answer not of the
 operation's response schema), or nothing. The descriptions are test data or test dependencies:
 
-- X: the API v2 OpenAPI document itself, kept in `data/x/` (`x.py`);
+- X: the API v2 OpenAPI document itself, kept in `published/x/` (`x.py`);
 - YouTube: the Data API v3 discovery document shipped in `google-api-python-client`, plus the rules
   its reference states per method (`youtube.py`);
 - Telegram: the Bot API's methods and types as `aiogram`'s models, plus the limits its reference
   states (`telegram.py`);
-- WhatsApp: Meta's Business Messaging API OpenAPI document, kept in `data/whatsapp/` (`whatsapp.py`);
+- WhatsApp: Meta's Business Messaging API OpenAPI document, kept in `published/whatsapp/` (`whatsapp.py`);
 - Graph (Facebook, Instagram, Meta Ads): `facebook-business`'s per-endpoint parameters and node
   fields (`graph.py`);
 - TikTok and LinkedIn: JSON Schemas written field by field from their reference pages, each field

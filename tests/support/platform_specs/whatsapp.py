@@ -1,6 +1,6 @@
 """WhatsApp Cloud API requests and answers against Meta's Business Messaging API OpenAPI document
-(`data/whatsapp/business-messaging-api_v23.0.yaml`, from the `facebook/openapi` repository, MIT;
-`data/whatsapp/SOURCE` names the commit): `/messages` bodies (each message type's schema, templates'
+(`published/whatsapp/business-messaging-api_v23.0.yaml`, from the `facebook/openapi` repository, MIT;
+`published/whatsapp/SOURCE` names the commit): `/messages` bodies (each message type's schema, templates'
 `language` object and components), the phone numbers and templates reads, the `Authorization: Bearer`
 header the document requires, and each answer against its response schema.
 
@@ -25,7 +25,7 @@ from openapi_schema_validator import OAS31Validator
 from tests.support.platform_specs import Seen
 from tests.support.platform_specs.openapi import Document
 
-DATA = Path(__file__).parent / "data" / "whatsapp"
+DATA = Path(__file__).parent / "published" / "whatsapp"
 FILE = DATA / "business-messaging-api_v23.0.yaml"
 
 

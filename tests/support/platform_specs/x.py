@@ -1,5 +1,5 @@
-"""X requests and answers against X's API v2 OpenAPI document itself (`data/x/openapi.json`, from the
-`xdevplatform/xdk` repository's `specs/openapi.json`; `data/x/SOURCE` names the commit and the
+"""X requests and answers against X's API v2 OpenAPI document itself (`published/x/openapi.json`, from the
+`xdevplatform/xdk` repository's `specs/openapi.json`; `published/x/SOURCE` names the commit and the
 document's own `info.version`), validated as JSON Schema: each operation's path, query and body
 schemas with their required fields, bounds, patterns, enums and strict types, the `Authorization`
 its security schemes take, and each answer against the response schema of its status."""
@@ -17,7 +17,7 @@ from openapi_schema_validator import OAS30ReadValidator, OAS30WriteValidator
 from tests.support.platform_specs import Seen
 from tests.support.platform_specs.openapi import Document
 
-DATA = Path(__file__).parent / "data" / "x"
+DATA = Path(__file__).parent / "published" / "x"
 # The OAuth 2.0 token endpoint is X's, but outside the API v2 document; X documents it on
 # https://docs.x.com/fundamentals/authentication/oauth-2-0/user-access-token.
 OUTSIDE = ("/2/oauth2/token",)
