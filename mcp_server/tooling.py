@@ -69,17 +69,30 @@ def error_result(error: ServiceError) -> CallToolResult:
 
 
 def _actor(definition: ToolDef) -> Actor:
+    """Who calls: the person behind an OAuth token, in the workspace they chose, or an API key."""
     token = get_access_token()
-    if token is None or not token.claims or not token.subject:
+    if token is None or not token.claims:
+        raise Unauthorized("A valid access token is required.")
+    claims = token.claims
+    if claims.get("kind") == "key":
+        if definition.scope not in token.scopes:
+            raise Forbidden("This key is read-only.")
+        profile_ids = claims.get("profile_ids")
+        return Actor(workspace_id=claims["workspace_id"], permission=claims["permission"],
+                     profile_ids=None if profile_ids is None else frozenset(profile_ids),
+                     credential_id=claims["key_id"])
+    if not token.subject:
         raise Unauthorized("A valid access token is required.")
     if definition.scope not in token.scopes:
+        # The HTTP layer answers this with a 403 challenge (`mcp_server.challenges`) before the
+        # call gets here; kept for any path that reaches a tool without it.
         raise Forbidden(f"The tool {definition.name} needs the `{definition.scope}` scope, which this "
                         "connection was not granted. Connect again and allow it.")
     return Actor(
-        workspace_id=token.claims["workspace_id"],
+        workspace_id=claims["workspace_id"],
         permission="read-write" if "write" in token.scopes else "read",
         profile_ids=None,
-        credential_id=token.claims["grant_id"],
+        credential_id=claims["grant_id"],
         user_id=token.subject,
     )
 
