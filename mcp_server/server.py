@@ -7,9 +7,11 @@ from typing import Any
 from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.request_state import RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
+from kit import crypto
 from kit.settings import VERSION, Settings
 from mcp_server import tools
 from mcp_server.challenges import Challenges
@@ -36,6 +38,10 @@ def build_mcp(settings: Settings) -> MCPServer:
             required_scopes=None,  # per tool: `read` for read tools, `write` for the others
             validate_token_resource=True,
         ),
+        # The sealed `requestState` of a question to the person (`mcp_server.asking`) comes back to
+        # whichever API process takes the answer: every process seals with the same key.
+        request_state_security=RequestStateSecurity(
+            keys=[crypto.derive_key(settings.secret_key, b"mcp request state")]),
     )
     return mcp
 

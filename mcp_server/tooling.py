@@ -25,14 +25,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from kit import shapes
 from kit.errors import Forbidden, ServiceError, Unauthorized
 from kit.pagination import Page
+from mcp_server import asking
+from service.identity import workspaces
 from service.identity.auth import Actor
 from storage import requests
 
@@ -52,6 +55,9 @@ class ToolDef:
     waits: bool = False  # calls a platform: may wait seconds on the network
     render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
     partial: bool = False  # an update: only the arguments given are passed (the others keep their value)
+    # Reaches people (a message, a publish, a delete): the question the person is asked first, in
+    # plain words from the service's data, or None when this call reaches nobody (`confirmations`).
+    confirm: Callable[[Actor, Any], str | None] | None = None
 
 
 
@@ -128,10 +134,19 @@ def _structured(result: dict[str, Any]) -> CallToolResult:
                           structured_content=result)
 
 
+CONTEXT = "_mcp_context"  # the keyword the SDK passes the request's context under
+
+
 def make_tool(definition: ToolDef) -> Callable[..., Any]:
-    async def tool(**arguments: Any) -> CallToolResult:
+    async def tool(**arguments: Any) -> CallToolResult | InputRequiredResult:
+        context: Context = arguments.pop(CONTEXT)
         try:
             actor = _actor(definition)
+            if definition.confirm is not None and asking.can_ask(context):
+                answer = await asking.confirmed(context, definition, arguments, lambda: requests.run(
+                    lambda _on_loop: _question(definition, actor, arguments), transaction="read", on_loop=True))
+                if answer is not True:
+                    return answer  # the question, or the person's "no"
             read = definition.scope == "read"
             # A tool that calls a platform (`waits`) runs its own short transactions around the
             # call, as its /v1 operation does: never SQLite's one write lock across the network.
@@ -149,6 +164,15 @@ def make_tool(definition: ToolDef) -> Callable[..., Any]:
     return tool
 
 
+def _question(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> str | None:
+    """The confirmation to ask for this call, or None (it reaches nobody, or the workspace asks for none)."""
+    assert definition.confirm is not None
+    parsed = shapes.parse(definition.model, arguments)
+    if not workspaces.confirms_before_reaching_people(actor.workspace_id):
+        return None
+    return definition.confirm(actor, parsed)
+
+
 def _self_contained(model: type[BaseModel], mode: str) -> dict[str, Any]:
     return shapes.json_schema(model, mode=mode, ref_template="#/$defs/{model}")
 
@@ -158,7 +182,7 @@ def build_tools(definitions: list[ToolDef]) -> list[Tool]:
     for definition in definitions:
         read = definition.scope == "read"
         built.append(Tool(
-            fn=make_tool(definition), name=definition.name, title=None, is_async=True, context_kwarg=None,
+            fn=make_tool(definition), name=definition.name, title=None, is_async=True, context_kwarg=CONTEXT,
             description=definition.description + f" Needs scope `{definition.scope}`.",
             annotations=ToolAnnotations(
                 read_only_hint=read,

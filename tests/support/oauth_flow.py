@@ -124,10 +124,12 @@ def provider(
 
 
 @contextlib.asynccontextmanager
-async def mcp_client(server_url: str, auth: httpx2.Auth | None = None, **headers: str) -> AsyncIterator[Client]:
+async def mcp_client(server_url: str, auth: httpx2.Auth | None = None, *, options: dict[str, Any] | None = None,
+                     **headers: str) -> AsyncIterator[Client]:
+    """The official client on /mcp; `options` go to `Client` (an elicitation callback, ...)."""
     async with (
         httpx2.AsyncClient(auth=auth, headers=headers, timeout=30) as http,
-        Client(streamable_http_client(server_url + "/mcp", http_client=http)) as client,
+        Client(streamable_http_client(server_url + "/mcp", http_client=http), **(options or {})) as client,
     ):
         yield client
 
