@@ -13,8 +13,9 @@ from starlette.routing import Route
 
 from kit import crypto
 from kit.settings import VERSION, Settings
-from mcp_server import tools
+from mcp_server import prompts, resources, tools
 from mcp_server.challenges import Challenges
+from mcp_server.inbox_watch import InboxBus
 from mcp_server.tooling import build_tools
 from mcp_server.verifier import StorageTokenVerifier
 
@@ -42,7 +43,10 @@ def build_mcp(settings: Settings) -> MCPServer:
         # whichever API process takes the answer: every process seals with the same key.
         request_state_security=RequestStateSecurity(
             keys=[crypto.derive_key(settings.secret_key, b"mcp request state")]),
+        subscriptions=InboxBus(),
     )
+    resources.register(mcp)
+    prompts.register(mcp)
     return mcp
 
 

@@ -75,13 +75,18 @@ def error_result(error: ServiceError) -> CallToolResult:
 
 
 def _actor(definition: ToolDef) -> Actor:
-    """Who calls: the person behind an OAuth token, in the workspace they chose, or an API key."""
+    return actor_for(definition.scope, f"The tool {definition.name}")
+
+
+def actor_for(scope: str, what: str) -> Actor:
+    """Who calls (a tool, a resource read, a prompt): the person behind an OAuth token, in the
+    workspace they chose, or an API key; refused without the `scope` that `what` needs."""
     token = get_access_token()
     if token is None or not token.claims:
         raise Unauthorized("A valid access token is required.")
     claims = token.claims
     if claims.get("kind") == "key":
-        if definition.scope not in token.scopes:
+        if scope not in token.scopes:
             raise Forbidden("This key is read-only.")
         profile_ids = claims.get("profile_ids")
         return Actor(workspace_id=claims["workspace_id"], permission=claims["permission"],
@@ -89,11 +94,11 @@ def _actor(definition: ToolDef) -> Actor:
                      credential_id=claims["key_id"])
     if not token.subject:
         raise Unauthorized("A valid access token is required.")
-    if definition.scope not in token.scopes:
+    if scope not in token.scopes:
         # The HTTP layer answers this with a 403 challenge (`mcp_server.challenges`) before the
         # call gets here; kept for any path that reaches a tool without it.
-        raise Forbidden(f"The tool {definition.name} needs the `{definition.scope}` scope, which this "
-                        "connection was not granted. Connect again and allow it.")
+        raise Forbidden(f"{what} needs the `{scope}` scope, which this connection was not granted. Connect "
+                        "again and allow it.")
     return Actor(
         workspace_id=claims["workspace_id"],
         permission="read-write" if "write" in token.scopes else "read",
