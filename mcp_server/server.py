@@ -17,6 +17,7 @@ from mcp_server import prompts, resources, tools
 from mcp_server.challenges import Challenges
 from mcp_server.inbox_watch import InboxBus
 from mcp_server.tooling import build_tools
+from mcp_server.tools import media as media_tools
 from mcp_server.verifier import StorageTokenVerifier
 
 RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
@@ -76,6 +77,8 @@ def mcp_app(mcp: MCPServer, settings: Settings) -> Any:
         stateless_http=True,
         json_response=True,
         transport_security=transport_security(settings),
+        # Room for `upload_media`'s largest file as base64; anything larger is 413 before it is read.
+        max_request_body_size=media_tools.BASE64_MAX_CHARS + 64 * 1024,
     )
     guarded = next(route.app for route in app.routes if isinstance(route, Route) and route.path == "/mcp")
     # The SDK's own guard (`RequireAuthMiddleware`) gives way to ours, which answers as RFC 6750 and
