@@ -42,6 +42,14 @@ def _sent(client, account_id: str) -> list[dict[str, Any]]:
     return client.get("/sandbox/telegram/sent", params={"accountId": account_id}).json()["data"]
 
 
+def _contact_wrote(client, tenant, number: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Telegram account and the conversation its contact number `number` started."""
+    bot = connect_account(client, tenant, "telegram")
+    _inbound(client, bot["id"], number)
+    conversations = wait_for(lambda: client.get("/v1/conversations", headers=bearer(tenant["apiKey"])).json()["data"])
+    return bot, conversations[0]
+
+
 def _call(server_url: str, key: str, tool: str, arguments: dict[str, Any], person: Person | None) -> Any:
     async def scenario() -> Any:
         options = {"elicitation_callback": person} if person is not None else {}
@@ -88,10 +96,7 @@ def test_an_accepted_broadcast_is_sent(server_url, client, tenant, audience):
 
 
 def test_a_direct_message_names_the_contact_and_a_dismissed_question_sends_nothing(server_url, client, tenant):
-    bot = connect_account(client, tenant, "telegram")
-    _inbound(client, bot["id"], 7)
-    conversation = wait_for(lambda: client.get("/v1/conversations", headers=bearer(tenant["apiKey"]))
-                               .json()["data"])[0]
+    bot, conversation = _contact_wrote(client, tenant, 7)
     person = Person("cancel")
     result = _call(server_url, tenant["apiKey"], "send_message",
                    {"conversationId": conversation["id"], "text": "See you on Friday"}, person)
@@ -101,10 +106,7 @@ def test_a_direct_message_names_the_contact_and_a_dismissed_question_sends_nothi
 
 
 def test_a_client_without_elicitation_is_not_asked(server_url, client, tenant):
-    bot = connect_account(client, tenant, "telegram")
-    _inbound(client, bot["id"], 1)
-    conversation = wait_for(lambda: client.get("/v1/conversations", headers=bearer(tenant["apiKey"]))
-                               .json()["data"])[0]
+    bot, conversation = _contact_wrote(client, tenant, 1)
     result = _call(server_url, tenant["apiKey"], "send_message",
                    {"conversationId": conversation["id"], "text": "Thanks!"}, None)
     assert result.is_error is False, result
@@ -117,10 +119,7 @@ def test_the_workspace_setting_turns_the_question_off(server_url, client, tenant
     turned = client.patch(settings, headers=bearer(tenant["apiKey"]), json={"confirmBeforeReachingPeople": False})
     assert turned.status_code == 200, turned.text
     assert turned.json() == {"confirmBeforeReachingPeople": False}
-    bot = connect_account(client, tenant, "telegram")
-    _inbound(client, bot["id"], 2)
-    conversation = wait_for(lambda: client.get("/v1/conversations", headers=bearer(tenant["apiKey"]))
-                               .json()["data"])[0]
+    bot, conversation = _contact_wrote(client, tenant, 2)
     person = Person("decline")
     result = _call(server_url, tenant["apiKey"], "send_message",
                    {"conversationId": conversation["id"], "text": "No questions asked"}, person)

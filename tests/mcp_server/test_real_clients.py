@@ -1,5 +1,6 @@
 """Third-party MCP clients, end to end: `mcp-remote` (the bridge Claude Desktop users run) and the
-official TypeScript SDK's client go through the whole OAuth flow with the consent page in Chromium,
+official TypeScript SDK's client go through the whole OAuth flow with the consent page in Chromium (mcp-remote
+also with a client metadata document, coming back on a port of its own),
 then call a read and a write tool; the MCP Inspector's CLI lists the tools with an API key.
 
 The npm packages (and the Node they need) are pinned in `tests/clients/package-lock.json`, installed
@@ -9,9 +10,11 @@ default run; `.ci/run` and `make test-slow` run it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
+import secrets
 import shutil
 import subprocess
 import threading
@@ -20,11 +23,17 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from storage.db import connection
 from storage.models import User
 from tests.conftest import bearer
+from tests.support.live_server import free_port, live_server
 from tests.support.sandbox import connect_account
+from tests.support.webhook_receiver import Tls, make_tls
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -39,6 +48,33 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed"),
     pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed"),
 ]
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> Tls:
+    return make_tls(tmp_path_factory.mktemp("tls"), "localhost")
+
+
+@pytest.fixture(scope="module")
+def live_overrides(tls: Tls) -> dict[str, Any]:
+    # The service fetches client metadata documents from a local https host (its own CA).
+    return {"webhook_ca_bundle": tls.ca_path, "webhook_allow_private": True}
+
+
+@contextlib.contextmanager
+def metadata_document(tls: Tls, redirect_uri: str) -> Iterator[str]:
+    """An https host publishing one client's metadata document, as a client's vendor would; yields its URL."""
+    box: list[str] = []
+
+    async def document(request: Request) -> JSONResponse:
+        return JSONResponse({"client_id": box[0], "client_name": "Bridge with a metadata document",
+                             "redirect_uris": [redirect_uri], "token_endpoint_auth_method": "none",
+                             "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
+
+    path = f"/mcp-remote-{secrets.token_hex(4)}.json"  # its own URL: documents are cached by URL
+    with live_server(Starlette(routes=[Route(path, document)]), ssl_certfile=tls.cert_path) as base:
+        box.append(base.replace("http://127.0.0.1", "https://localhost") + path)
+        yield box[0]
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +190,31 @@ def test_mcp_remote_connects_through_consent_and_calls_a_read_and_a_write_tool(n
     finally:
         bridge.stop()
     assert _hooks(client, tenant) == ["https://127.0.0.1:9/from-bridge"]
+
+
+def test_mcp_remote_with_a_metadata_document_comes_back_on_a_port_of_its_own(node_env, page, server_url, client,
+                                                                             tenant, tls):
+    """The document names `localhost:3334`; the bridge listens where it likes (here another port) and
+    the service lets it, as RFC 8252 has it for loopback redirects."""
+    account = connect_account(client, tenant, "telegram")
+    port = free_port()
+    with metadata_document(tls, "http://localhost:3334/oauth/callback") as document:
+        bridge = Process(["mcp-remote", f"{server_url}/mcp", str(port), "--client-metadata-url", document], node_env)
+        try:
+            bridge.line(bridge.err, lambda line: "Please authorize this client by visiting" in line)
+            authorize_url = bridge.line(bridge.err, lambda line: line.startswith("http")).strip()
+            assert f"redirect_uri=http%3A%2F%2Flocalhost%3A{port}%2Foauth%2Fcallback" in authorize_url
+            _consent_in_browser(page, authorize_url, _email(tenant), tenant["workspaceId"])
+            bridge.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            bridge.line(bridge.out, lambda line: '"id":1' in line)
+            bridge.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            bridge.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "list_accounts", "arguments": {}}})
+            listed = json.loads(bridge.line(bridge.out, lambda line: '"id":2' in line))["result"]
+            assert [a["id"] for a in listed["structuredContent"]["data"]] == [account["id"]]
+        finally:
+            bridge.stop()
 
 
 def test_the_typescript_sdk_connects_through_consent_and_calls_a_read_and_a_write_tool(node_env, page, server_url,
