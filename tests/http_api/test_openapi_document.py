@@ -113,6 +113,8 @@ def test_an_upload_goes_through_with_what_the_document_says(client, tenant):
                           json={"filename": "a.jpg", "contentType": "image/jpeg", "size": len(JPEG)})
     assert started.status_code == 201, started.text
     token = started.json()["uploadUrl"].rsplit("/", 1)[1]
+    empty = client.put(f"/v1/media/uploads/{token}", content=b"", headers={"Content-Type": media_type})
+    assert empty.status_code == 400  # the body is required, as the document says
     sent = client.put(f"/v1/media/uploads/{token}", content=JPEG, headers={"Content-Type": media_type})
     assert sent.status_code == 200, sent.text
     done = client.post(f"/v1/media/uploads/{token}/complete", headers=headers)
