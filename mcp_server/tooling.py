@@ -6,14 +6,15 @@ rules; the tool's `inputSchema`), the record it answers with (`output`: its `out
 annotations. Adding a tool is one entry in its domain's `TOOLS` (`mcp_server/tools/<domain>.py`);
 the function is called with the model's attributes as snake_case keywords, as the /v1 route calls it.
 
-A call: the bearer token (already verified by the SDK's middleware with our verifier) must carry
-the tool's scope; the arguments pass the /v1 model, once (the SDK's own argument check lets them
-through, so a refusal is `validation_failed` with `details`, as on /v1, not pydantic's text); the
-service function runs inside one transaction: a read tool on SQLite on the event loop, in a snapshot
-that never waits (as /v1's reads), anything else in a worker thread. Domain errors come back as tool
-errors whose text and structured content are the /v1 error envelope (`{"error": {"code", "message",
-"details"?}}`); an unexpected fault is logged and answered with `internal_error`, never with the
-exception's text.
+A call: the bearer token (already verified by the SDK's middleware with our verifier: an OAuth token
+or an API key) must carry the tool's scope; a tool that reaches people (`confirm`) first asks the
+person when the client can (`mcp_server.asking`); the arguments pass the /v1 model, once (the SDK's
+own argument check lets them through, so a refusal is `validation_failed` with `details`, as on /v1,
+not pydantic's text); the service function runs inside one transaction: a read tool on SQLite on the
+event loop, in a snapshot that never waits (as /v1's reads), anything else in a worker thread.
+Domain errors come back as tool errors whose text and structured content are the /v1 error envelope
+(`{"error": {"code", "message", "details"?}}`); an unexpected fault is logged and answered with
+`internal_error`, never with the exception's text.
 """
 
 from __future__ import annotations
