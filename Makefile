@@ -9,7 +9,7 @@ TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
 # Extra arguments for `switchboard serve`, e.g. `make serve ARGS="--port 8001"`.
 ARGS ?=
 
-.PHONY: serve test lint bench screenshots install install-runtime image
+.PHONY: serve test test-slow lint bench screenshots install install-runtime image
 
 serve: $(VENV)/.installed-runtime
 	$(BIN)/switchboard serve $(ARGS)
@@ -22,6 +22,10 @@ test: $(VENV)/.installed-test
 	$(BIN)/mypy $(PACKAGES)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(TEST_WORKERS)
+
+# System tests outside the default run's time budget (`-m slow`: third-party MCP clients, ...).
+test-slow: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m slow -n0
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

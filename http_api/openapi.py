@@ -86,6 +86,10 @@ def _query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
     return params
 
 
+_VISIBLE = "!-~\u00a1-\u00ac\u00ae-\u00ff"
+IDEMPOTENCY_KEY_PATTERN = f"^[{_VISIBLE}]([ {_VISIBLE}]*[{_VISIBLE}])?$"
+
+
 def _parameters(op: Operation) -> list[dict[str, Any]]:
     params: list[dict[str, Any]] = []
     for segment in op.path.split("/"):
@@ -96,8 +100,11 @@ def _parameters(op: Operation) -> list[dict[str, Any]]:
     if op.method == "POST" and op.auth:
         params.append({
             "name": "Idempotency-Key", "in": "header", "required": False,
-            "schema": {"type": "string", "minLength": 1, "maxLength": 255},
-            "description": "Replay protection for 24 hours.",
+            # What `service.common.idempotency.check_key` accepts: printable characters (Python's
+            # `str.isprintable` over the Latin-1 a header is read as), starting and ending with a
+            # visible one (HTTP strips the spaces around a header value).
+            "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": IDEMPOTENCY_KEY_PATTERN},
+            "description": "Replay protection for 24 hours: 1..255 printable characters.",
         })
     return params
 
@@ -116,6 +123,11 @@ def _operation(op: Operation, components: dict[str, Any]) -> dict[str, Any]:
         out["security"] = []
     if op.raw_body is not None:
         out["requestBody"] = {"required": True, "content": {op.raw_body: {"schema": {"type": "string"}}}}
+    if op.stream is not None:
+        # Raw bytes of any type (a media upload). OpenAPI 3.1 spells a binary body as a string with
+        # a contentMediaType; `format: binary` is 3.0's spelling, which generators still look for.
+        out["requestBody"] = {"required": True, "content": {"application/octet-stream": {"schema": {
+            "type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}}}}
     if op.body is not None:
         out["requestBody"] = {
             "required": op.body_required,

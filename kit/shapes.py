@@ -328,7 +328,25 @@ def parse(model: type[Shape], data: Any) -> Shape:
     try:
         return model.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as error:
+        if not any(problem["type"] in ("int_type", "int_from_float") and type(problem["input"]) is float
+                   and problem["input"].is_integer() for problem in error.errors()):
+            raise validation_failed(error) from None
+    # JSON Schema counts 2003.0 as an integer (a number whose fraction is zero); JSON decoders give a
+    # float for it. Read such floats as the integers they are, and try once more.
+    try:
+        return model.model_validate(_whole_floats_as_ints(data), by_alias=True, by_name=False)
+    except ValidationError as error:
         raise validation_failed(error) from None
+
+
+def _whole_floats_as_ints(value: Any) -> Any:
+    if type(value) is float:
+        return int(value) if value.is_integer() and abs(value) < 2**63 else value
+    if isinstance(value, dict):
+        return {key: _whole_floats_as_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_floats_as_ints(item) for item in value]
+    return value
 
 
 def _nul_fields(value: Any, location: tuple[int | str, ...]) -> list[str]:

@@ -6,14 +6,15 @@ rules; the tool's `inputSchema`), the record it answers with (`output`: its `out
 annotations. Adding a tool is one entry in its domain's `TOOLS` (`mcp_server/tools/<domain>.py`);
 the function is called with the model's attributes as snake_case keywords, as the /v1 route calls it.
 
-A call: the bearer token (already verified by the SDK's middleware with our verifier) must carry
-the tool's scope; the arguments pass the /v1 model, once (the SDK's own argument check lets them
-through, so a refusal is `validation_failed` with `details`, as on /v1, not pydantic's text); the
-service function runs inside one transaction: a read tool on SQLite on the event loop, in a snapshot
-that never waits (as /v1's reads), anything else in a worker thread. Domain errors come back as tool
-errors whose text and structured content are the /v1 error envelope (`{"error": {"code", "message",
-"details"?}}`); an unexpected fault is logged and answered with `internal_error`, never with the
-exception's text.
+A call: the bearer token (already verified by the SDK's middleware with our verifier: an OAuth token
+or an API key) must carry the tool's scope; a tool that reaches people (`confirm`) first asks the
+person when the client can (`mcp_server.asking`); the arguments pass the /v1 model, once (the SDK's
+own argument check lets them through, so a refusal is `validation_failed` with `details`, as on /v1,
+not pydantic's text); the service function runs inside one transaction: a read tool on SQLite on the
+event loop, in a snapshot that never waits (as /v1's reads), anything else in a worker thread.
+Domain errors come back as tool errors whose text and structured content are the /v1 error envelope
+(`{"error": {"code", "message", "details"?}}`); an unexpected fault is logged and answered with
+`internal_error`, never with the exception's text.
 """
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
 from kit import shapes
 from kit.errors import Forbidden, ServiceError, Unauthorized
 from kit.pagination import Page
+from mcp_server import asking
+from service.identity import workspaces
 from service.identity.auth import Actor
 from storage import requests
 
@@ -52,6 +56,9 @@ class ToolDef:
     waits: bool = False  # calls a platform: may wait seconds on the network
     render: Callable[[Any], Any] | None = None  # the service's answer -> the tool's structured result
     partial: bool = False  # an update: only the arguments given are passed (the others keep their value)
+    # Reaches people (a message, a publish, a delete): the question the person is asked first, in
+    # plain words from the service's data, or None when this call reaches nobody (`confirmations`).
+    confirm: Callable[[Actor, Any], str | None] | None = None
 
 
 
@@ -69,17 +76,35 @@ def error_result(error: ServiceError) -> CallToolResult:
 
 
 def _actor(definition: ToolDef) -> Actor:
+    return actor_for(definition.scope, f"The tool {definition.name}")
+
+
+def actor_for(scope: str, what: str) -> Actor:
+    """Who calls (a tool, a resource read, a prompt): the person behind an OAuth token, in the
+    workspace they chose, or an API key; refused without the `scope` that `what` needs."""
     token = get_access_token()
-    if token is None or not token.claims or not token.subject:
+    if token is None or not token.claims:
         raise Unauthorized("A valid access token is required.")
-    if definition.scope not in token.scopes:
-        raise Forbidden(f"The tool {definition.name} needs the `{definition.scope}` scope, which this "
-                        "connection was not granted. Connect again and allow it.")
+    claims = token.claims
+    if claims.get("kind") == "key":
+        if scope not in token.scopes:
+            raise Forbidden("This key is read-only.")
+        profile_ids = claims.get("profile_ids")
+        return Actor(workspace_id=claims["workspace_id"], permission=claims["permission"],
+                     profile_ids=None if profile_ids is None else frozenset(profile_ids),
+                     credential_id=claims["key_id"])
+    if not token.subject:
+        raise Unauthorized("A valid access token is required.")
+    if scope not in token.scopes:
+        # The HTTP layer answers this with a 403 challenge (`mcp_server.challenges`) before the
+        # call gets here; kept for any path that reaches a tool without it.
+        raise Forbidden(f"{what} needs the `{scope}` scope, which this connection was not granted. Connect "
+                        "again and allow it.")
     return Actor(
-        workspace_id=token.claims["workspace_id"],
+        workspace_id=claims["workspace_id"],
         permission="read-write" if "write" in token.scopes else "read",
         profile_ids=None,
-        credential_id=token.claims["grant_id"],
+        credential_id=claims["grant_id"],
         user_id=token.subject,
     )
 
@@ -115,10 +140,19 @@ def _structured(result: dict[str, Any]) -> CallToolResult:
                           structured_content=result)
 
 
+CONTEXT = "_mcp_context"  # the keyword the SDK passes the request's context under
+
+
 def make_tool(definition: ToolDef) -> Callable[..., Any]:
-    async def tool(**arguments: Any) -> CallToolResult:
+    async def tool(**arguments: Any) -> CallToolResult | InputRequiredResult:
+        context: Context = arguments.pop(CONTEXT)
         try:
             actor = _actor(definition)
+            if definition.confirm is not None and asking.can_ask(context):
+                answer = await asking.confirmed(context, definition, arguments, lambda: requests.run(
+                    lambda _on_loop: _question(definition, actor, arguments), transaction="read", on_loop=True))
+                if answer is not True:
+                    return answer  # the question, or the person's "no"
             read = definition.scope == "read"
             # A tool that calls a platform (`waits`) runs its own short transactions around the
             # call, as its /v1 operation does: never SQLite's one write lock across the network.
@@ -136,6 +170,15 @@ def make_tool(definition: ToolDef) -> Callable[..., Any]:
     return tool
 
 
+def _question(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> str | None:
+    """The confirmation to ask for this call, or None (it reaches nobody, or the workspace asks for none)."""
+    assert definition.confirm is not None
+    parsed = shapes.parse(definition.model, arguments)
+    if not workspaces.confirms_before_reaching_people(actor.workspace_id):
+        return None
+    return definition.confirm(actor, parsed)
+
+
 def _self_contained(model: type[BaseModel], mode: str) -> dict[str, Any]:
     return shapes.json_schema(model, mode=mode, ref_template="#/$defs/{model}")
 
@@ -145,7 +188,7 @@ def build_tools(definitions: list[ToolDef]) -> list[Tool]:
     for definition in definitions:
         read = definition.scope == "read"
         built.append(Tool(
-            fn=make_tool(definition), name=definition.name, title=None, is_async=True, context_kwarg=None,
+            fn=make_tool(definition), name=definition.name, title=None, is_async=True, context_kwarg=CONTEXT,
             description=definition.description + f" Needs scope `{definition.scope}`.",
             annotations=ToolAnnotations(
                 read_only_hint=read,

@@ -185,7 +185,10 @@ def routes(settings: Settings) -> list[Route]:
                          checked: list[str] | None = None) -> Response:
             return dashboard.render(
                 request, "consent.html", status=status, title="Allow access", action=action,
-                client_name=client.name or client.client_id, unverified=not client.info.metadata_document,
+                # Both kinds of client name themselves (a registration, a metadata document): neither
+                # name is verified; a document's client is also known by the host that publishes it.
+                client_name=client.name or client.client_id,
+                client_host=urlsplit(client.client_id).netloc if client.info.metadata_document else None,
                 redirect_host=urlsplit(grant.redirect_uri).netloc,
                 scopes=requested, checked=requested if checked is None else checked, workspaces=spaces,
                 selected=selected or (spaces[0]["id"] if spaces else None), error=error,

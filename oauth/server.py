@@ -13,6 +13,7 @@ single-use codes under concurrency, refresh rotation with reuse detection.
 from __future__ import annotations
 
 import functools
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -59,6 +60,35 @@ def same_resource(presented: str, expected: str) -> bool:
         and not a.fragment
         and a.query == b.query
     )
+
+
+def redirect_matches(registered: str, presented: str) -> bool:
+    """Exact match, no prefixes, no patterns; except that an http redirect on a loopback host
+    (127.0.0.1, [::1], localhost) matches on any port (RFC 8252 §7.3, OAuth 2.1 §8.4.2): a native
+    client (an MCP bridge on a laptop) takes whatever port is free when it starts, not the one it
+    registered or named in its metadata document."""
+    if presented == registered:
+        return True
+    try:
+        a, b = urlsplit(registered), urlsplit(presented)
+        a.port, b.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    return (
+        a.scheme == b.scheme == "http"
+        and a.hostname in oauth_clients.LOOPBACK_HOSTS
+        and a.hostname == b.hostname
+        # Only the port may differ: no user info, the same host spelling, path and query, no fragment.
+        and _without_port(a.netloc) == _without_port(b.netloc)
+        and a.path == b.path
+        and a.query == b.query
+        and not b.fragment and "#" not in presented
+        and oauth_clients.acceptable_redirect_uri(presented)
+    )
+
+
+def _without_port(netloc: str) -> str:
+    return re.sub(r":[0-9]*$", "", netloc).lower()
 
 
 # --- requests and answers -----------------------------------------------------------------------
@@ -161,7 +191,7 @@ class Client(ClientMixin):
         return oauth_tokens.normalise_scope(" ".join(asked & allowed))
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
-        return redirect_uri in self.info.redirect_uris  # exact match, no prefixes, no patterns
+        return any(redirect_matches(registered, redirect_uri) for registered in self.info.redirect_uris)
 
     def check_client_secret(self, client_secret: str) -> bool:
         return self.info.check_secret(client_secret)

@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from http_api.declare import op
 from http_api.routing import Call, Reply, error_response, json_response
-from kit.errors import NotFound, ServiceError
+from kit.errors import BadRequest, NotFound, ServiceError
 from kit.pagination import Page
 from kit.shapes import PageQuery, page_of
 from service.media import library
@@ -95,6 +95,8 @@ async def put_bytes(request: Request) -> Response:
                 if time.monotonic() - renewed > media.RENEW_EVERY_SECONDS:
                     mark = await run_in_threadpool(_renew, media_id, mark)
                     renewed = time.monotonic()
+        if size == 0:  # the document requires a body: no upload is ever empty (`size` >= 1)
+            return error_response(BadRequest("The body is empty: send the file's bytes."))
         await run_in_threadpool(_finish, media_id, mark, written, size, digest.hexdigest())
         finished = True
         return json_response(200, UploadProgress(token=token, received_bytes=size))
@@ -144,11 +146,12 @@ OPERATIONS = [
                    "the raw bytes with PUT; the token in it is the credential (shown once, kept hashed) and "
                    "expires at `expiresAt`. Types: JPEG, PNG, GIF, WebP images; MP4, QuickTime, WebM videos."),
     op("PUT", "/media/uploads/{token}", lambda call: None, summary="Send an upload's bytes", tag="Media",
-       operation_id="putUploadBytes", answer=UploadProgress, auth=False, errors=(404, 409, 413), stream=put_bytes,
+       operation_id="putUploadBytes", answer=UploadProgress, auth=False, errors=(400, 404, 409, 413),
+       stream=put_bytes,
        description="The raw bytes as the body (any `Content-Type`), streamed to storage: the 1 MiB JSON limit does "
-                   "not apply, the service's media size limit does (413). No API key needed: the token is the "
-                   "credential. Sending again replaces the bytes. One PUT at a time per token: while one is "
-                   "receiving, another (or a completion) → 409 `upload_in_progress`. Unknown, expired or completed "
+                   "not apply, the service's media size limit does (413); an empty body → 400. No API key needed: the "
+                   "token is the credential. Sending again replaces the bytes. One PUT at a time per token: while one "
+                   "is receiving, another (or a completion) → 409 `upload_in_progress`. Unknown, expired or completed "
                    "token → 404."),
     op("POST", "/media/uploads/{token}/complete", complete, summary="Complete an upload", tag="Media",
        operation_id="completeUpload", answer=MediaRecord, body=None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kit.shapes import page_of
+from mcp_server import confirmations
 from mcp_server.tooling import ToolDef
 from service.inbox import conversations, outbound
 from service.inbox import shapes as inbox
@@ -27,5 +28,5 @@ TOOLS: list[ToolDef] = [
             "The result's status is `sent`, or `pending` when the platform asked to slow down (it is sent "
             "later, once).",
             model=inbox.SendMessageTo, output=inbox.Message, destructive=True, waits=True,
-            render=lambda sent: sent.record),
+            render=lambda sent: sent.record, confirm=confirmations.send_message),
 ]

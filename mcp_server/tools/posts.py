@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kit.shapes import page_of
+from mcp_server import confirmations
 from mcp_server.tooling import ToolDef
 from service.posts import importing, publishing
 from service.posts import ops as posts
@@ -17,7 +18,7 @@ TOOLS: list[ToolDef] = [
             "firstComment on Instagram, Facebook, LinkedIn and X). Each target is checked against its platform "
             "first (422 with details). "
             "Publishing reaches the public and cannot be undone from here.",
-            model=post.PostIn, output=post.Post, destructive=True, waits=True),
+            model=post.PostIn, output=post.Post, destructive=True, waits=True, confirm=confirmations.create_post),
     ToolDef("list_posts", posts.list_posts, "read",
             "Posts newest first, filtered by status, profile, account, platform or source (service, external, "
             "all), and by a window of instants from/to (posts scheduled or published in [from, to), for a "
@@ -31,7 +32,8 @@ TOOLS: list[ToolDef] = [
             "Delete a post. A draft, scheduled (cancelled: it will not publish) or failed post goes at once. A "
             "published or partial post is refused (conflict) unless fromPlatforms is true, which also deletes it "
             "on each platform that lets apps delete posts; what each platform did is in the answer.",
-            model=post.DeletePostTool, output=post.PostDeleted, destructive=True, waits=True),
+            model=post.DeletePostTool, output=post.PostDeleted, destructive=True, waits=True,
+            confirm=confirmations.delete_post),
     ToolDef("retry_post", publishing.retry, "write",
             "Publish a post's failed targets again; targets already published are never published twice. "
             "Nothing failed → conflict.",

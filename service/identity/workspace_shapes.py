@@ -15,6 +15,16 @@ class NoArguments(Body):
     """A tool that takes no arguments (and refuses any)."""
 
 
+class WorkspaceSettings(Record):
+    confirm_before_reaching_people: bool = Field(description=(
+        "An MCP client that can ask the person (elicitation) asks before a tool messages or publishes to "
+        "people: a broadcast or a post sent now, a direct message, a delete. On by default."))
+
+
+class UpdateWorkspaceSettings(Body):
+    confirm_before_reaching_people: bool = LEFT_OUT
+
+
 class CreateProfile(Body):
     name: Name
 

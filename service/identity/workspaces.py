@@ -11,7 +11,7 @@ from service.common import epochs
 from service.identity import sessions
 from service.identity.auth import Actor
 from service.identity.workspace_shapes import Profile as ProfileRecord
-from service.identity.workspace_shapes import ProfileDeleted, WorkspaceList
+from service.identity.workspace_shapes import ProfileDeleted, WorkspaceList, WorkspaceSettings
 from service.identity.workspace_shapes import Workspace as WorkspaceRecord
 from storage import hot
 from storage.db import db
@@ -139,6 +139,36 @@ def create_profile(*, actor: Actor, name: str) -> ProfileRecord:
     # A new profile lies outside any fixed list, so only a workspace-wide key may make one.
     actor.require_full_scope("create profiles")
     return ProfileRecord.model_validate(create_profile_row(workspace_id=actor.workspace_id, name=name))
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+
+def confirms_before_reaching_people(workspace_id: str) -> bool:
+    """Whether an assistant must ask the person before a tool reaches people (when it can ask)."""
+    found = (Workspace.select(Workspace.confirm_before_reaching_people)
+             .where(Workspace.id == workspace_id).scalar())
+    return True if found is None else bool(found)
+
+
+def get_settings(*, actor: Actor, workspace_id: str) -> WorkspaceSettings:
+    if workspace_id != actor.workspace_id:
+        raise NotFound("No workspace with that id.")
+    return WorkspaceSettings(confirm_before_reaching_people=confirms_before_reaching_people(workspace_id))
+
+
+def update_settings(*, actor: Actor, workspace_id: str,
+                    confirm_before_reaching_people: bool | None = None) -> WorkspaceSettings:
+    """The workspace's settings: a workspace-wide read-write key (or its owner) only, never an
+    assistant's own connection (no MCP tool changes them)."""
+    if workspace_id != actor.workspace_id:
+        raise NotFound("No workspace with that id.")
+    actor.require_write()
+    actor.require_full_scope("change the workspace's settings")
+    if confirm_before_reaching_people is not None:
+        Workspace.update(confirm_before_reaching_people=confirm_before_reaching_people,
+                         updated_at=clock.now()).where(Workspace.id == workspace_id).execute()
+    return get_settings(actor=actor, workspace_id=workspace_id)
 
 
 def update_profile(*, actor: Actor, profile_id: str, name: str | None = None) -> ProfileRecord:

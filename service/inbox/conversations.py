@@ -69,6 +69,17 @@ def get_conversation(*, actor: Actor, conversation_id: str) -> ConversationRecor
     return ConversationRecord.model_validate(get_row(actor=actor, conversation_id=conversation_id))
 
 
+def recent_activity(*, workspace_id: str, limit: int) -> list[tuple[str, str, int, Any]]:
+    """(id, profile id, unread count, updated at) of the workspace's most recently active
+    conversations: what a watcher of the inbox compares from one look to the next."""
+    query = (Conversation.select(Conversation.id, Conversation.profile, Conversation.unread_count,
+                                 Conversation.updated_at)
+             .where(Conversation.workspace == workspace_id)
+             .order_by(Conversation.activity_at.desc(), Conversation.id.desc())
+             .limit(limit))
+    return [(row.id, row.profile_id, row.unread_count, row.updated_at) for row in query]
+
+
 def list_conversations(
     *,
     actor: Actor,

@@ -159,6 +159,42 @@ def fetch_into_library(*, workspace_id: str, url: str, field: str = "url") -> Me
     return row
 
 
+def store_bytes(*, actor: Actor, filename: str, content_type: str, data: bytes, field: str = "data") -> MediaRecord:
+    """A file the caller holds (an MCP assistant's `upload_media`), as a completed media: its type is
+    read from the bytes and must be the declared one, as a completed upload's must. The file is
+    written before the row's short transaction, never inside it."""
+    actor.require_write()
+    limit = settings().media_max_bytes
+    if len(data) > limit:
+        raise _refused(f"the file is over the {limit}-byte limit", field)
+    found = media.sniff(data[:64])
+    if found is None or found not in media.ALLOWED_TYPES:
+        raise _refused("the bytes are of no supported type (JPEG, PNG, GIF, WebP, MP4, QuickTime, WebM)", field)
+    if found != content_type:
+        raise ValidationFailed("The file does not match what was declared.", details=[
+            FieldProblem("contentType", f"{content_type} was declared and the bytes are {found}")])
+    media_id = ids.new_id("med")
+    path = media.part_path(media_id)
+    path.write_bytes(data)
+    path.replace(media.file_path(media_id))
+    moment = clock.now()
+    try:
+        with connection(), db.atomic():
+            row = Media.create(id=media_id, workspace=actor.workspace_id,
+                               token_hash=tokens.sha256_hex(secrets.token_hex(32)), filename=filename,
+                               content_type=found, size=len(data), received_bytes=len(data),
+                               sha256=hashlib.sha256(data).hexdigest(), status="complete",
+                               expires_at=moment + dt.timedelta(seconds=1), completed_at=moment,
+                               created_at=moment, updated_at=moment)
+            done = media.record(row)
+            events.emit(workspace_id=actor.workspace_id, type="media.uploaded", data=done.dump())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            media.file_path(media_id).unlink()
+        raise
+    return done
+
+
 def import_url(*, actor: Actor, url: str) -> MediaRecord:
     actor.require_write()
     return media.record(fetch_into_library(workspace_id=actor.workspace_id, url=url))

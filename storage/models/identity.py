@@ -13,6 +13,8 @@ class Workspace(BaseModel):
     name = CharField(max_length=200)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
+    # An MCP client that can ask the person (elicitation) confirms before a tool reaches people.
+    confirm_before_reaching_people = BooleanField(default=True)
 
 
 class User(BaseModel):

@@ -80,8 +80,10 @@ def test_cancel_and_the_rules_and_scopes(live, session):
 
     listed = call("list_broadcasts", {}, token=read_token)
     assert listed.get("isError") is not True
-    denied = call("create_broadcast", {"accountId": bot["id"], "name": "N", "text": "T"}, token=read_token)
-    assert denied["isError"] is True and "write" in denied["structuredContent"]["error"]["message"]
+    denied = call_tool_raw(session[3], read_token, "create_broadcast",
+                           {"accountId": bot["id"], "name": "N", "text": "T"})
+    assert denied.status_code == 403  # a step-up: the client may ask the person for `write`
+    assert 'error="insufficient_scope"' in denied.headers["www-authenticate"]
 
 
 def test_the_tools_are_listed_with_their_annotations(session):

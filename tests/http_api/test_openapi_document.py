@@ -91,3 +91,66 @@ def test_error_answers_have_the_documented_error_shape(client, tenant):
         assert answer.status_code in (404, 422)
         assert [e.message for e in Draft202012Validator(error).iter_errors(answer.json())] == []
     assert refused.json()["error"]["details"][0]["field"] == "url"
+
+
+# --- what a generated client needs of the document ---------------------------------------------
+
+
+def test_an_upload_goes_through_with_what_the_document_says(client, tenant):
+    from tests.conftest import bearer
+    from tests.support.posts import JPEG
+
+    document = client.get("/v1/openapi.json").json()
+    put = document["paths"]["/v1/media/uploads/{token}"]["put"]
+    body = put["requestBody"]
+    assert body["required"] is True
+    (media_type, content), = body["content"].items()
+    assert content["schema"]["type"] == "string"
+    assert content["schema"]["format"] == "binary"
+
+    headers = bearer(tenant["apiKey"])
+    started = client.post("/v1/media/uploads", headers=headers,
+                          json={"filename": "a.jpg", "contentType": "image/jpeg", "size": len(JPEG)})
+    assert started.status_code == 201, started.text
+    token = started.json()["uploadUrl"].rsplit("/", 1)[1]
+    empty = client.put(f"/v1/media/uploads/{token}", content=b"", headers={"Content-Type": media_type})
+    assert empty.status_code == 400  # the body is required, as the document says
+    sent = client.put(f"/v1/media/uploads/{token}", content=JPEG, headers={"Content-Type": media_type})
+    assert sent.status_code == 200, sent.text
+    done = client.post(f"/v1/media/uploads/{token}/complete", headers=headers)
+    assert done.status_code == 200, done.text
+    assert done.json()["contentType"] == "image/jpeg"
+
+
+def test_the_idempotency_key_schema_says_what_the_server_accepts(client, tenant):
+    import re
+
+    from tests.conftest import bearer
+
+    document = client.get("/v1/openapi.json").json()
+    parameter = next(p for p in document["paths"]["/v1/profiles"]["post"]["parameters"]
+                     if p["name"] == "Idempotency-Key")
+    pattern = parameter["schema"]["pattern"]
+    # (Control characters never get past the HTTP parser: 400 before the service.)
+    keys = ["order-1", "a b", "é-ß", "x" * 255, "x" * 256, "soft\xadhyphen", "nbsp\xa0x", "¡!"]
+    for number, key in enumerate(keys):
+        answer = client.post("/v1/profiles", json={"name": f"P{number}"},
+                             headers={**bearer(tenant["apiKey"]),
+                                      "Idempotency-Key": key.encode("latin-1")})  # type: ignore[dict-item]
+        valid = re.fullmatch(pattern, key) is not None and parameter["schema"]["minLength"] <= len(key) \
+            <= parameter["schema"]["maxLength"]
+        assert (answer.status_code == 422) is (not valid), (key, answer.status_code, answer.text)
+
+
+def test_a_whole_number_written_with_a_fraction_is_an_integer(client, tenant):
+    """JSON Schema counts 2003.0 as an integer; the service reads it as one. 2003.5 is not."""
+    from tests.conftest import bearer
+
+    headers = bearer(tenant["apiKey"])
+    whole = client.post("/v1/media/uploads", headers=headers,
+                        json={"filename": "a.jpg", "contentType": "image/jpeg", "size": 2003.0})
+    assert whole.status_code == 201, whole.text
+    fraction = client.post("/v1/media/uploads", headers=headers,
+                           json={"filename": "a.jpg", "contentType": "image/jpeg", "size": 2003.5})
+    assert fraction.status_code == 422
+    assert fraction.json()["error"]["details"] == [{"field": "size", "message": "must be an integer"}]

@@ -58,11 +58,11 @@ def test_a_read_token_cannot_send_and_errors_carry_the_v1_codes(browser, client,
         "accountId": bot["id"], "from": {"id": "778", "handle": "fay", "name": "Fay"}, "text": "hello"})
     conversation_id = client.get("/v1/conversations", headers=bearer(tenant["apiKey"])).json()["data"][0]["id"]
     _, read_only = hand_made_tokens(browser, workspace_id=tenant["workspaceId"], scope="read")
-    refused = _result(call_tool_raw(browser, read_only["access_token"], "send_message",
-                                    {"conversationId": conversation_id, "text": "x"}))
-    assert refused["isError"] is True
-    assert refused["structuredContent"]["error"]["code"] == "forbidden"
-    assert "write" in refused["structuredContent"]["error"]["message"]
+    refused = call_tool_raw(browser, read_only["access_token"], "send_message",
+                            {"conversationId": conversation_id, "text": "x"})
+    assert refused.status_code == 403
+    assert 'error="insufficient_scope"' in refused.headers["www-authenticate"]
+    assert 'scope="read write"' in refused.headers["www-authenticate"]
     assert client.get("/sandbox/telegram/sent", params={"accountId": bot["id"]}).json()["data"] == []
 
     _, tokens = hand_made_tokens(browser, workspace_id=tenant["workspaceId"])

@@ -86,3 +86,26 @@ def mcp_client_over(http: httpx2.AsyncClient, server_url: str):
     from mcp.client.streamable_http import streamable_http_client
 
     return Client(streamable_http_client(server_url + "/mcp", http_client=http))
+
+
+def test_a_read_only_connection_asks_the_person_for_write_when_a_write_tool_is_called(server_url, tenant):
+    """The 403 `insufficient_scope` challenge is a step-up the official client follows: it goes back
+    to the consent page asking for `read write`, and the call then goes through."""
+    async def scenario() -> None:
+        async with httpx2.AsyncClient(base_url=server_url, timeout=30) as browser:
+            await sign_in(browser, email_of(tenant["userId"]), "correct horse")
+            consent = Consent(workspace_id=tenant["workspaceId"], grants=[["read"]])
+            storage = MemoryStorage()
+            async with (
+                httpx2.AsyncClient(auth=provider(server_url, browser, consent, storage=storage), timeout=30) as http,
+                mcp_client_over(http, server_url) as client,
+            ):
+                assert (await client.call_tool("list_accounts", {})).is_error is False
+                assert storage.tokens.scope == "read"
+                made = await client.call_tool("create_webhook", {"url": "https://127.0.0.1:9/hook"})
+                assert made.is_error is False, made
+                assert structured(made)["url"] == "https://127.0.0.1:9/hook"
+                assert storage.tokens.scope == "read write"
+            assert len(consent.seen) == 2  # the person was asked a second time
+
+    asyncio.run(scenario())

@@ -46,14 +46,22 @@ def test_a_read_token_cannot_call_a_write_tool(server_with_write_tool, service):
         browser_sign_in(http, email, "correct horse")
         _, read_only = hand_made_tokens(http, workspace_id=tenant["workspaceId"], scope="read")
         assert read_only["scope"] == "read"
-        refused = rpc(call_tool_raw(http, read_only["access_token"], "create_profile", {"name": "Nope"}))
-        assert refused["isError"] is True
-        assert refused["structuredContent"]["error"]["code"] == "forbidden"
-        assert "`write`" in refused["structuredContent"]["error"]["message"]
+        # A step-up, not a tool error (the MCP authorization spec, RFC 6750 §3.1): the HTTP answer
+        # to the call is 403 naming the scopes the call needs beside those granted.
+        refused = call_tool_raw(http, read_only["access_token"], "create_profile", {"name": "Nope"})
+        assert refused.status_code == 403
+        challenge = refused.headers["www-authenticate"]
+        assert challenge.startswith("Bearer ")
+        assert 'error="insufficient_scope"' in challenge
+        assert 'scope="read write"' in challenge
+        assert f'resource_metadata="{server_with_write_tool}/.well-known/oauth-protected-resource/mcp"' in challenge
+        # The read tools still answer on the same token.
+        assert rpc(call_tool_raw(http, read_only["access_token"], "list_accounts")).get("isError") is not True
 
         _, write_only = hand_made_tokens(http, workspace_id=tenant["workspaceId"], scope="write")
-        no_read = rpc(call_tool_raw(http, write_only["access_token"], "list_accounts"))
-        assert "`read`" in no_read["structuredContent"]["error"]["message"]
+        no_read = call_tool_raw(http, write_only["access_token"], "list_accounts")
+        assert no_read.status_code == 403
+        assert 'scope="read write"' in no_read.headers["www-authenticate"]
 
         _, both = hand_made_tokens(http, workspace_id=tenant["workspaceId"], scope="read write")
         made = rpc(call_tool_raw(http, both["access_token"], "create_profile", {"name": "From the assistant"}))
@@ -62,6 +70,26 @@ def test_a_read_token_cannot_call_a_write_tool(server_with_write_tool, service):
     with connection():
         assert [p.name for p in Profile.select().where(Profile.workspace == tenant["workspaceId"])
                 .order_by(Profile.created_at)] == ["Main", "From the assistant"]
+
+
+def test_the_401_follows_rfc_6750(server_with_write_tool):
+    with httpx2.Client(base_url=server_with_write_tool, timeout=30) as http:
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        headers = {"Accept": "application/json, text/event-stream"}
+        anonymous = http.post("/mcp", json=listing, headers=headers)
+        stale = http.post("/mcp", json=listing, headers={**headers, "Authorization": "Bearer mcp_at_not-a-token"})
+    metadata = f'resource_metadata="{server_with_write_tool}/.well-known/oauth-protected-resource/mcp"'
+    # No credentials: told where to get some and what to ask for, with no error code (RFC 6750 §3.1).
+    assert anonymous.status_code == 401
+    assert anonymous.headers["www-authenticate"].startswith("Bearer ")
+    assert "error=" not in anonymous.headers["www-authenticate"]
+    assert metadata in anonymous.headers["www-authenticate"]
+    assert 'scope="read write"' in anonymous.headers["www-authenticate"]
+    # A bearer that is no good: the same, with `invalid_token`.
+    assert stale.status_code == 401
+    assert 'error="invalid_token"' in stale.headers["www-authenticate"]
+    assert metadata in stale.headers["www-authenticate"]
+    assert "mcp_at_not-a-token" not in stale.text
 
 
 def test_tools_are_annotated(server_with_write_tool, service):

@@ -6,6 +6,7 @@ import contextlib
 import secrets
 from collections.abc import Iterator
 from dataclasses import replace
+from urllib.parse import urlsplit
 
 import httpx2
 from starlette.applications import Starlette
@@ -17,7 +18,7 @@ from storage.db import connection
 from storage.models import User
 from switchboard.app import create_app
 from tests.support.live_server import live_server
-from tests.support.oauth_flow import REDIRECT_URI, authorize_params, browser_sign_in, pkce_pair
+from tests.support.oauth_flow import REDIRECT_URI, authorize_params, browser_sign_in, pkce_pair, register_client
 from tests.support.webhook_receiver import make_tls
 
 
@@ -59,6 +60,20 @@ def test_a_metadata_document_client_gets_the_consent_page(service, tenant, tmp_p
         assert page.status_code == 200, page.text
         assert "Doc &lt;Client&gt;" in page.text  # the document's name, escaped
         assert "Doc <Client>" not in page.text
+        # Treated as a self-registered client is: the name is the client's own word, and the page
+        # says so, with the host that publishes the document (the client id's).
+        assert f'<strong class="client-host">{urlsplit(client_id).netloc}</strong>' in page.text
+        assert "Switchboard has not verified this application" in page.text
+        assert "<strong>127.0.0.1:9</strong>" in page.text  # where it is sent back to
+
+
+def test_a_self_registered_client_is_marked_unverified_too(browser, tenant):
+    client = register_client(browser, name="Some Assistant")
+    _, challenge = pkce_pair()
+    page = browser.get("/oauth/authorize", params=authorize_params(client["client_id"], challenge))
+    assert page.status_code == 200, page.text
+    assert "Switchboard has not verified this application" in page.text
+    assert 'class="client-host"' not in page.text
 
 
 def test_a_metadata_document_on_a_private_address_is_refused_without_a_redirect(service, tenant, tmp_path):

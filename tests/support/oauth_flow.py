@@ -9,7 +9,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 from mcp import Client
@@ -46,6 +46,8 @@ class Consent:
     workspace_id: str | None = None
     seen: list[str] = field(default_factory=list)  # consent pages as HTML
     redirects: list[str] = field(default_factory=list)  # final Location headers
+    # The scopes left checked on each consent page in turn (then: all that are asked).
+    grants: list[list[str]] = field(default_factory=list)
 
 
 async def answer_consent(browser: httpx2.AsyncClient, authorize_url: str, consent: Consent) -> AuthorizationCodeResult:
@@ -54,8 +56,12 @@ async def answer_consent(browser: httpx2.AsyncClient, authorize_url: str, consen
     consent.seen.append(page.text)
     form = {"csrf_token": hidden(page.text, "csrf_token"), "decision": consent.decision,
             "workspaceId": consent.workspace_id or workspace_options(page.text)[0]}
+    fields: list[tuple[str, str]] = list(form.items())
+    if consent.grants:
+        fields += [("scope_choice", "1")] + [("grant_scope", scope) for scope in consent.grants.pop(0)]
     action = html.unescape(re.search(r'<form method="post" action="(/oauth/authorize[^"]*)"', page.text).group(1))  # type: ignore[union-attr]
-    answer = await browser.post(action, data=form)
+    answer = await browser.post(action, content=urlencode(fields),
+                                headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert answer.status_code in (302, 303), answer.text
     location = answer.headers["location"]
     consent.redirects.append(location)
@@ -118,10 +124,12 @@ def provider(
 
 
 @contextlib.asynccontextmanager
-async def mcp_client(server_url: str, auth: httpx2.Auth | None = None, **headers: str) -> AsyncIterator[Client]:
+async def mcp_client(server_url: str, auth: httpx2.Auth | None = None, *, options: dict[str, Any] | None = None,
+                     **headers: str) -> AsyncIterator[Client]:
+    """The official client on /mcp; `options` go to `Client` (an elicitation callback, ...)."""
     async with (
         httpx2.AsyncClient(auth=auth, headers=headers, timeout=30) as http,
-        Client(streamable_http_client(server_url + "/mcp", http_client=http)) as client,
+        Client(streamable_http_client(server_url + "/mcp", http_client=http), **(options or {})) as client,
     ):
         yield client
 
