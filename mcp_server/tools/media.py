@@ -10,7 +10,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from kit import settings
 from kit.errors import FieldProblem, ValidationFailed
 from kit.shapes import Body, PageQuery, page_of
 from mcp_server.tooling import ToolDef
@@ -30,7 +29,7 @@ _DATA_URL = re.compile(r"^data:[\w.+/-]*(;[\w=.+-]+)*;base64,", re.ASCII)
 
 def limits() -> tuple[int, int]:
     """(image, video) byte limits of `upload_media`: never more than the service takes at all."""
-    service_limit = settings.current().media_max_bytes
+    service_limit = library.max_bytes()
     return min(IMAGE_MAX_BYTES, service_limit), min(VIDEO_MAX_BYTES, service_limit)
 
 

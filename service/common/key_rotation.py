@@ -70,7 +70,7 @@ def rotate(*, batch: int = BATCH, progress: Callable[[str, Rotated], None] | Non
 def _rotate_column(model: type[Model], column: str, batch: int, result: Rotated) -> None:
     keys = _keys(model)
     sealed: Field = getattr(model, column)
-    is_text = isinstance(sealed.db_value("x"), str)
+    is_text = isinstance(sealed.db_value("probe"), str)
     after: tuple[Any, ...] | None = None
     while True:
         with connection():

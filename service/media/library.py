@@ -159,6 +159,11 @@ def fetch_into_library(*, workspace_id: str, url: str, field: str = "url") -> Me
     return row
 
 
+def max_bytes() -> int:
+    """The largest file the service takes, by any way in."""
+    return settings().media_max_bytes
+
+
 def store_bytes(*, actor: Actor, filename: str, content_type: str, data: bytes, field: str = "data") -> MediaRecord:
     """A file the caller holds (an MCP assistant's `upload_media`), as a completed media: its type is
     read from the bytes and must be the declared one, as a completed upload's must. The file is
