@@ -4,9 +4,13 @@ Every front door runs its storage work through `run`: `/v1`'s operations, MCP's 
 token check, the dashboard's pages. The edge owns the transaction (DESIGN rule 3), and where the
 work runs is decided here once:
 
-- work that waits on the network (`waits`: a platform call, a metadata document) runs on
-  Starlette's larger pool, so a slow peer cannot hold the few storage threads, and without a
-  transaction around it: it writes in short transactions of its own (nothing waits inside a write);
+- work that waits on another host (`waits`: a platform call, a media import, a metadata document)
+  runs on the outbound pool (`kit.bulkhead`: its own threads, a share per workspace), so a slow
+  peer holds neither the few storage threads nor the shared pool where sign-in hashes passwords,
+  and without a transaction around it: it writes in short transactions of its own (nothing waits
+  inside a write);
+- work that blocks without calling out (`blocks`: a password hash) runs on Starlette's shared pool,
+  also without a transaction around it;
 - a read on SQLite runs first on the event loop, in a snapshot that never waits
   (`storage.db.read_on_loop`): a key lookup and a page of rows cost tens of microseconds there,
   less than the hand-over to a thread. Should it need a write that could wait, nothing was
@@ -25,6 +29,7 @@ import psycopg2.errors
 from peewee import OperationalError
 from starlette.concurrency import run_in_threadpool
 
+from kit import bulkhead
 from storage.db import (
     WriteNeeded,
     connection,
@@ -104,16 +109,18 @@ def _unconnected(work: Work[T]) -> T:
 
 
 async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False, waits: bool = False,
-              connect: bool = True) -> T:
+              blocks: bool = False, bucket: str | None = None, connect: bool = True) -> T:
     """Run `work` with a connection and its transaction where it costs least (see the module's text).
 
     `on_loop`: the work only reads (or can tell `WriteNeeded`), so it may try the event loop first.
     `connect=False`: the work connects itself, if at all (the health check must answer when the
-    database does not).
+    database does not). `bucket`: whose share of the outbound pool `waits` work takes (a workspace).
     """
     if not connect:
         return await storage_threads().run(_unconnected, work)
     if waits:
+        return await bulkhead.run(_on_thread, work, "none", bucket=bucket)
+    if blocks:
         return await run_in_threadpool(_on_thread, work, "none")
     if on_loop and reads_on_loop():
         try:

@@ -11,6 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from kit.page_headers import PageHeaders
 from kit.settings import Settings
 from oauth.dashboard.console import WORKSPACE_KEY, NoSeat, acting, field, flash
 from oauth.dashboard.shell import current_user, error_page, safe_next
@@ -29,7 +30,8 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[BaseRoute]:
         return RedirectResponse(f"{target}?workspace={where.workspace_id}", status_code=303)
 
     return [
-        Mount("/dashboard/static", app=StaticFiles(directory=STATIC), name="dashboard-static"),
+        Mount("/dashboard/static", app=StaticFiles(directory=STATIC), name="dashboard-static",
+              middleware=[Middleware(PageHeaders)]),
         Route("/dashboard/workspace", switch_workspace, methods=["POST"], middleware=middleware),
     ]
 

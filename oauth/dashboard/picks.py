@@ -8,12 +8,12 @@ import datetime as dt
 import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
 
-from kit.errors import ServiceError, ValidationFailed
+from kit import scheduling
+from kit.errors import ServiceError
 from oauth.dashboard.accounts import account_name, platform_name
 from oauth.dashboard.console import Seat, field, in_own
 from oauth.dashboard.shell import data_of, in_db
@@ -56,10 +56,7 @@ def number(value: str) -> Any:
 
 
 def zone_of(name: str) -> dt.tzinfo:
-    try:
-        return ZoneInfo(name) if name else dt.UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationFailed.field("timezone", "must be an IANA time zone name, e.g. Europe/Paris") from None
+    return scheduling.zone_named(name)
 
 
 def form_key() -> str:

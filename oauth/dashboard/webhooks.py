@@ -24,12 +24,13 @@ from oauth.dashboard.console import (
     field,
     flash,
     fragment,
+    in_own,
     not_found,
     page,
     partial,
     seat,
 )
-from oauth.dashboard.shell import data_of, in_db, off_db
+from oauth.dashboard.shell import data_of, in_db
 from service.webhooks import log
 from service.webhooks import ops as webhooks
 from service.webhooks.shapes import CreateWebhook
@@ -74,7 +75,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
                 body["description"] = field(form, "description")
             fields = shapes.parse(CreateWebhook, body)
             # Outside a transaction: the URL's host is looked up first (see service/webhooks/ops.py).
-            created = await off_db(lambda: webhooks.create(actor=where.actor(), **dict(fields)))
+            created = await in_own(lambda: webhooks.create(actor=where.actor(), **dict(fields)))
         except NoSeat as no:
             return no.response
         except ServiceError as problem:
