@@ -25,11 +25,13 @@ import functools
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+import psycopg2
 import psycopg2.errors
-from peewee import OperationalError
+from peewee import InterfaceError, OperationalError
 from starlette.concurrency import run_in_threadpool
 
 from kit import bulkhead
+from kit.errors import Unavailable
 from storage.db import (
     WriteNeeded,
     connection,
@@ -93,6 +95,39 @@ def in_transaction(kind: str, work: Callable[[], T], *, attempts: int = 3) -> T:
     raise AssertionError("unreachable")
 
 
+# SQLite's answers when the disk under the data dir is full or failing, or the file cannot be had.
+_SQLITE_UNAVAILABLE = ("database or disk is full", "disk i/o error", "unable to open database file",
+                       "database is locked")
+RETRY_AFTER_SECONDS = 5
+
+
+def storage_unavailable(error: BaseException) -> str | None:
+    """What is wrong with storage when `error` says it cannot be reached or written (a refused or
+    lost PostgreSQL connection, a server shutting down, a full disk), else None (a fault of ours)."""
+    if isinstance(error, InterfaceError):  # "connection already closed"
+        return "unreachable"
+    if not isinstance(error, OperationalError) or lost_a_deadlock(error):
+        return None
+    original = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error.__context__
+    if isinstance(original, psycopg2.OperationalError):  # refused, lost, shutting down, out of connections
+        return "unreachable"
+    text = str(error).lower()
+    if "full" in text or "i/o" in text:
+        return "full"
+    return "unreachable" if any(part in text for part in _SQLITE_UNAVAILABLE) else None
+
+
+def unavailable(error: BaseException) -> Unavailable | None:
+    """The 503 a caller gets for storage that cannot be reached or written: nothing it did, and
+    gone once the storage is back (`Retry-After`)."""
+    what = storage_unavailable(error)
+    if what is None:
+        return None
+    message = ("Storage is full; nothing of this request was saved. Try again shortly." if what == "full"
+               else "Storage cannot be reached right now. Try again shortly.")
+    return Unavailable(message, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
 def _on_thread(work: Work[T], kind: Transaction) -> T:
     with connection(), transaction(kind):
         return work(False)
@@ -116,6 +151,18 @@ async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False,
     `connect=False`: the work connects itself, if at all (the health check must answer when the
     database does not). `bucket`: whose share of the outbound pool `waits` work takes (a workspace).
     """
+    try:
+        return await _run(work, transaction=transaction, on_loop=on_loop, waits=waits, blocks=blocks, bucket=bucket,
+                          connect=connect)
+    except (OperationalError, InterfaceError) as error:
+        refusal = unavailable(error)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+async def _run(work: Work[T], *, transaction: Transaction, on_loop: bool, waits: bool, blocks: bool,
+               bucket: str | None, connect: bool) -> T:
     if not connect:
         return await storage_threads().run(_unconnected, work)
     if waits:
