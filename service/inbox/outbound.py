@@ -91,6 +91,10 @@ def lease_seconds() -> float:
     return settings.current().send_lease_seconds
 
 
+# How long a message waits when the pace store (Redis) could not give it a slot.
+PACE_UNAVAILABLE_DELAY = dt.timedelta(seconds=2)
+
+
 LOST_ERROR = ("The process sending this message stopped during the platform call; it may or may not have "
               "arrived, so it is not sent again automatically.")
 
@@ -281,7 +285,16 @@ def _attempt(message_id: str, *, max_wait: float, owed: _SentOutcome | None, cha
             engine.release(found)
             return None
         per_second = adapters.adapter(loaded.account.platform).capabilities.messages_per_second
-        slot = pacer.reserve(loaded.account.id, per_second, max_wait=max_wait)
+        try:
+            slot = pacer.reserve(loaded.account.id, per_second, max_wait=max_wait)
+        except Exception:
+            # No slot (Redis dropped or stalled): the platform was not called, so the claim goes back
+            # unused and the message waits. Kept, the claim ran out its lease with the worker alive
+            # and the message became `unknown` ("stopped during the platform call") unsent.
+            engine.release(found, until=clock.now() + PACE_UNAVAILABLE_DELAY)
+            log.warning("message %s: no pace slot (the pace store is unreachable); it waits", message_id,
+                        exc_info=True)
+            return None
         if not slot.granted:
             engine.release(found, until=clock.now() + dt.timedelta(seconds=slot.wait))
             return None
@@ -361,7 +374,10 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         return
     moment = clock.now()
     if isinstance(outcome, RetryLater):
-        pacer.pause(loaded.account.id, outcome.delay_seconds)
+        try:
+            pacer.pause(loaded.account.id, outcome.delay_seconds)
+        except Exception:  # the pace store is unreachable: the outcome must still be written
+            log.warning("account %s: its pause could not be recorded", loaded.account.id, exc_info=True)
     step = engine.fail(found, outcome, at=moment)
     if step is None or step.again:
         return
