@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
 import psycopg2
@@ -46,6 +49,7 @@ from storage.db import (
 from storage.threads import BatchingThreads
 
 T = TypeVar("T")
+log = logging.getLogger("switchboard.storage")
 # "own": the work runs short transactions itself (it calls the network in between), as "none".
 Transaction = Literal["read", "write", "own", "none"]
 Work = Callable[[bool], T]  # called with True when it runs on the event loop
@@ -115,6 +119,42 @@ def storage_unavailable(error: BaseException) -> str | None:
     if "full" in text or "i/o" in text:
         return "full"
     return "unreachable" if any(part in text for part in _SQLITE_UNAVAILABLE) else None
+
+
+# How long a worker keeps trying to write the outcome of a platform call it made while storage is
+# away (a PostgreSQL restart takes seconds): well inside the shortest lease (60 s), after which the
+# row would be `unknown` though the worker knows what happened.
+OUTCOME_RETRY_SECONDS = 40.0
+
+
+def outcome_written(write: Callable[[], T], *, seconds: float = OUTCOME_RETRY_SECONDS) -> T:
+    """Run `write` (the record of a side effect already made); while storage cannot be reached, run
+    it again for up to `seconds`, each time on a thread of its own with a fresh connection (this
+    thread's connection died with the server, and peewee keeps it in the thread's state). Only for
+    writes that are safe to repeat and need no transaction of the caller: an outcome conditional on
+    the claim it finishes."""
+    try:
+        return write()
+    except (OperationalError, InterfaceError) as error:
+        if storage_unavailable(error) is None:
+            raise
+    give_up = time.monotonic() + seconds
+    pause = 0.25
+    while True:
+        log.warning("storage is unreachable; the outcome is written again in %.2g s", pause)
+        time.sleep(pause)
+        pause = min(pause * 2, 4.0)
+        try:
+            with ThreadPoolExecutor(1, thread_name_prefix="outcome") as single:
+                return single.submit(_connected, write).result()
+        except (OperationalError, InterfaceError) as error:
+            if storage_unavailable(error) is None or time.monotonic() + pause > give_up:
+                raise
+
+
+def _connected(write: Callable[[], T]) -> T:
+    with connection():
+        return write()
 
 
 def unavailable(error: BaseException) -> Unavailable | None:

@@ -57,6 +57,7 @@ from service.inbox.shapes import message_record
 from storage.db import connection, db, is_postgres, reading
 from storage.hot import columns, from_row, insert_shared
 from storage.models import Account, Conversation, Media, Message
+from storage.requests import outcome_written
 
 log = logging.getLogger("switchboard.outbound")
 
@@ -251,7 +252,7 @@ def send_group(message_ids: list[str]) -> None:
                 owed = None  # written by then, or written alone after the statement failed (`_take`)
                 log.exception("message %s failed; the sweeper will hand it out again", message_id)
         if owed is not None:
-            _record_sent(owed)
+            outcome_written(lambda: _record_sent(owed))
 
 
 @dataclass(frozen=True)
@@ -309,10 +310,16 @@ def _attempt(message_id: str, *, max_wait: float, owed: _SentOutcome | None, cha
         sent = _sent(found, loaded, outcome)
         if chain:
             return sent
-        _record_sent(sent)
+        outcome_written(lambda: _record_sent(sent))
         return None
-    with db.atomic():
-        _finish(found, loaded, outcome)
+
+    def write() -> None:
+        with db.atomic():
+            _finish(found, loaded, outcome)
+
+    # The platform answered: its answer is written even through a database restart, or the lease
+    # would make the message `unknown` though this worker knows what became of it.
+    outcome_written(write)
     return None
 
 
@@ -327,7 +334,7 @@ def _take(message_id: str, owed: _SentOutcome | None) -> engine.Claim | None:
     except Exception:
         # The outcome of a message that reached its person is not lost with a statement that failed
         # for the next message's sake: it is written alone, and the next message's fault goes on.
-        _record_sent(owed)
+        outcome_written(lambda: _record_sent(owed))
         raise
     try:
         _after_sent(owed, held)
