@@ -443,15 +443,12 @@ def small_disk(work: Path, megabytes: int) -> Iterator[Path | None]:
 def fill(directory: Path) -> Path:
     """Fill the file system under `directory` to the last byte with one file; return it."""
     filler = directory / "filler"
-    with filler.open("wb") as out, contextlib.suppress(OSError):
-        block = b"\0" * (1 << 20)
-        while True:
-            out.write(block)
-            out.flush()
-    with filler.open("ab") as out, contextlib.suppress(OSError):
-        while True:  # the last partial megabyte too
-            out.write(b"\0" * 4096)
-            out.flush()
+    # Unbuffered: a buffered file's close would flush into the full disk and raise.
+    with filler.open("wb", buffering=0) as out:
+        for size in (1 << 20, 4096, 1):  # to the last byte
+            with contextlib.suppress(OSError):
+                while True:
+                    out.write(b"\0" * size)
     return filler
 
 
@@ -459,9 +456,14 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     with small_disk(work, 96) as disk:
         if disk is None:
             return {"skipped": "mounting a tmpfs is not permitted here"}
-        port = free_port()
+        port, sandbox_port = free_port(), free_port()
+        # The platform keeps its own disk: what it received is counted, not lost with the service's.
         env = embedded_env(str(disk / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{port}",
-                           SWITCHBOARD_SANDBOX="1")
+                           SWITCHBOARD_SANDBOX="1", SWITCHBOARD_SANDBOX_URL=f"http://127.0.0.1:{sandbox_port}")
+        platform = subprocess.Popen([sys.executable, "-m", "switchboard", "sandbox", "serve", "--port",
+                                     str(sandbox_port)], cwd=REPO, env=embedded_env(str(work / "sandbox-data")),
+                                    stdout=(work / "disk-sandbox.log").open("ab"), stderr=subprocess.STDOUT)
+        wait_until_up(f"http://127.0.0.1:{sandbox_port}/sandbox/", platform, 120)
         boot = subprocess.run([sys.executable, "-m", "switchboard", "bootstrap", "--email", "disk@example.com",
                                "--password", "disk disk disk", "--json"], env=env, cwd=REPO, check=True,
                               capture_output=True, text=True)
@@ -478,8 +480,9 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
             bot = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="telegram")
             x = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="x")
+            platform_http = httpx2.Client(base_url=f"http://127.0.0.1:{sandbox_port}", timeout=60)
             for contact in range(20):
-                http.post("/sandbox/telegram/inbound-message", json={
+                platform_http.post("/sandbox/telegram/inbound-message", json={
                     "accountId": bot["id"], "from": {"id": str(90000 + contact)}, "text": "hi"}).raise_for_status()
             conversations = wait_for_list(http, auth, bot["id"], 20)
             load = Load(http, auth, conversations, x, args.rate)
@@ -487,7 +490,7 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             load.start()
             time.sleep(5)
             filler = fill(disk)
-            full_for = 10.0 if args.quick else 30.0
+            full_for = 20.0 if args.quick else 60.0
             time.sleep(full_for)
             filler.unlink()
             ended = time.monotonic()
@@ -498,7 +501,7 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                                       "refused": load.refused("disk")}
             settled = settle_http(http, auth, 300)
             report["settled_seconds"] = settled
-            dm_log = Counter(row["text"] for row in http.get("/sandbox/telegram/sent", params={
+            dm_log = Counter(row["text"] for row in platform_http.get("/sandbox/telegram/sent", params={
                 "accountId": bot["id"]}).json()["data"] if row["kind"] == "dm")
             stored: dict[str, str] = {}
             for conversation in conversations:
@@ -523,9 +526,10 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                                "stored_though_refused": posts - (len(load.posts) - len(load.refused_posts))}
             return report
         finally:
-            serve.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                serve.wait(timeout=20)
+            for proc in (serve, platform):
+                proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=20)
 
 
 def settle_http(http: httpx2.Client, auth: dict[str, str], limit: float) -> float | None:

@@ -103,13 +103,18 @@ def in_transaction(kind: str, work: Callable[[], T], *, attempts: int = 3) -> T:
 _SQLITE_UNAVAILABLE = ("database or disk is full", "disk i/o error", "unable to open database file",
                        "database is locked")
 RETRY_AFTER_SECONDS = 5
+# What storage raises when it cannot be reached: through peewee, or from the driver itself (a
+# cursor asked of a connection the server closed).
+STORAGE_ERRORS = (OperationalError, InterfaceError, psycopg2.OperationalError, psycopg2.InterfaceError)
 
 
 def storage_unavailable(error: BaseException) -> str | None:
     """What is wrong with storage when `error` says it cannot be reached or written (a refused or
     lost PostgreSQL connection, a server shutting down, a full disk), else None (a fault of ours)."""
-    if isinstance(error, InterfaceError):  # "connection already closed"
+    if isinstance(error, (InterfaceError, psycopg2.InterfaceError)):  # "connection already closed"
         return "unreachable"
+    if isinstance(error, psycopg2.OperationalError):  # raised by the driver itself, not through peewee
+        return None if isinstance(error, psycopg2.errors.TransactionRollbackError) else "unreachable"
     if not isinstance(error, OperationalError) or lost_a_deadlock(error):
         return None
     original = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error.__context__
@@ -135,7 +140,7 @@ def outcome_written(write: Callable[[], T], *, seconds: float = OUTCOME_RETRY_SE
     the claim it finishes."""
     try:
         return write()
-    except (OperationalError, InterfaceError) as error:
+    except STORAGE_ERRORS as error:
         if storage_unavailable(error) is None:
             raise
     give_up = time.monotonic() + seconds
@@ -147,7 +152,7 @@ def outcome_written(write: Callable[[], T], *, seconds: float = OUTCOME_RETRY_SE
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="outcome") as single:
                 return single.submit(_connected, write).result()
-        except (OperationalError, InterfaceError) as error:
+        except STORAGE_ERRORS as error:
             if storage_unavailable(error) is None or time.monotonic() + pause > give_up:
                 raise
 
@@ -194,7 +199,7 @@ async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False,
     try:
         return await _run(work, transaction=transaction, on_loop=on_loop, waits=waits, blocks=blocks, bucket=bucket,
                           connect=connect)
-    except (OperationalError, InterfaceError) as error:
+    except STORAGE_ERRORS as error:
         refusal = unavailable(error)
         if refusal is None:
             raise
