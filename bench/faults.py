@@ -460,8 +460,11 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         # The platform keeps its own disk: what it received is counted, not lost with the service's.
         env = embedded_env(str(disk / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{port}",
                            SWITCHBOARD_SANDBOX="1", SWITCHBOARD_SANDBOX_URL=f"http://127.0.0.1:{sandbox_port}")
+        # It reads the service's accounts (to resolve their ids) from the service's database file.
+        platform_env = embedded_env(str(work / "sandbox-data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{port}",
+                                    SWITCHBOARD_DATABASE_URL=f"sqlite:///{disk / 'data' / 'switchboard.db'}")
         platform = subprocess.Popen([sys.executable, "-m", "switchboard", "sandbox", "serve", "--port",
-                                     str(sandbox_port)], cwd=REPO, env=embedded_env(str(work / "sandbox-data")),
+                                     str(sandbox_port)], cwd=REPO, env=platform_env,
                                     stdout=(work / "disk-sandbox.log").open("ab"), stderr=subprocess.STDOUT)
         wait_until_up(f"http://127.0.0.1:{sandbox_port}/sandbox/", platform, 120)
         boot = subprocess.run([sys.executable, "-m", "switchboard", "bootstrap", "--email", "disk@example.com",
@@ -478,9 +481,10 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             auth = {"Authorization": f"Bearer {tenant['apiKey']}"}
             from switchboard.sandbox_seed import connect
 
-            bot = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="telegram")
-            x = connect(http, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="x")
             platform_http = httpx2.Client(base_url=f"http://127.0.0.1:{sandbox_port}", timeout=60)
+            both = Routed(http, platform_http)
+            bot = connect(both, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="telegram")  # type: ignore[arg-type]
+            x = connect(both, api_key=tenant["apiKey"], profile_id=tenant["profileId"], platform="x")  # type: ignore[arg-type]
             for contact in range(20):
                 platform_http.post("/sandbox/telegram/inbound-message", json={
                     "accountId": bot["id"], "from": {"id": str(90000 + contact)}, "text": "hi"}).raise_for_status()
@@ -530,6 +534,22 @@ def full_disk(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 proc.terminate()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=20)
+
+
+class Routed:
+    """The service for its paths, the standalone sandbox for `/sandbox/...` (the seeding helper's calls)."""
+
+    def __init__(self, service: httpx2.Client, sandbox: httpx2.Client) -> None:
+        self.service, self.sandbox = service, sandbox
+
+    def _for(self, url: str) -> httpx2.Client:
+        return self.sandbox if url.startswith("/sandbox/") else self.service
+
+    def get(self, url: str, **kwargs: Any) -> httpx2.Response:
+        return self._for(url).get(url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> httpx2.Response:
+        return self._for(url).post(url, **kwargs)
 
 
 def settle_http(http: httpx2.Client, auth: dict[str, str], limit: float) -> float | None:

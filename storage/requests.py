@@ -120,10 +120,19 @@ def storage_unavailable(error: BaseException) -> str | None:
     original = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error.__context__
     if isinstance(original, psycopg2.OperationalError):  # refused, lost, shutting down, out of connections
         return "unreachable"
-    text = str(error).lower()
-    if "full" in text or "i/o" in text:
-        return "full"
-    return "unreachable" if any(part in text for part in _SQLITE_UNAVAILABLE) else None
+    # On a full disk SQLite rolls the transaction back itself, and peewee's own rollback then fails
+    # with "no transaction is active": the cause is the error before it.
+    seen: BaseException | None = error
+    for _ in range(4):
+        if seen is None:
+            break
+        text = str(seen).lower()
+        if "full" in text or "i/o" in text:
+            return "full"
+        if any(part in text for part in _SQLITE_UNAVAILABLE):
+            return "unreachable"
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 # How long a worker keeps trying to write the outcome of a platform call it made while storage is

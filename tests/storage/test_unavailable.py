@@ -58,6 +58,19 @@ def test_a_full_disk_under_sqlite_is_a_503_that_says_nothing_was_saved(tmp_path)
     assert raised.status == 503 and "Storage is full" in raised.message
 
 
+def test_a_full_disk_found_by_the_commit_is_a_503_too(tmp_path):
+    """SQLite rolls back by itself on a full disk; peewee's rollback after it fails with "no
+    transaction is active", and that is the error raised: its cause is what counts."""
+    database = SqliteDatabase(str(tmp_path / "full.db"), pragmas={"journal_mode": "wal"})
+    database.execute_sql("CREATE TABLE t (v TEXT)")
+    pages = database.execute_sql("PRAGMA page_count").fetchone()[0]
+    database.execute_sql(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(OperationalError) as failed, database.atomic():
+        database.execute_sql("INSERT INTO t VALUES (?)", ("x" * 100_000,))
+    raised = _raising(failed.value)
+    assert isinstance(raised, Unavailable) and "Storage is full" in raised.message
+
+
 def test_a_fault_of_ours_is_not_disguised_as_unavailable(tmp_path):
     database = SqliteDatabase(str(tmp_path / "x.db"))
     with pytest.raises(OperationalError) as missing:
