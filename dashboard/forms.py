@@ -9,12 +9,12 @@ import datetime as dt
 import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
 
 from dashboard.views import Seat, data_of, field, in_own
+from kit import scheduling
 from kit.errors import ServiceError, ValidationFailed
 from oauth.shell import in_db
 from service.accounts import ops as accounts
@@ -91,10 +91,7 @@ def number(value: str) -> Any:
 
 
 def zone_of(name: str) -> dt.tzinfo:
-    try:
-        return ZoneInfo(name) if name else dt.UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationFailed.field("timezone", "must be an IANA time zone name, e.g. Europe/Paris") from None
+    return scheduling.zone_named(name)
 
 
 def form_key() -> str:

@@ -44,7 +44,7 @@ from dashboard.views import (
     render,
     seat,
 )
-from kit import shapes
+from kit import scheduling, shapes
 from kit.errors import FieldProblem, ServiceError, ValidationFailed
 from oauth.shell import in_db
 from service.accounts import ops as accounts
@@ -103,13 +103,7 @@ def _options(form: FormData, account: dict[str, Any]) -> dict[str, Any]:
 
 def _instant(local: str, zone_name: str) -> str:
     """A `datetime-local` value read in the form's time zone, as the ISO instant YouTube's option takes."""
-    try:
-        moment = dt.datetime.fromisoformat(local)
-    except ValueError:
-        return local  # the service's check names the field
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=zone_of(zone_name))
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return scheduling.local_instant_text(local, zone_name)
 
 
 def _body(form: FormData, known: list[dict[str, Any]], action: str) -> dict[str, Any]:

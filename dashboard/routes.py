@@ -35,6 +35,7 @@ from dashboard import (
     webhooks,
 )
 from dashboard.actions import Thing
+from kit.page_headers import PageHeaders
 from kit.settings import Settings
 from oauth.shell import session_middleware
 
@@ -129,7 +130,8 @@ def build_routes(settings: Settings) -> list[BaseRoute]:
     """The dashboard's routes, for the composition root to mount (after oauth's sign-in)."""
     middleware = [*session_middleware(settings), Middleware(views.NoSeatAnswers)]
     routes: list[BaseRoute] = [
-        Mount("/dashboard/static", app=StaticFiles(directory=frame.STATIC), name="dashboard-static"),
+        Mount("/dashboard/static", app=StaticFiles(directory=frame.STATIC), name="dashboard-static",
+              middleware=[Middleware(PageHeaders)]),
     ]
     routes += [Route(path, view, methods=methods, middleware=middleware) for path, view, methods in table(settings)]
     routes.append(Route("/dashboard/{rest:path}", frame.not_found, methods=["GET", "POST", "HEAD"],

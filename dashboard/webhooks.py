@@ -13,7 +13,7 @@ from dashboard import views
 from dashboard.views import Seat, data_of, field
 from kit import shapes
 from kit.errors import ServiceError
-from oauth.shell import in_db, off_db
+from oauth.shell import in_db
 from service.webhooks import log
 from service.webhooks import ops as webhooks
 from service.webhooks.shapes import CreateWebhook
@@ -57,7 +57,7 @@ async def create(request: Request) -> Response:
             body["description"] = field(form, "description")
         fields = shapes.parse(CreateWebhook, body)
         # Outside a transaction: the URL's host is looked up first (see service/webhooks/ops.py).
-        created = await off_db(lambda: webhooks.create(actor=where.actor(), **dict(fields)))
+        created = await views.in_own(lambda: webhooks.create(actor=where.actor(), **dict(fields)))
     except ServiceError as problem:
         return views.failure(request, problem, PAGE)
     return await _list(request, where, created=created.dump(), status=201)

@@ -30,7 +30,7 @@ from kit import json_input, log_context, shapes
 from kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from kit.pagination import Page
 from service.common import idempotency, ratelimit
-from service.identity.auth import Actor, authenticate_api_key
+from service.identity.auth import Actor, authenticate_api_key, outbound_bucket
 from storage import requests
 from storage.db import db
 from storage.requests import Transaction, in_transaction, transaction
@@ -349,6 +349,10 @@ class Endpoint:
 
         # The operation's own transactions are opened in `_execute`: the key is checked and the
         # request counted before, and an idempotent POST commits its key apart.
-        return await requests.run(work, transaction="none", waits=op.waits,
-                                  on_loop=op.transaction == "read" and op.auth,
-                                  connect=op.auth or op.transaction != "none")
+        bucket = outbound_bucket(request.headers.get("authorization")) if op.waits else None
+        try:
+            return await requests.run(work, transaction="none", waits=op.waits, bucket=bucket,
+                                      on_loop=op.transaction == "read" and op.auth,
+                                      connect=op.auth or op.transaction != "none")
+        except ServiceError as error:  # the workspace's share of the outbound pool stayed taken (429)
+            return error_response(error)

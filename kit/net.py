@@ -19,17 +19,20 @@ than a delivery that fails later.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import ssl
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as ResolveTimeout
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpcore2
 import httpx2
+
+from kit import urls
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -116,8 +119,11 @@ def resolve(host: str, port: int, *, allow_private: bool) -> list[str]:
 
 def check_url(url: str, *, allow_private: bool) -> None:
     """Raise `AddressRefused` when `url`'s host may not be reached (it was already checked to be https)."""
-    parts = urlsplit(url)
-    resolve(parts.hostname or "", parts.port or 443, allow_private=allow_private)
+    try:
+        parsed = urls.parse(url)
+    except urls.BadUrl as bad:
+        raise AddressRefused(bad.message) from None
+    resolve(parsed.host, parsed.port, allow_private=allow_private)
 
 
 class GuardedBackend(httpcore2.SyncBackend):
@@ -203,3 +209,87 @@ def guarded_client(
         trust_env=False,
         headers={"user-agent": user_agent},
     )
+
+
+# -- an overall deadline ---------------------------------------------------------------------------
+# httpx's timeouts bound each read, not a request: a peer that sends one byte every 8 s kept a media
+# import open for two minutes under a 30 s "timeout". `stream_within` bounds the whole exchange
+# (connect, TLS, headers, body): when the deadline passes, a timer shuts the connection's socket
+# down, which ends the read that waits on it at once, whatever it was waiting for.
+
+
+class DeadlinePassed(Exception):
+    """The exchange with the other host took longer than its overall deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no complete answer within {seconds:g} s")
+        self.seconds = seconds
+
+
+class _Watchdog:
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def watch(self, stream: object) -> None:
+        sock = getattr(stream, "get_extra_info", lambda _name: None)("socket")
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            fired = self.fired
+        if fired:
+            _shut(sock)
+
+    def trace(self, name: str, info: dict[str, object]) -> None:
+        # httpcore's trace events: each new connection's stream, plain and then TLS.
+        if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self.watch(info.get("return_value"))
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    # Through a duplicate of the descriptor: shutting down the TLS wrapper itself would drop its
+    # state under the thread that is reading from it.
+    with contextlib.suppress(OSError, ValueError):
+        fd = sock.fileno()
+        if fd >= 0:
+            duplicate = socket.socket(fileno=socket.dup(fd))
+            try:
+                duplicate.shutdown(socket.SHUT_RDWR)
+            finally:
+                duplicate.close()
+
+
+@contextlib.contextmanager
+def stream_within(client: httpx2.Client, method: str, url: str, *, seconds: float,
+                  headers: dict[str, str] | None = None) -> Iterator[httpx2.Response]:
+    """`client.stream(method, url)`, all of it (the body the caller reads included) within `seconds`;
+    past them `DeadlinePassed`, whatever the read that was cut off raised."""
+    watchdog = _Watchdog(seconds)
+    watchdog.start()
+    try:
+        with client.stream(method, url, headers=headers, extensions={"trace": watchdog.trace}) as response:
+            watchdog.watch(response.extensions.get("network_stream"))
+            yield response
+    except Exception:
+        if watchdog.fired:
+            raise DeadlinePassed(seconds) from None
+        raise
+    finally:
+        watchdog.cancel()

@@ -16,7 +16,7 @@ import datetime as dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from kit import clock
-from kit.errors import FieldProblem
+from kit.errors import FieldProblem, ValidationFailed
 from kit.shapes import OUT_OF_BOUNDS, bounded_utc
 
 PAST_TOLERANCE = dt.timedelta(seconds=60)
@@ -30,6 +30,33 @@ def zone(name: str) -> ZoneInfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         return None
+
+
+def zone_named(name: str, field: str = "timezone") -> dt.tzinfo:
+    """The one reading of a time zone that a person or a caller names, for every front door: UTC
+    for no name, else the IANA zone, else a 422 naming `field`. (Handed to `ZoneInfo` as it came, a
+    directory of the zone database (`Europe`) raised `IsADirectoryError`, a 300-character name
+    `OSError`: 500s.)"""
+    if not name:
+        return dt.UTC
+    found = zone(name) if len(name) <= 64 else None
+    if found is None:
+        raise ValidationFailed.field(field, "must be an IANA time zone name, e.g. Europe/Paris")
+    return found
+
+
+def local_instant_text(local: str, zone_name: str) -> str:
+    """A wall time (an HTML `datetime-local` value, or one with its own offset) read in the named
+    zone, as the ISO instant in UTC with `Z` that /v1 takes. A value that is no date and time, or
+    whose instant falls outside what a datetime holds (years 1 and 9999 shifted by an offset), is
+    given back as it came: the service's own check then refuses it, naming its field."""
+    try:
+        moment = dt.datetime.fromisoformat(local)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=zone_named(zone_name))
+        return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError):
+        return local
 
 
 _zone_names: frozenset[str] | None = None

@@ -19,7 +19,6 @@ import datetime as dt
 import re
 from functools import cache
 from typing import Annotated, Any, TypeVar
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -37,6 +36,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
+from kit import urls
 from kit.errors import FieldProblem, ValidationFailed
 
 Shape = TypeVar("Shape", bound=BaseModel)
@@ -133,13 +133,8 @@ def _https_url(value: str) -> str:
 
 
 def is_https_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    # A control character (a tab, a newline) is no part of a URL: urlsplit strips some of them, so
-    # the URL stored would not be the URL used.
-    return parts.scheme == "https" and bool(parts.hostname) and " " not in value and value.isprintable()
+    # One reading of a URL for every front door (`kit.urls`): port range, brackets, IDNA.
+    return urls.is_valid(value)
 
 
 # The default of a field that may be left out but not sent as null ("must not be null"), as /v1 has

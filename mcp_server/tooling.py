@@ -158,7 +158,7 @@ def make_tool(definition: ToolDef) -> Callable[..., Any]:
             # call, as its /v1 operation does: never SQLite's one write lock across the network.
             result = await requests.run(lambda _on_loop: _execute(definition, actor, arguments),
                                         transaction="read" if read else "write", on_loop=read,
-                                        waits=definition.waits)
+                                        waits=definition.waits, bucket=actor.workspace_id)
             return _structured(result)
         except ServiceError as error:
             return error_result(error)

@@ -14,13 +14,12 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from kit import json_input
+from kit import bulkhead, json_input
 from kit.errors import ServiceError
 from kit.settings import Settings
 from oauth import shell as dashboard
@@ -89,7 +88,7 @@ def _client_ids(request: Request, form: list[tuple[str, str]]) -> list[str]:
 async def _resolve_clients(request: Request, form: list[tuple[str, str]]) -> dict[str, Any]:
     """Fetch the Client ID Metadata Documents the request names before any transaction is opened
     (DESIGN rule 15): inside `in_db`, Authlib's `query_client` then reads them from here."""
-    return await run_in_threadpool(oauth_clients.resolve_all, _client_ids(request, form))
+    return await bulkhead.run(oauth_clients.resolve_all, _client_ids(request, form))
 
 
 def routes(settings: Settings) -> list[Route]:

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kit.page_headers import PageHeaders
 from kit.session_cookies import SessionMiddleware
 from kit.settings import Settings
 from service.identity import sessions
@@ -113,14 +114,16 @@ async def in_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 async def off_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run `fn` with a connection and no transaction, on the larger pool: for work that waits (a
-    password hash, a fetch) and opens its own short transactions for what it writes."""
-    return await requests.run(lambda _on_loop: fn(*args, **kwargs), transaction="none", waits=True)
+    """Run `fn` with a connection and no transaction, on the shared pool: for work that blocks (a
+    password hash) and opens its own short transactions for what it writes. (A call to another
+    host goes through `console.in_own`, on the outbound pool.)"""
+    return await requests.run(lambda _on_loop: fn(*args, **kwargs), transaction="none", blocks=True)
 
 
 def session_middleware(settings: Settings) -> list[Middleware]:
     """What every page and form of the dashboard and the consent screen runs under."""
     return [
+        Middleware(PageHeaders),
         Middleware(FormLimit),
         Middleware(
             SessionMiddleware,
@@ -210,15 +213,7 @@ def render_from(templates: Environment, request: Request, template: str, status:
     return HTMLResponse(
         html,
         status_code=status,
-        headers={
-            "Cache-Control": "no-store",
-            "X-Frame-Options": "DENY",  # the consent page must not be framed (clickjacking)
-            # Scripts only from this site (the vendored htmx), which may call back only to this site.
-            "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-            "media-src 'self'; script-src 'self'; connect-src 'self'; "
-            "form-action 'self' *; frame-ancestors 'none'; base-uri 'none'",
-            "Referrer-Policy": "no-referrer",
-        },
+        headers={"Cache-Control": "no-store"},  # the security headers: `kit.page_headers`, on every answer
     )
 
 

@@ -45,7 +45,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
                           app=await waiting_app(next_url))
         address = request.client.host if request.client else None
         try:
-            await off_db(ratelimit.check_sign_in, email=email, address=address)
+            await off_db(ratelimit.attempt_sign_in, email=email, address=address)
         except RateLimited as limited:
             page = render(request, "login.html", status=429, title="Sign in", next=next_url, email=email,
                           error="Too many failed sign-ins; try again in a few minutes.", oidc=oidc_on,
@@ -54,10 +54,10 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return page
         user = await off_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
         if user is None:
-            await in_db(ratelimit.sign_in_failed, email=email, address=address)
             return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
                           error="The e-mail or the password is not right.", oidc=oidc_on,
                           app=await waiting_app(next_url))
+        await in_db(ratelimit.sign_in_succeeded, email=email, address=address)
         await sign_in(request, user.id, user.email)
         return RedirectResponse(next_url, status_code=303)
 

@@ -91,7 +91,10 @@ def batch_nudger(batch_name: str) -> Callable[[], None]:
         moment = time.monotonic()
         if moment - _last_nudge.get(batch_name, 0.0) >= NUDGE_INTERVAL:
             _last_nudge[batch_name] = moment
-            run_batches(batch_name)
+            try:
+                run_batches(batch_name)
+            except Exception:  # the queue is unreachable: the tick runs the batches anyway
+                log.warning("the queue did not take the %s task; the tick will run it", batch_name, exc_info=True)
 
     return nudge
 

@@ -127,7 +127,12 @@ class Ticker:
         # can take it. A tick that overran its interval is followed by a whole interval's rest.
         due = time.monotonic()
         while not self._stop.is_set():
-            self._tick()
+            try:
+                self._tick()
+            except Exception:
+                # No connection (a database restarting): the next tick tries again. Let through, it
+                # ended this thread, and with it every sweep of the worker, for good.
+                log.exception("the scheduler's tick failed; the next one tries again")
             due += self.interval
             moment = time.monotonic()
             if due < moment:

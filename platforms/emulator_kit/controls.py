@@ -177,13 +177,16 @@ class Controls(EmulatorBase):
                     "status": (int, True),
                     "retryAfter": ((int, float), False),
                     "path": (str, False),
+                    "holdSeconds": ((int, float), False),
                 },
             )
             details = []
             if body["failNext"] < 0:
                 details.append({"field": "failNext", "message": "must be >= 0"})
-            if body["status"] not in (429, 500, 400):
-                details.append({"field": "status", "message": "must be 429, 500 or 400"})
+            if body["status"] not in (429, 500, 504, 400):
+                details.append({"field": "status", "message": "must be 429, 500, 504 (no answer) or 400"})
+            if not 0 <= body.get("holdSeconds", 0) <= 600:
+                details.append({"field": "holdSeconds", "message": "must be 0 to 600"})
             if details:
                 raise ControlInvalid(details)
             account_id = None
@@ -198,7 +201,7 @@ class Controls(EmulatorBase):
                 if body["failNext"]:
                     faults.append(
                         Fault(account_id, body["failNext"], body["status"], float(body.get("retryAfter", 5)),
-                              body.get("path"))
+                              body.get("path"), float(body.get("holdSeconds", 30 if body["status"] == 504 else 0)))
                     )
             self.state.touch_faults(platform)
             return JSONResponse(

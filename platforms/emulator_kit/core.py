@@ -241,6 +241,8 @@ class EmulatorBase:
                                    error_type="GraphMethodException")
         fault = self.state.take_fault(platform, account.id if account else None, request.url.path)
         if fault is not None:
+            if fault.hold_seconds:  # no answer for that long (the caller's read timeout runs out first)
+                await asyncio.sleep(fault.hold_seconds)
             return fault_response(platform, fault)
         call = Call(request, platform, token, account, raw)
         try:

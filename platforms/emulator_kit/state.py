@@ -102,6 +102,7 @@ class Fault:
     status: int
     retry_after: float
     path: str | None = None  # only requests whose path contains this (e.g. "comments")
+    hold_seconds: float = 0.0  # status 504: the request is held this long first (a platform that stops answering)
 
 
 @dataclass

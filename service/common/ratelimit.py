@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kit import clock, tokens
 from kit.errors import RateLimited
@@ -104,12 +104,20 @@ def forget_old_windows(*, before: float | None = None) -> int:
 
 
 # -- dashboard sign-in -------------------------------------------------------------------------
-# Failed sign-ins are counted per e-mail and per client address in fixed 15-minute windows, in the
-# same shared table (so every process sees them). A row is keyed by its window's *end*, which keeps
-# it clear of `forget_old_windows` until two minutes after the window is over. At the limit, every
-# attempt (the right password too: else guessing would go on) is refused until the window ends and
-# never longer, so the real person is locked out at most 15 minutes.
+# Sign-in attempts are counted per e-mail and per client address over the last 15 minutes, a window
+# that slides by the minute: each minute's attempts are one row of the shared counter table (so every
+# process sees them), keyed by the moment they stop counting, which keeps the row clear of
+# `forget_old_windows` until two minutes after that.
+#
+# An attempt is counted *before* its password is judged, in one transaction with the check: judged
+# after, 40 parallel guesses all passed the check before the first failure was counted. The row
+# lock of the minute's counter (SQLite's one writer; PostgreSQL's row lock on the upsert) orders
+# concurrent attempts, so the 11th of them sees ten before it, whatever the timing. A refused attempt
+# is not counted (its transaction rolls back), so the lock-out lasts until the oldest attempts age
+# out of the window and never longer; a successful sign-in gives its attempt back, so a person who
+# signs in often is never locked out by it.
 SIGN_IN_WINDOW_SECONDS = 15 * 60
+SIGN_IN_BUCKET_SECONDS = 60
 SIGN_IN_FAILURES = 10
 
 
@@ -120,25 +128,49 @@ def _sign_in_keys(email: str, address: str | None) -> list[str]:
     return keys
 
 
-def _sign_in_window() -> tuple[int, int]:
+def _sign_in_bucket(moment: int) -> int:
+    """The row this moment's attempts count in: keyed by when they stop counting."""
+    return moment - moment % SIGN_IN_BUCKET_SECONDS + SIGN_IN_WINDOW_SECONDS
+
+
+def _retry_after(buckets: list[tuple[int, int]], moment: int) -> int:
+    """Seconds until fewer than the limit of these (expiry, count) rows still count."""
+    total = sum(count for _, count in buckets)
+    for expiry, count in sorted(buckets):
+        total -= count
+        if total < SIGN_IN_FAILURES:
+            return max(expiry - moment, 1)
+    return 1
+
+
+def attempt_sign_in(*, email: str, address: str | None) -> None:
+    """Count one sign-in attempt for the e-mail and the address, or raise `RateLimited` (with
+    `Retry-After`, counting nothing) when either already has `SIGN_IN_FAILURES` in the window.
+
+    Runs its own transaction: call it with a connection and none open."""
     moment = int(clock.epoch())
-    return moment, moment - moment % SIGN_IN_WINDOW_SECONDS + SIGN_IN_WINDOW_SECONDS
+    keys = _sign_in_keys(email, address)
+    bucket = _sign_in_bucket(moment)
+    with db.atomic():
+        for key in keys:  # always in the same order: two attempts never wait on each other's rows in a circle
+            hot.count_request(key, bucket, 1)
+        rows: Any = (RateLimitCounter.select(RateLimitCounter.key_id, RateLimitCounter.window_start,
+                                        RateLimitCounter.count)
+                .where(RateLimitCounter.key_id.in_(keys), RateLimitCounter.window_start > moment)
+                .tuples())
+        per_key: dict[str, list[tuple[int, int]]] = {}
+        for key_id, expiry, count in rows:
+            per_key.setdefault(key_id, []).append((int(expiry), int(count)))
+        # This attempt is among the counts: more than the limit means the limit was reached before it.
+        over = [buckets for buckets in per_key.values() if sum(c for _, c in buckets) > SIGN_IN_FAILURES]
+        if over:
+            wait = max(_retry_after(buckets, moment) for buckets in over)
+            raise RateLimited("Too many failed sign-ins; try again later.", headers={"Retry-After": str(wait)})
 
 
-def check_sign_in(*, email: str, address: str | None) -> None:
-    """Raise `RateLimited` (with `Retry-After`) when the e-mail or the address has failed too often."""
-    moment, end = _sign_in_window()
-    failures = (RateLimitCounter.select(RateLimitCounter.count)
-                .where(RateLimitCounter.key_id.in_(_sign_in_keys(email, address)),
-                       RateLimitCounter.window_start == end)
-                .scalars())
-    if any(count >= SIGN_IN_FAILURES for count in failures):
-        raise RateLimited("Too many failed sign-ins; try again later.",
-                          headers={"Retry-After": str(max(end - moment, 1))})
-
-
-def sign_in_failed(*, email: str, address: str | None) -> None:
-    """Count one failed sign-in (in the caller's short transaction)."""
-    _, end = _sign_in_window()
+def sign_in_succeeded(*, email: str, address: str | None) -> None:
+    """Give back the attempt `attempt_sign_in` counted for a sign-in that succeeded (in the caller's
+    short transaction)."""
+    bucket = _sign_in_bucket(int(clock.epoch()))
     for key in _sign_in_keys(email, address):
-        hot.count_request(key, end, 1)
+        hot.count_request(key, bucket, -1)

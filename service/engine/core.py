@@ -30,6 +30,7 @@ never imports `tasks/`: the queue side installs how to enqueue with `set_nudger`
 from __future__ import annotations
 
 import functools
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ from service.engine.outcomes import Next, Policy, next_state
 from storage.db import db, is_postgres
 from storage.hot import run_fixed, stamp
 from storage.hot import sql as _sql
+
+log = logging.getLogger("switchboard.engine")
 
 Nudger = Callable[[str, list[str]], None]
 LostHook = Callable[[list[str]], None]
@@ -230,18 +233,29 @@ def set_nudger(fn: Nudger | None) -> None:
     _nudger = fn
 
 
+def _nudge(nudger: Nudger, name: str, ids: list[str]) -> None:
+    """Enqueue, or leave the rows to the sweep when the queue cannot be reached (Redis restarting or
+    stalled): the rows are written and due, and the next tick hands them out. Failing here instead
+    answered the caller 500 for a change that was made in full."""
+    try:
+        nudger(name, ids)
+    except Exception:
+        log.warning("the queue did not take %d %s task(s); the sweep will hand them out", len(ids), name,
+                    exc_info=True)
+
+
 def nudge_after_commit(kind: Kind, ids: list[str]) -> None:
     """Enqueue the rows' work once the transaction that wrote them commits (never for a rollback)."""
     nudger = _nudger
     if nudger is not None and ids:
         name = kind.name
-        db.after_commit(lambda: nudger(name, ids))
+        db.after_commit(lambda: _nudge(nudger, name, ids))
 
 
 def nudge_now(kind: Kind, ids: list[str]) -> None:
     """Enqueue at once: for rows already committed."""
     if _nudger is not None and ids:
-        _nudger(kind.name, ids)
+        _nudge(_nudger, kind.name, ids)
 
 
 def has_nudger() -> bool:

@@ -88,6 +88,22 @@ class Next:
         return self.next_attempt_at is not None
 
 
+# A platform that keeps failing (5xx, unreachable) names a short wait every time: taken as it comes,
+# twelve attempts five seconds apart gave a message up after one minute of an outage the platform
+# recovered from a minute later. After `EXACT_WAITS` such waits in a row, each doubles, up to
+# `MAX_OUTAGE_WAIT`: a kind's attempts then span about twenty minutes of outage, and a platform that
+# is down is asked less and less often, not in a loop.
+EXACT_WAITS = 3
+MAX_OUTAGE_WAIT = 300.0
+
+
+def outage_delay(delay: float, attempts: int) -> float:
+    """The wait before the next attempt after the `attempts`-th one was told to wait `delay`."""
+    if attempts <= EXACT_WAITS:
+        return delay
+    return float(max(delay, min(delay * 2 ** (attempts - EXACT_WAITS), MAX_OUTAGE_WAIT)))
+
+
 def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflict, *, settings: Settings,
                at: datetime | None = None) -> Next:
     """The row's next state after its `attempts`-th attempt failed with `failure`: the one mapping."""
@@ -98,7 +114,7 @@ def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflic
     if isinstance(failure, (RetryLater, Transient, Indeterminate)):
         if attempts < policy.cap(settings):
             if isinstance(failure, RetryLater):
-                delay = failure.delay_seconds
+                delay = outage_delay(failure.delay_seconds, attempts)
             else:
                 delays = policy.delays(settings)
                 delay = delays[min(attempts, len(delays)) - 1] if delays else 0.0

@@ -107,6 +107,20 @@ def authenticate_api_key(authorization: str | None, *, arrived: float | None = N
     return actor
 
 
+def outbound_bucket(authorization: str | None) -> str | None:
+    """Whose share of the outbound pool (`kit.bulkhead`) a request takes, known before the request
+    is authenticated (without storage): the workspace of a key this process has checked, else the
+    key itself. None for a request without a key (it is refused before it calls anyone)."""
+    if not authorization:
+        return None
+    presented = authorization.partition(" ")[2].strip()
+    if not presented:
+        return None
+    digest = tokens.sha256_hex(presented)
+    known = _known.get(digest)
+    return known[2].workspace_id if known is not None else "key:" + digest[:32]
+
+
 def _actor(key: hot.KeyRow) -> Actor:
     return Actor(
         workspace_id=key.workspace_id,

@@ -36,6 +36,7 @@ from service.media import ops as media
 from storage.db import connection, db, is_postgres
 from storage.hot import columns, from_row
 from storage.models import Account, Conversation, Media, Message
+from storage.requests import outcome_written
 
 log = logging.getLogger("switchboard.outbound")
 
@@ -48,6 +49,10 @@ WORKER_MAX_WAIT = 1.0
 def lease_seconds(settings: Settings) -> float:
     # One platform call (a few for a media message); past it, a `sending` row becomes `unknown`.
     return settings.send_lease_seconds
+
+
+# How long a message waits when the pace store (Redis) could not give it a slot.
+PACE_UNAVAILABLE_DELAY = dt.timedelta(seconds=2)
 
 
 LOST_ERROR = ("The process sending this message stopped during the platform call; it may or may not have "
@@ -110,7 +115,7 @@ def send_group(message_ids: list[str]) -> None:
                 owed = None  # written by then, or written alone after the statement failed (`_take`)
                 log.exception("message %s failed; the sweeper will hand it out again", message_id)
         if owed is not None:
-            _record_sent(owed)
+            outcome_written(lambda: _record_sent(owed))
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,16 @@ def _attempt(message_id: str, *, max_wait: float, owed: _SentOutcome | None, cha
             engine.release(found)
             return None
         per_second = adapters.adapter(loaded.account.platform).capabilities.messages_per_second
-        slot = pacer.reserve(loaded.account.id, per_second, max_wait=max_wait)
+        try:
+            slot = pacer.reserve(loaded.account.id, per_second, max_wait=max_wait)
+        except Exception:
+            # No slot (Redis dropped or stalled): the platform was not called, so the claim goes back
+            # unused and the message waits. Kept, the claim ran out its lease with the worker alive
+            # and the message became `unknown` ("stopped during the platform call") unsent.
+            engine.release(found, until=clock.now() + PACE_UNAVAILABLE_DELAY)
+            log.warning("message %s: no pace slot (the pace store is unreachable); it waits", message_id,
+                        exc_info=True)
+            return None
         if not slot.granted:
             engine.release(found, until=clock.now() + dt.timedelta(seconds=slot.wait))
             return None
@@ -159,10 +173,16 @@ def _attempt(message_id: str, *, max_wait: float, owed: _SentOutcome | None, cha
         sent = _sent(found, loaded, outcome)
         if chain:
             return sent
-        _record_sent(sent)
+        outcome_written(lambda: _record_sent(sent))
         return None
-    with db.atomic():
-        _finish(found, loaded, outcome)
+
+    def write() -> None:
+        with db.atomic():
+            _finish(found, loaded, outcome)
+
+    # The platform answered: its answer is written even through a database restart, or the lease
+    # would make the message `unknown` though this worker knows what became of it.
+    outcome_written(write)
     return None
 
 
@@ -177,7 +197,7 @@ def _take(message_id: str, owed: _SentOutcome | None) -> engine.Claim | None:
     except Exception:
         # The outcome of a message that reached its person is not lost with a statement that failed
         # for the next message's sake: it is written alone, and the next message's fault goes on.
-        _record_sent(owed)
+        outcome_written(lambda: _record_sent(owed))
         raise
     try:
         _after_sent(owed, held)
@@ -224,7 +244,10 @@ def _finish(found: engine.Claim, loaded: _Loaded, outcome: SentMessage | Platfor
         return
     moment = clock.now()
     if isinstance(outcome, RetryLater):
-        pacer.pause(loaded.account.id, outcome.delay_seconds)
+        try:
+            pacer.pause(loaded.account.id, outcome.delay_seconds)
+        except Exception:  # the pace store is unreachable: the outcome must still be written
+            log.warning("account %s: its pause could not be recorded", loaded.account.id, exc_info=True)
     step = engine.fail(found, outcome, at=moment)
     if step is None or step.again:
         return

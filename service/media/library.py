@@ -106,7 +106,7 @@ def _fetch(url: str, media_id: str, field: str) -> tuple[int, str, str]:
     size = 0
     head = b""
     try:
-        with _client() as client, client.stream("GET", url) as answer:
+        with _client() as client, net.stream_within(client, "GET", url, seconds=IMPORT_TIMEOUT_SECONDS) as answer:
             if answer.status_code != 200:
                 raise _refused(f"the URL answered HTTP {answer.status_code}"
                                + (" (redirects are not followed)" if 300 <= answer.status_code < 400 else ""), field)
@@ -124,9 +124,9 @@ def _fetch(url: str, media_id: str, field: str) -> tuple[int, str, str]:
                     out.write(chunk)
     except net.AddressRefused as refused:
         raise _refused(refused.message, field) from None
-    except httpx2.TimeoutException:
-        raise _refused(f"no answer within {IMPORT_TIMEOUT_SECONDS:g} s", field) from None
-    except (httpx2.HTTPError, ssl.SSLError, OSError):
+    except (httpx2.TimeoutException, net.DeadlinePassed):
+        raise _refused(f"no complete answer within {IMPORT_TIMEOUT_SECONDS:g} s", field) from None
+    except (httpx2.HTTPError, httpx2.InvalidURL, ssl.SSLError, OSError, UnicodeError):
         raise _refused("the URL could not be fetched (connection or TLS failure)", field) from None
     finally:
         if size == 0 or size > limit:

@@ -76,6 +76,11 @@ def read_rows(raw: bytes | str) -> list[_Row]:
         raise _file_problem("The file is not UTF-8 text.") from None
     if "\x00" in text:
         raise _file_problem("The file holds a NUL character.")
+    # The csv module refuses a cell over its field limit (128 KiB by default, one setting for the whole
+    # process) as a parse error, which read as "not valid CSV": a cell may be as long as the file,
+    # and a too-long value is the column's own rule to name (X's 280 characters, ...).
+    if csv.field_size_limit() <= len(text):
+        csv.field_size_limit(len(text) + 1)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)

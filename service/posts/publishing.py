@@ -64,6 +64,7 @@ from service.posts.shapes import Post as PostRecord
 from storage.db import connection, db, reading
 from storage.hot import sql
 from storage.models import Account, Post, PostTarget
+from storage.requests import outcome_written
 
 log = logging.getLogger("switchboard.publishing")
 
@@ -185,8 +186,13 @@ def publish(target_id: str) -> None:
             outcome = _first_comment(loaded, found, progress)
         if outcome is None:
             return
-        with db.atomic():
-            _finish(found, loaded, outcome)
+        done = outcome
+
+        def write() -> None:
+            with db.atomic():
+                _finish(found, loaded, done)
+
+        outcome_written(write)  # the platform's answer, written through a database restart too
 
 
 def _media_options(workspace_id: str, options: dict[str, Any]) -> dict[str, Any]:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import socket
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -34,37 +32,11 @@ from tests.support.oauth_flow import (
     pkce_pair,
     register_client,
 )
+from tests.support.slow_peers import silent_peer
 from tests.support.webhook_receiver import make_tls, wait_for
 
 BAD_CLIENT_IDS = ["https://%ED%A0%80/x", "https://a%00b/x", "https://[::1/x", "https://[::1]:99999/x",
                   "https://exa mple.com/x", "https://\u0430pple.com/x", "http://[", "https:///x"]
-
-
-@contextlib.contextmanager
-def silent_peer() -> Iterator[tuple[int, list[socket.socket]]]:
-    """A TCP port that accepts connections and never says a word (no TLS handshake, no answer)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError, OSError):
-                accepted.append(listener.accept()[0])
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1], accepted
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        for connection in accepted:
-            connection.close()
-        listener.close()
 
 
 def test_silent_metadata_documents_do_not_stall_a_concurrent_write(client, tenant, server_url):

@@ -76,3 +76,24 @@ def test_when_the_worker_ticking_stops_another_takes_the_turn(counted):
     finally:
         first.stop()
     assert second.turns >= 3
+
+
+def test_the_tick_outlives_a_database_that_refuses_connections(counted, monkeypatch):
+    """A database restarting refuses the tick's connection: that tick is skipped, the next ones run.
+    (Let through, the failure ended the scheduler's thread and every sweep of the worker with it.)"""
+    from peewee import OperationalError
+
+    refusals = [OperationalError("the database system is shutting down")] * 3
+
+    def connecting():
+        if refusals:
+            raise refusals.pop()
+        return connection()
+
+    monkeypatch.setattr(scheduler, "connection", connecting)
+    ticker = scheduler.Ticker(0.05).start()
+    try:
+        _until(lambda: len(counted) >= 2)
+    finally:
+        ticker.stop()
+    assert refusals == []
