@@ -84,6 +84,7 @@ class BaseAdapter:
     """Defaults: every operation the platform lacks raises `Unsupported`."""
 
     platform: ClassVar[str] = ""
+    display_name: ClassVar[str] = ""  # how a person reads the platform's name ("TikTok")
     capabilities: ClassVar[Capabilities] = Capabilities()
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
     post_rules: ClassVar[PostRules] = PostRules()

@@ -40,6 +40,7 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "facebook"
+    display_name = "Facebook"
     post_rules = FacebookPostRules()
     scopes = (
         "pages_show_list",

@@ -41,6 +41,7 @@ WEBHOOK_FIELDS = ["messages", "messaging_postbacks", "messaging_seen", "comments
 class InstagramAdapter(MessengerStyle):
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "instagram"
+    display_name = "Instagram"
     post_rules = InstagramPostRules()
     capabilities = Capabilities(
         dm=True,

@@ -90,6 +90,7 @@ def _status_url(post_id: str) -> str:
 
 class XAdapter(BaseAdapter):
     platform = "x"
+    display_name = "X"
     post_rules = XPostRules()
     inbox_rules = XInboxRules()
     webhook_check_refused = "No crc_token, or no X consumer secret is configured."

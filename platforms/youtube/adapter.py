@@ -91,6 +91,7 @@ def _resume_from(range_header: str | None) -> int:
 
 class YouTubeAdapter(BaseAdapter):
     platform = "youtube"
+    display_name = "YouTube"
     post_rules = YouTubePostRules()
     inbox_rules = YouTubeInboxRules()
     classify = staticmethod(google_classify)
