@@ -10,20 +10,18 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from dashboard import views
-from dashboard.forms import PLATFORM_NAMES, account_name, platform_name
+from dashboard.forms import account_name, platform_name
 from dashboard.views import Seat, data_of, field, flash
 from kit import shapes
 from kit.errors import ServiceError, ValidationFailed
 from kit.settings import Settings
 from oauth.shell import in_db
-from service.accounts import choices, connect
+from service.accounts import choices, connect, platforms
 from service.accounts import ops as accounts
-from service.accounts.connect_shapes import ConnectTelegram, ConnectWhatsApp
 from service.analytics import ops as analytics
 from service.identity import workspaces
 from service.identity.workspace_shapes import CreateProfile, UpdateProfile
 
-TOKEN_PLATFORMS = ("telegram", "whatsapp")
 KIND_NAMES = {"page": "Page", "ad_account": "Ad account", "organization": "Organization", "member": "Member",
               "channel": "Channel"}
 PAGE = "/dashboard/accounts"
@@ -63,12 +61,12 @@ async def accounts_page(request: Request) -> Response:
 async def start_connect(request: Request, *, settings: Settings) -> Response:
     platform = request.path_params["platform"]
     where, form = await views.acting(request)
-    if platform not in PLATFORM_NAMES:
+    if not platforms.known(platform):
         return views.not_found(request, "No such platform.")
     profile_id = field(form, "profileId")
     back = f"{PAGE}?workspace={where.workspace_id}"
     try:
-        if platform in TOKEN_PLATFORMS:
+        if platforms.connects_with_token(platform):
             record = await _connect_with_token(where, platform, profile_id, form)
             return views.done(request, f"Connected {platform_name(platform)} account {account_name(record)}.",
                               PAGE, where)
@@ -135,7 +133,7 @@ async def reconnect(request: Request, *, settings: Settings) -> Response:
     """OAuth accounts go through the platform's consent again; token accounts get their form."""
     where, _form = await views.acting(request)
     record = await _account(request, where, request.path_params["id"])
-    if record["platform"] in TOKEN_PLATFORMS:
+    if platforms.connects_with_token(record["platform"]):
         response = views.back_to(PAGE, where, profile=record["profileId"], reconnect=record["platform"])
         response.headers["location"] += f"#connect-{record['platform']}"
         return response
@@ -200,15 +198,12 @@ async def _choice_page(request: Request, where: Seat) -> Response:
 
 
 async def _connect_with_token(where: Seat, platform: str, profile_id: str, form: Any) -> dict[str, Any]:
-    if platform == "telegram":
-        body: dict[str, Any] = {"profileId": profile_id, "botToken": field(form, "botToken")}
-        if field(form, "channel"):
-            body["channel"] = field(form, "channel")
-        connection: Any = shapes.parse(ConnectTelegram, body)
-    else:
-        connection = shapes.parse(ConnectWhatsApp, {
-            "profileId": profile_id, "phoneNumberId": field(form, "phoneNumberId"),
-            "wabaId": field(form, "wabaId"), "accessToken": field(form, "accessToken")})
+    # The fields its token connection declares: a required one always (its refusal names it), an
+    # optional one when filled in.
+    body: dict[str, Any] = {"profileId": profile_id}
+    body.update({name: field(form, name) for name, required in platforms.token_fields(platform)
+                 if required or field(form, name)})
+    connection = shapes.parse(platforms.token_shape(platform), body)
     actor = await in_db(where.actor)
     record = await views.in_own(lambda: connect.connect_with_token(actor=actor, platform=platform,
                                                                    connection=connection))

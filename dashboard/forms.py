@@ -18,19 +18,14 @@ from kit import scheduling
 from kit.errors import ServiceError, ValidationFailed
 from oauth.shell import in_db
 from service.accounts import ops as accounts
+from service.accounts import platforms
 from service.common import idempotency
 from service.identity.auth import Actor
 
 T = TypeVar("T")
 PER_PAGE = 25
-PLATFORM_NAMES = {
-    "instagram": "Instagram", "facebook": "Facebook", "meta_ads": "Meta Ads", "tiktok": "TikTok",
-    "youtube": "YouTube", "x": "X", "linkedin": "LinkedIn", "telegram": "Telegram", "whatsapp": "WhatsApp",
-}
-
-
 def platform_name(platform: str) -> str:
-    return PLATFORM_NAMES.get(platform, platform)
+    return platforms.display_name(platform)  # as its adapter declares it
 
 
 def account_name(account: dict[str, Any]) -> str:

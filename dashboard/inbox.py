@@ -19,6 +19,7 @@ from kit import shapes
 from kit.errors import ServiceError, ValidationFailed
 from oauth.shell import in_db
 from service.accounts import ops as accounts
+from service.accounts import platforms
 from service.inbox import conversations, outbound
 from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery, Template
 
@@ -185,10 +186,10 @@ async def mark_read(request: Request) -> Response:
 
 
 async def _templates(where: Seat, conversation: dict[str, Any]) -> list[dict[str, Any]] | str | None:
-    """A WhatsApp account's approved templates, asked of the platform (a network call, so outside
+    """The account's approved templates (WhatsApp's), asked of the platform (a network call, so outside
     any transaction); None for a platform without templates, a sentence when they could not be read."""
     account_id = conversation["accountId"]
-    if conversation["platform"] != "whatsapp" or conversation["accountStatus"] != "connected":
+    if not platforms.has_templates(conversation["platform"]) or conversation["accountStatus"] != "connected":
         return None
     try:
         actor = await in_db(where.actor)

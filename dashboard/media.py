@@ -18,7 +18,7 @@ from kit.errors import ServiceError
 from oauth.shell import in_db
 from service.media import library
 from service.media import ops as media
-from service.posts.shapes import UploadIn
+from service.media.shapes import UploadIn
 
 PAGE = "/dashboard/media"
 LIMIT = 60

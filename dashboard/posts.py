@@ -48,6 +48,7 @@ from kit import scheduling, shapes
 from kit.errors import FieldProblem, ServiceError, ValidationFailed
 from oauth.shell import in_db
 from service.accounts import ops as accounts
+from service.accounts import platforms
 from service.identity.auth import Actor
 from service.media import library
 from service.posts import ops as posts
@@ -67,37 +68,22 @@ TARGET_HELP = {
     "unknown": "The service stopped while the platform was publishing it: it may be live. Check the account "
                "on the platform; Retry only if it is not there.",
 }
-FIRST_COMMENT = ("instagram", "facebook", "linkedin", "x")
 ACTIONS = {"publish": "Publish now", "schedule": "Schedule", "queue": "Add to queue", "draft": "Save draft"}
 
 
 # -- the composer's body -----------------------------------------------------------------------------
 def _options(form: FormData, account: dict[str, Any]) -> dict[str, Any]:
-    """The platform options a person sets in the composer, as `targets[].options`."""
-    key, platform = account["id"], account["platform"]
+    """The platform options a person sets in the composer, as `targets[].options`: the fields its
+    adapter declares (`platforms.post_options`), each read by its kind."""
     options: dict[str, Any] = {}
-    if platform == "tiktok" and field(form, f"privacyLevel-{key}"):
-        options["privacyLevel"] = field(form, f"privacyLevel-{key}")
-    if platform == "instagram" and field(form, f"mediaType-{key}"):
-        options["mediaType"] = field(form, f"mediaType-{key}")
-    if platform == "x":
-        parts = [part.strip() for part in field(form, f"thread-{key}").replace("\r\n", "\n").split("\n\n")]
-        if any(parts):
-            options["thread"] = [part for part in parts if part]
-    if platform in FIRST_COMMENT and field(form, f"firstComment-{key}"):
-        options["firstComment"] = field(form, f"firstComment-{key}")
-    if platform == "youtube":
-        for name in ("title", "privacyStatus"):
-            if field(form, f"{name}-{key}"):
-                options[name] = field(form, f"{name}-{key}")
-        if field(form, f"publishAt-{key}"):
-            options["publishAt"] = _instant(field(form, f"publishAt-{key}"), field(form, "timezone"))
-    if platform == "telegram" and field(form, f"chatId-{key}"):
-        options["chatId"] = field(form, f"chatId-{key}")
-    if platform == "meta_ads":
-        for name in ("pageId", "link"):
-            if field(form, f"{name}-{key}"):
-                options[name] = field(form, f"{name}-{key}")
+    for option in platforms.post_options(account["platform"]):
+        value = field(form, f"{option.name}-{account['id']}")
+        if option.kind == "parts":
+            parts = [part.strip() for part in value.replace("\r\n", "\n").split("\n\n")]
+            if any(parts):
+                options[option.name] = [part for part in parts if part]
+        elif value:
+            options[option.name] = _instant(value, field(form, "timezone")) if option.kind == "local_time" else value
     return options
 
 
@@ -238,7 +224,8 @@ def _listing(where: Seat, query: dict[str, Any]) -> dict[str, Any]:
 
 def _composer_data(where: Seat) -> dict[str, Any]:
     actor = where.actor()
-    known = [a for a in account_rows(actor) if a["capabilities"].get("publish")]
+    known = [{**a, "fields": platforms.post_options(a["platform"])} for a in account_rows(actor)
+             if a["capabilities"].get("publish")]
     slots = {}
     for account in known:
         record = queue.get(actor=actor, account_id=account["id"]).dump()
@@ -248,18 +235,20 @@ def _composer_data(where: Seat) -> dict[str, Any]:
     return {"accounts": known, "slots": slots, "media": media}
 
 
-def _tiktok_levels(actor: Actor, known: list[dict[str, Any]]) -> dict[str, list[str] | str]:
-    """Each TikTok account's privacy levels, read live from TikTok (outside any transaction)."""
-    levels: dict[str, list[str] | str] = {}
+def _live_choices(actor: Actor, known: list[dict[str, Any]]) -> dict[str, list[str] | str]:
+    """For each account whose platform lists an option's choices live (TikTok's privacy levels),
+    those choices, read from the platform (outside any transaction), or why they could not be."""
+    found: dict[str, list[str] | str] = {}
     for account in known:
-        if account["platform"] != "tiktok":
+        live = [option for option in platforms.post_options(account["platform"]) if option.kind == "live_select"]
+        if not live:
             continue
         try:
             options = accounts.publish_options(actor=actor, account_id=account["id"])
-            levels[account["id"]] = list(options.get("privacyLevels") or [])
+            found[account["id"]] = list(options.get(live[0].live_key) or [])
         except ServiceError as problem:
-            levels[account["id"]] = f"TikTok's privacy levels could not be read: {problem.message}"
-    return levels
+            found[account["id"]] = f"The choices of {live[0].label} could not be read: {problem.message}"
+    return found
 
 
 def _post_page(where: Seat, post_id: str) -> dict[str, Any]:
@@ -318,9 +307,9 @@ async def composer(request: Request) -> Response:
         found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id)) if post_id else None
     except ServiceError as problem:
         return refused(request, problem, f"{PAGE}/{post_id}", MISSING)
-    levels = await in_own(lambda: _tiktok_levels(actor, data["accounts"]))
+    levels = await in_own(lambda: _live_choices(actor, data["accounts"]))
     return page(request, "composer.html", where, title="Edit post" if post_id else "New post", nav="posts",
-                levels=levels, form_key=form_key(), actions=ACTIONS, first_comment=FIRST_COMMENT,
+                levels=levels, form_key=form_key(), actions=ACTIONS,
                 draft=_draft(found), **data)
 
 

@@ -45,6 +45,17 @@ def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def granted_credentials(answer: dict[str, Any]) -> dict[str, Any]:
+    """The credentials an OAuth 2 token endpoint's answer grants (its access and refresh tokens,
+    when the access token lapses, the scope)."""
+    return {
+        "accessToken": answer["access_token"],
+        "refreshToken": answer.get("refresh_token"),
+        "expiresAt": expires_at(answer.get("expires_in")),
+        "scope": answer.get("scope"),
+    }
+
+
 def expires_at(expires_in: Any) -> str | None:
     """ISO instant from an `expires_in` seconds count (None when the platform gave none)."""
     try:
@@ -84,6 +95,7 @@ class BaseAdapter:
     """Defaults: every operation the platform lacks raises `Unsupported`."""
 
     platform: ClassVar[str] = ""
+    display_name: ClassVar[str] = ""  # how a person reads the platform's name ("TikTok")
     capabilities: ClassVar[Capabilities] = Capabilities()
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
     post_rules: ClassVar[PostRules] = PostRules()

@@ -275,6 +275,7 @@ class Adapter(Protocol):
     """
 
     platform: ClassVar[str]
+    display_name: ClassVar[str]  # how a person reads the platform's name ("TikTok")
     capabilities: ClassVar[Capabilities]
     # Credential fields (ISO instants) of tokens that cannot be renewed once they lapse: they must be
     # refreshed before (Instagram's and Facebook's 60-day tokens). Short-lived ones with a refresh

@@ -53,6 +53,24 @@ class PostDraft:
         return f"{self.where}.options"
 
 
+@dataclass(frozen=True)
+class OptionField:
+    """One of a platform's post options as a person sets it in a form (the dashboard's composer).
+
+    `kind`: `text`, `url`, `select` (`choices` of value and words, `empty` the words of no choice),
+    `parts` (a list, one part a paragraph), `local_time` (an instant, typed in the form's time zone)
+    or `live_select` (a select of the values the platform lists live, under `live_key` of
+    `Adapter.publish_options`). `hint` is said after the label."""
+
+    name: str  # the key in `targets[].options`
+    label: str
+    kind: Literal["text", "url", "select", "parts", "local_time", "live_select"] = "text"
+    choices: tuple[tuple[str, str], ...] = ()
+    empty: str = ""
+    hint: str = ""
+    live_key: str = ""
+
+
 FIRST_COMMENT_PLATFORMS = "Instagram, Facebook, LinkedIn and X"
 
 
@@ -66,6 +84,14 @@ class PostRules:
     # (`options_from_credentials`), or nowhere.
     publish_options: Literal["platform", "credentials"] | None = None
     text_unit = "characters"
+    # The options a person sets in a form, in the order shown (a first comment is added after them
+    # where the platform takes one: `form_fields`).
+    option_fields: tuple[OptionField, ...] = ()
+
+    def form_fields(self) -> tuple[OptionField, ...]:
+        if self.first_comment_limit is None:
+            return self.option_fields
+        return (*self.option_fields, OptionField("firstComment", "First comment"))
 
     def text_size(self, text: str) -> int:
         """How long `text` is as the platform counts it."""

@@ -95,7 +95,7 @@ def wire(settings: Settings) -> None:
     engine.register(sequence_work.ENROLLMENT_WORK)
     engine.register(broadcast_work.START_WORK)
     engine.register(broadcast_work.SEND_WORK)
-    engine.register(publishing.TARGET_WORK)
+    engine.register(post_work.TARGET_WORK)
     engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)
     engine.register(analytics_work.SNAPSHOT_WORK)

@@ -40,6 +40,7 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "facebook"
+    display_name = "Facebook"
     post_rules = FacebookPostRules()
     scopes = (
         "pages_show_list",
@@ -120,27 +121,6 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
         new = dict(account.credentials)
         new.update(userAccessToken=new_user, userExpiresAt=expires, accessToken=str(page["access_token"]))
         return new
-
-    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
-        answer = self._graph(
-            "POST",
-            f"{comment_id}/comments",
-            self._token(account),
-            secrets=account.secrets(),
-            json={"message": text},
-        )
-        return str(answer["id"])
-
-    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
-        """`POST /{media-or-post-id}/comments` with `message`."""
-        answer = self._graph(
-            "POST",
-            f"{platform_post_id}/comments",
-            self._token(account),
-            secrets=account.secrets(),
-            json={"message": text},
-        )
-        return str(answer["id"])
 
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
         """Messenger's User Profile API: `GET /{psid}?fields=first_name,last_name,profile_pic`."""

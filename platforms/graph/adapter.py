@@ -189,6 +189,20 @@ class MessengerStyle(GraphAdapter):
     def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
         return parse_messenger(self.platform, payload)
 
+    # The edge a reply to a comment is posted on (`POST /{comment-id}/{edge}`).
+    reply_edge = "comments"
+
+    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
+        return self._comment(account, f"{comment_id}/{self.reply_edge}", text)
+
+    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
+        """`POST /{media-or-post-id}/comments` with `message`."""
+        return self._comment(account, f"{platform_post_id}/comments", text)
+
+    def _comment(self, account: AccountContext, path: str, text: str) -> str:
+        answer = self._graph("POST", path, self._token(account), secrets=account.secrets(), json={"message": text})
+        return str(answer["id"])
+
     def subscribe_webhooks(self, account: AccountContext) -> list[str]:
         self._graph(
             "POST",

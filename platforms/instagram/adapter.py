@@ -41,6 +41,8 @@ WEBHOOK_FIELDS = ["messages", "messaging_postbacks", "messaging_seen", "comments
 class InstagramAdapter(MessengerStyle):
     webhook_fields = tuple(WEBHOOK_FIELDS)
     platform = "instagram"
+    display_name = "Instagram"
+    reply_edge = "replies"  # a reply to a comment: `POST /{ig-comment-id}/replies`
     post_rules = InstagramPostRules()
     capabilities = Capabilities(
         dm=True,
@@ -148,27 +150,6 @@ class InstagramAdapter(MessengerStyle):
         return new
 
     # -- comments, profile, conversations --------------------------------------------------
-    def public_reply(self, account: AccountContext, *, comment_id: str, text: str) -> str:
-        answer = self._graph(
-            "POST",
-            f"{comment_id}/replies",
-            self._token(account),
-            secrets=account.secrets(),
-            json={"message": text},
-        )
-        return str(answer["id"])
-
-    def comment_on_post(self, account: AccountContext, *, platform_post_id: str, text: str) -> str:
-        """`POST /{media-or-post-id}/comments` with `message`."""
-        answer = self._graph(
-            "POST",
-            f"{platform_post_id}/comments",
-            self._token(account),
-            secrets=account.secrets(),
-            json={"message": text},
-        )
-        return str(answer["id"])
-
     def contact_profile(self, account: AccountContext, *, contact_id: str) -> dict[str, Any]:
         """The User Profile API for messaging: `GET /{igsid}?fields=name,username,profile_pic`
         (the person must have messaged the account)."""

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 from kit.errors import FieldProblem
-from platforms.rules import PostDraft, PostRules
+from platforms.rules import OptionField, PostDraft, PostRules
 
 
 class InstagramPostRules(PostRules):
     first_comment_limit = 2200
+    option_fields = (OptionField("mediaType", "Instagram format", "select",
+                                 (("REELS", "Reels"), ("STORIES", "Stories")), empty="Feed post"),)
 
     def first_comment_refusal(self, draft: PostDraft) -> str | None:
         return "a story takes no comments" if draft.options.get("mediaType") == "STORIES" else None

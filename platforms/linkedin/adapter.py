@@ -73,6 +73,7 @@ def linkedin_classify(response: httpx2.Response, secrets: list[str]) -> Platform
 
 class LinkedInAdapter(BaseAdapter):
     platform = "linkedin"
+    display_name = "LinkedIn"
     post_rules = LinkedInPostRules()
     # The member token lasts 60 days and, without a partner's refresh token, cannot be renewed: the
     # renewal kind flags the account a week before it lapses, while the token still works.

@@ -26,6 +26,7 @@ from platforms.meta_ads.rules import MetaAdsPostRules
 class MetaAdsAdapter(FacebookLogin):
     lapsing_credentials: ClassVar[tuple[str, ...]] = ("expiresAt",)
     platform = "meta_ads"
+    display_name = "Meta Ads"
     post_rules = MetaAdsPostRules()
     scopes = ("ads_management", "ads_read", "business_management", "pages_show_list")
     capabilities = Capabilities(

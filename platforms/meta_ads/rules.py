@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from kit.errors import FieldProblem
-from platforms.rules import PostDraft, PostRules
+from platforms.rules import OptionField, PostDraft, PostRules
 
 
 class MetaAdsPostRules(PostRules):
+    option_fields = (OptionField("pageId", "Facebook Page ID"), OptionField("link", "Ad link", "url"))
     def option_problems(self, draft: PostDraft) -> list[FieldProblem]:
         if draft.options.get("pageId") and draft.options.get("link"):
             return []

@@ -72,6 +72,7 @@ def _chat(value: str) -> int | str:
 
 class TelegramAdapter(BaseAdapter):
     platform = "telegram"
+    display_name = "Telegram"
     post_rules = TelegramPostRules()
     token_field = "botToken"  # noqa: S105 (a field name)
     classify = staticmethod(telegram_classify)

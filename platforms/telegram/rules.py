@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from kit.errors import FieldProblem
-from platforms.rules import PostDraft, PostRules
+from platforms.rules import OptionField, PostDraft, PostRules
 
 
 class TelegramPostRules(PostRules):
     publish_options = "credentials"
+    option_fields = (OptionField("chatId", "Telegram channel", hint="(@name or -100…; empty: the account's channel)"),)
 
     def options_from_credentials(self, credentials: dict[str, Any]) -> dict[str, Any] | None:
         return {"chatId": credentials.get("channelId")}

@@ -96,6 +96,7 @@ def tiktok_chunks(size: int, chunk: int) -> tuple[int, int]:
 
 class TikTokAdapter(BaseAdapter):
     platform = "tiktok"
+    display_name = "TikTok"
     post_rules = TikTokPostRules()
     inbox_rules = TikTokInboxRules()
     classify = staticmethod(tiktok_classify)

@@ -4,11 +4,13 @@ live); its Business Messaging comes by webhook, and one poll asks whether the ac
 from __future__ import annotations
 
 from kit.errors import FieldProblem
-from platforms.rules import InboxRules, PostDraft, PostRules
+from platforms.rules import InboxRules, OptionField, PostDraft, PostRules
 
 
 class TikTokPostRules(PostRules):
     publish_options = "platform"
+    option_fields = (OptionField("privacyLevel", "TikTok privacy", "live_select", empty="Choose who can see it",
+                                 live_key="privacyLevels"),)
 
     def option_problems(self, draft: PostDraft) -> list[FieldProblem]:
         where = f"{draft.options_field}.privacyLevel"

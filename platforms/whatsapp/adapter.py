@@ -84,6 +84,7 @@ TEMPLATES_KEPT_SECONDS = 300.0  # a send reads the template's shape at most this
 
 class WhatsAppAdapter(GraphAdapter):
     platform = "whatsapp"
+    display_name = "WhatsApp"
     inbox_rules = WhatsAppInboxRules()
     webhook_subscription = True
     _templates: dict[str, tuple[float, list[dict[str, Any]]]]

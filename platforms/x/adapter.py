@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2
 
-from platforms._common import BaseAdapter, expires_at, merge_refreshed, pkce_challenge, pkce_verifier
+from platforms._common import BaseAdapter, granted_credentials, merge_refreshed, pkce_challenge, pkce_verifier
 from platforms.base import (
     AccountContext,
     Button,
@@ -90,6 +90,7 @@ def _status_url(post_id: str) -> str:
 
 class XAdapter(BaseAdapter):
     platform = "x"
+    display_name = "X"
     post_rules = XPostRules()
     inbox_rules = XInboxRules()
     webhook_check_refused = "No crc_token, or no X consumer secret is configured."
@@ -184,12 +185,7 @@ class XAdapter(BaseAdapter):
             },
             [code, verifier],
         )
-        credentials = {
-            "accessToken": answer["access_token"],
-            "refreshToken": answer.get("refresh_token"),
-            "expiresAt": expires_at(answer.get("expires_in")),
-            "scope": answer.get("scope"),
-        }
+        credentials = granted_credentials(answer)
         me = self._me(AccountContext("", credentials))
         return ConnectedIdentity(str(me["id"]), me.get("username"), me.get("name"), credentials)
 

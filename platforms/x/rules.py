@@ -9,7 +9,7 @@ from typing import Any
 from kit.errors import FieldProblem
 from platforms.base import Capabilities
 from platforms.inbound import InboundEvent
-from platforms.rules import InboxRules, PostDraft, PostRules
+from platforms.rules import InboxRules, OptionField, PostDraft, PostRules
 from platforms.x import inbound
 from platforms.x.text import MAX_WEIGHTED_LENGTH, weighted_length
 
@@ -20,6 +20,8 @@ WEIGHED = "(a link counts 23, most non-Latin characters and emoji 2)"
 
 class XPostRules(PostRules):
     first_comment_limit = MAX_WEIGHTED_LENGTH
+    option_fields = (OptionField("thread", "Thread parts", "parts",
+                                 hint="(the posts after the first, separated by a blank line)"),)
     text_unit = "weighted characters"
 
     def text_size(self, text: str) -> int:

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import httpx2
 
-from platforms._common import BaseAdapter, expires_at, merge_refreshed
+from platforms._common import BaseAdapter, granted_credentials, merge_refreshed
 from platforms.base import (
     AccountContext,
     Button,
@@ -91,6 +91,7 @@ def _resume_from(range_header: str | None) -> int:
 
 class YouTubeAdapter(BaseAdapter):
     platform = "youtube"
+    display_name = "YouTube"
     post_rules = YouTubePostRules()
     inbox_rules = YouTubeInboxRules()
     classify = staticmethod(google_classify)
@@ -166,16 +167,15 @@ class YouTubeAdapter(BaseAdapter):
             raise Rejected("this Google account has no YouTube channel", "no_channel")
         return dict(items[0])
 
-    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+    def _grant(self, code: str, redirect_uri: str) -> dict[str, Any]:
+        """The credentials an authorization code is exchanged for."""
         answer = self._token(
             {"code": code, "redirect_uri": redirect_uri, "grant_type": "authorization_code"}, [code]
         )
-        credentials = {
-            "accessToken": answer["access_token"],
-            "refreshToken": answer.get("refresh_token"),
-            "expiresAt": expires_at(answer.get("expires_in")),
-            "scope": answer.get("scope"),
-        }
+        return granted_credentials(answer)
+
+    def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
+        credentials = self._grant(code, redirect_uri)
         channel = self._channel(AccountContext("", credentials))
         snippet = channel.get("snippet") or {}
         return ConnectedIdentity(
@@ -184,15 +184,7 @@ class YouTubeAdapter(BaseAdapter):
 
     def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
         """Every channel the grant reaches (`channels.list` with `mine=true`), each an account of its own."""
-        answer = self._token(
-            {"code": code, "redirect_uri": redirect_uri, "grant_type": "authorization_code"}, [code]
-        )
-        credentials = {
-            "accessToken": answer["access_token"],
-            "refreshToken": answer.get("refresh_token"),
-            "expiresAt": expires_at(answer.get("expires_in")),
-            "scope": answer.get("scope"),
-        }
+        credentials = self._grant(code, redirect_uri)
         listed = json_body(self._api(AccountContext("", credentials), "GET", "/youtube/v3/channels",
                                      params={"part": "snippet", "mine": "true", "maxResults": "50"})) or {}
         channels = [item for item in listed.get("items") or [] if isinstance(item, dict) and item.get("id")]

@@ -11,7 +11,7 @@ from kit import clock
 from kit.errors import FieldProblem
 from kit.shapes import OUT_OF_BOUNDS, bounded_utc
 from platforms.inbound import InboundEvent
-from platforms.rules import InboxRules, PostDraft, PostRules
+from platforms.rules import InboxRules, OptionField, PostDraft, PostRules
 from platforms.youtube import inbound
 
 THUMBNAIL_MAX_BYTES = 2 * 1024 * 1024  # thumbnails.set: JPEG or PNG, 2 MB at most
@@ -21,6 +21,13 @@ POLL_UNITS = 5
 
 
 class YouTubePostRules(PostRules):
+    option_fields = (
+        OptionField("title", "YouTube title"),
+        OptionField("privacyStatus", "YouTube visibility", "select",
+                    (("public", "Public"), ("unlisted", "Unlisted"), ("private", "Private")), empty="Platform default"),
+        OptionField("publishAt", "YouTube publish time", "local_time",
+                    hint="(private until then; in the time zone below)"),
+    )
     def option_problems(self, draft: PostDraft) -> list[FieldProblem]:
         problems: list[FieldProblem] = []
         options, where = draft.options, draft.options_field

@@ -37,7 +37,7 @@ RENEW_WITHIN = dt.timedelta(days=7)
 RETRY_AFTER = dt.timedelta(days=1)
 BATCH = 20
 
-Outcome = Literal["renewed", "not_due", "reauth_needed", "later", "gone"]
+Outcome = Literal["renewed", "not_due", "failed", "gone"]
 
 
 def _lapsing_platforms() -> list[str]:
@@ -76,7 +76,12 @@ def run(chore_id: str) -> Outcome | None:
                 return None
             account_id = found.columns["account_id"]
             Account.update(credentials_checked_at=clock.now()).where(Account.id == account_id).execute()
-        outcome = renew(account_id)
+        try:
+            outcome = renew(account_id)
+        except PlatformFailure as failure:
+            with db.atomic():
+                engine.fail(found, failure)  # back to idle (RENEWAL_POLICY): armed again once due
+            return "failed"
         with db.atomic():
             engine.settle_idle(found)
     return outcome
@@ -84,7 +89,7 @@ def run(chore_id: str) -> Outcome | None:
 
 def renew(account_id: str) -> Outcome:
     """Refresh one account's credentials if they lapse within the week. Outside any transaction:
-    it calls the platform."""
+    it calls the platform. A platform's failure is raised, after a refusal flagged the account."""
     with connection():
         account = by_id(Account, account_id)
         if account is None or account.status != "connected" or account.credentials is None:
@@ -99,11 +104,11 @@ def renew(account_id: str) -> Outcome:
         try:
             fresh = adapters.adapter(account.platform).refresh_credentials(adapters.context(account))
         except (ReauthRequired, Rejected):
-            adapters.flag_reauth(account)
-            return "reauth_needed"
+            adapters.flag_reauth(account)  # a person must connect it again, while the token still works
+            raise
         except PlatformFailure:
             log.info("renewing account %s: the platform did not answer; tried again tomorrow", account.id)
-            return "later"
+            raise
         adapters.store_credentials(account, fresh)
         return "renewed"
 
@@ -114,8 +119,8 @@ def lease_seconds(settings: Settings) -> float:
     return settings.send_lease_seconds
 
 
-# A chore: whatever an attempt's failure, the chore goes back to idle, and a sweep arms it again once
-# the account is due (tried again the next day; a refusal has flagged the account by then).
+# A chore: whatever an attempt's failure, the chore goes back to idle (`fail`), and a sweep arms it
+# again once the account is due (tried again the next day; a refusal has flagged the account by then).
 RENEWAL_POLICY = Policy(retry_status="due", failed_status="idle", max_attempts=1, error_column=None)
 
 RENEWAL_WORK = engine.Kind(

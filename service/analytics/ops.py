@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from kit import clock
@@ -51,6 +51,8 @@ class Snapshot:
     outcome: Outcome
     followers: int | None = None
     reason: str | None = None  # why a count was not taken, safe to show (never a token)
+    # The platform's failure behind a refused or failed count: the snapshot chore's policy settles it.
+    failure: PlatformFailure | None = field(default=None, repr=False, compare=False)
 
 
 def today() -> dt.date:
@@ -65,10 +67,10 @@ def ask(account: Account) -> Snapshot:
     try:
         count = adapters.call(account, lambda adapter, ctx: adapter.follower_count(ctx))
     except (Unsupported, Rejected, ReauthRequired) as refusal:
-        return Snapshot(account.id, account.platform, "refused", reason=refusal.message)
+        return Snapshot(account.id, account.platform, "refused", reason=refusal.message, failure=refusal)
     except PlatformFailure as failure:
         log.info("follower count of account %s: the platform did not answer (%s)", account.id, failure.message)
-        return Snapshot(account.id, account.platform, "failed", reason=failure.message)
+        return Snapshot(account.id, account.platform, "failed", reason=failure.message, failure=failure)
     return Snapshot(account.id, account.platform, "taken", followers=max(0, int(count)))
 
 

@@ -74,7 +74,10 @@ def run(chore_id: str) -> Snapshot | None:
             return Snapshot(found.columns["account_id"], account.platform if account else "", "gone")
         snapshot = ask(account)
         with db.atomic():
-            if engine.settle_idle(found):
+            # A count not given is today's `failed` or `refused` row; the chore's policy settles it.
+            held = engine.settle_idle(found) if snapshot.failure is None else (
+                engine.fail(found, snapshot.failure) is not None)
+            if held:
                 _record(snapshot, day)
     return snapshot
 
@@ -85,8 +88,8 @@ def lease_seconds(settings: Settings) -> float:
     return settings.send_lease_seconds
 
 
-# A chore: a count the platform would not give is written as today's `failed` row, and the chore goes
-# back to idle; a sweep arms it again an hour later (`RETRY_AFTER`).
+# A chore: a count the platform would not give is written as today's `failed` (or `refused`) row, and
+# the chore goes back to idle (`fail`); a sweep arms it again an hour later (`RETRY_AFTER`).
 SNAPSHOT_POLICY = Policy(retry_status="due", failed_status="idle", max_attempts=1, error_column=None)
 
 SNAPSHOT_WORK = engine.Kind(

@@ -8,6 +8,8 @@ ends the row in the kind's lost status when the kind is at most once, and is tri
 transient failure when it is at least once; `ReauthRequired`, a refusal (`Rejected`, ...) or a
 `Conflict` (the account went away) fail the row. `Transient` is a failure of the kind's own making
 that is worth another attempt on the kind's backoff schedule (a webhook endpoint answering 500).
+A recurring chore (an armed kind: an account's inbox poll) goes back to idle whatever failed, due
+again after its own interval, or after the platform's delay when that is longer (`idle_after`).
 
 Every kind of the engine declares its policy in its domain's `work.py`, beside the kind, even one
 whose work calls no platform (a sequence's step): what a failure does to a row is read there, and
@@ -57,6 +59,9 @@ class Policy:
     lost_text: str | None = ("No answer from the platform: {message}. "
                              "It may or may not have happened, so it is not done again.")
     conflict_text: str | None = "The account was disconnected."  # None: the conflict's own message
+    # A recurring chore: any failure puts it in `failed_status` (its idle status), due again after
+    # this many seconds (a `RetryLater`'s delay when longer). None: the usual mapping above.
+    idle_after: float | Callable[[Settings], float] | None = None
 
     @property
     def at_most_once(self) -> bool:
@@ -67,6 +72,9 @@ class Policy:
 
     def delays(self, settings: Settings) -> Sequence[float]:
         return self.backoff(settings) if callable(self.backoff) else self.backoff
+
+    def idle_seconds(self, settings: Settings) -> float | None:
+        return self.idle_after(settings) if callable(self.idle_after) else self.idle_after
 
     def failed_text(self, failure: PlatformFailure | Conflict) -> str:
         for kind, text in self.failed_texts:
@@ -82,10 +90,12 @@ class Next:
     status: str
     error: str | None
     next_attempt_at: datetime | None = None
+    idle: bool = False  # a recurring chore back to idle: due again at `next_attempt_at`, not retried
 
     @property
     def again(self) -> bool:
-        return self.next_attempt_at is not None
+        """The row waits in its retry status for another attempt."""
+        return self.next_attempt_at is not None and not self.idle
 
 
 # A platform that keeps failing (5xx, unreachable) names a short wait every time: taken as it comes,
@@ -108,6 +118,10 @@ def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflic
                at: datetime | None = None) -> Next:
     """The row's next state after its `attempts`-th attempt failed with `failure`: the one mapping."""
     moment = at or clock.now()
+    idle = policy.idle_seconds(settings)
+    if idle is not None:
+        wait = max(idle, failure.delay_seconds) if isinstance(failure, RetryLater) else idle
+        return Next(policy.failed_status, None, moment + timedelta(seconds=wait), idle=True)
     if isinstance(failure, Indeterminate) and policy.lost_status is not None:
         text = policy.lost_text.format(message=failure.message) if policy.lost_text else None
         return Next(policy.lost_status, text)

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from kit import clock, metrics
 from kit.errors import Conflict
 from platforms import registry
-from platforms.base import PlatformFailure, ReauthRequired, RetryLater
+from platforms.base import PlatformFailure
 from platforms.inbound import InboundEvent
 from platforms.rules import InboxRules
 from service.accounts import adapters
@@ -60,7 +60,7 @@ _RECENT = ("SELECT external_conversation_id FROM conversation WHERE account_id =
            " AND external_conversation_id IS NOT NULL ORDER BY activity_at DESC LIMIT ?")
 
 POLL = "inbox_poll"  # the engine's kind (work.py: POLL_WORK)
-Outcome = Literal["read", "quota", "later", "reauth_needed", "gone", "checked"]
+Outcome = Literal["read", "quota", "failed", "gone", "checked"]
 
 
 def interval() -> dt.timedelta:
@@ -144,17 +144,13 @@ def _run(chore_id: str) -> Outcome | None:
             with db.atomic():
                 engine.settle_idle(found, next_attempt_at=polls.quota_resets_at())
             return "quota"
-        except (ReauthRequired, Conflict):  # flagged `needsReauth` by the call, or disconnected meanwhile
+        except (PlatformFailure, Conflict) as failure:
+            # Its policy (work.py: POLL_POLICY) puts the chore back to idle, due again after an interval.
+            # A refused credential has flagged the account `needsReauth` in the call already.
+            log.info("polling account %s: %s", account.id, failure.message)
             with db.atomic():
-                engine.settle_idle(found, next_attempt_at=clock.now() + interval())
-            return "reauth_needed"
-        except PlatformFailure as failure:
-            wait = max(failure.delay_seconds, interval().total_seconds()) if isinstance(failure, RetryLater) else (
-                interval().total_seconds())
-            log.info("polling account %s: %s; tried again in %.0f s", account.id, failure.message, wait)
-            with db.atomic():
-                engine.settle_idle(found, next_attempt_at=clock.now() + dt.timedelta(seconds=wait))
-            return "later"
+                engine.fail(found, failure)
+            return "failed"
         with db.atomic():
             # The messages, the cursor and the chore move together, or not at all.
             if not engine.settle_idle(found, next_attempt_at=clock.now() + interval()):
@@ -169,10 +165,12 @@ def _check_business(found: engine.Claim, account: Account) -> Outcome:
     """TikTok: ask once whether the account is a Business Account (its capabilities say so)."""
     try:
         business = adapters.call(account, lambda adapter, ctx: adapter.business_messaging(ctx))
-    except (PlatformFailure, Conflict):
-        business = None  # asked again after an interval
+    except (PlatformFailure, Conflict) as failure:
+        with db.atomic():
+            engine.fail(found, failure)  # asked again after an interval (work.py: POLL_POLICY)
+        return "checked"
     with db.atomic():
-        if engine.settle_idle(found, next_attempt_at=clock.now() + interval()) and business is not None:
+        if engine.settle_idle(found, next_attempt_at=clock.now() + interval()):
             InboxPoll.update(business=business, polled_at=clock.now(), updated_at=clock.now()).where(
                 InboxPoll.account == account.id).execute()
     return "checked"

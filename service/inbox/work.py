@@ -429,9 +429,10 @@ LOOKUP_WORK = engine.Kind(
 
 
 # -- inbox polls (what a poll does: polling.py) ----------------------------------------------------
-# A chore: a failed read waits for the next interval (polling.py settles it so); the policy's part
-# is a failure the poll itself did not catch.
-POLL_POLICY = Policy(retry_status="due", failed_status="idle", max_attempts=1, error_column=None)
+# A chore: whatever a read's failure, the chore goes back to idle and is due again after an interval
+# (or after the platform's asked delay, when longer); a refused credential has flagged the account.
+POLL_POLICY = Policy(retry_status="due", failed_status="idle", max_attempts=1, error_column=None,
+                     idle_after=lambda settings: settings.inbox_poll_seconds)
 
 POLL_WORK = engine.Kind(
     name=polling.POLL, table="account_chore", scope="chore = 'inbox_poll'", ready=("due",), idle="idle",

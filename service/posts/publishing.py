@@ -56,7 +56,6 @@ from platforms.base import (
 )
 from service.accounts import adapters
 from service.engine import core as engine
-from service.engine.outcomes import Policy
 from service.identity.auth import Actor
 from service.media import ops as media
 from service.posts import records as posts
@@ -69,6 +68,7 @@ from storage.requests import outcome_written
 log = logging.getLogger("switchboard.publishing")
 
 POOL_SIZE = 32
+TARGET = "post_target"  # the engine's kind (work.py: TARGET_WORK)
 MAX_RETRY_LATER = 5  # a platform that keeps saying "later" gets this many attempts, then the target fails
 MAX_RECONCILE_ATTEMPTS = 30
 MAX_CHAINED_STEPS = 5
@@ -107,7 +107,7 @@ def _guarded(target_id: str) -> None:
 
 
 def nudge(target_ids: list[str]) -> None:
-    engine.nudge_after_commit(TARGET_WORK, target_ids)
+    engine.nudge_after_commit(engine.kind(TARGET), target_ids)
 
 
 # -- one step ----------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ def publish(target_id: str) -> None:
     with connection():
         # The write lock only for the claim (and a scheduled post's start): the reads come after.
         with db.atomic():
-            found = engine.claim(TARGET_WORK, target_id)
+            found = engine.claim(engine.kind(TARGET), target_id)  # declared in work.py
             if found is None:
                 return
             # Its time came: the first target taken says so.
@@ -335,7 +335,7 @@ def _plan_reconcile(target_id: str, why: str) -> None:
         settle(target.post_id)
 
 
-def _lost(target_ids: list[str]) -> None:
+def lost(target_ids: list[str]) -> None:
     """The sweeper found these `publishing` past their lease (in its transaction)."""
     for target in PostTarget.select().where(PostTarget.id.in_(target_ids)):
         progress = dict(target.progress or {})
@@ -431,7 +431,7 @@ def retry(*, actor: Actor, post_id: str) -> PostRecord:
     if not again:
         raise Conflict("The post has no failed target to retry.")
     moment = clock.now()
-    engine.restart(TARGET_WORK, [t.id for t in again], status="queued", next_attempt_at=moment, error=None,
+    engine.restart(engine.kind(TARGET), [t.id for t in again], status="queued", next_attempt_at=moment, error=None,
                    progress=None)
     post.status = "publishing"
     post.updated_at = moment
@@ -472,19 +472,3 @@ def on_native_post(account: Account, event: Any) -> None:
         (PostTarget.content == text) | (PostTarget.content.is_null() & (Post.content == text))).exists())
     if not ours:
         record_external(account, platform_post_id=event.platform_message_id, text=event.text)
-
-
-# At most once: a post is public, so one whose publish had no answer is `unknown`, reconciled against
-# the platform's recent posts where it lists them (`_plan_reconcile`), never published again blindly.
-TARGET_POLICY = Policy(
-    retry_status="queued", failed_status="failed", lost_status="unknown", max_attempts=MAX_RETRY_LATER,
-    retry_text="The platform asked to wait; next attempt at {at}.",
-    gave_up_text="The platform kept asking to wait; gave up after {attempts} attempts.", lost_text=None,
-    conflict_text=None,
-)
-
-TARGET_WORK = engine.Kind(
-    name="post_target", table="post_target", ready=("queued", "unknown"), in_flight="publishing", lost="unknown",
-    on_lost=_lost, run=run, lease_seconds=lease_seconds, returning=("post_id",), dispatch=run_here,
-    policy=TARGET_POLICY,
-)

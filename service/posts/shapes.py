@@ -8,7 +8,6 @@ from pydantic import BeforeValidator, Field
 
 from kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 from service.accounts.shapes import PLATFORMS
-from service.media.shapes import UploadIn as UploadIn  # the dashboard's media page names it from here
 
 POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled")
 TARGET_STATUSES = ("queued", "publishing", "published", "failed", "unknown")

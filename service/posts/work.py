@@ -1,4 +1,5 @@
-"""Deleting a published post on its platforms, as a kind of the engine (`DELETION_WORK`).
+"""The posts' kinds of work for the engine: publishing a post's targets (`TARGET_WORK`, its steps in
+`publishing.py`) and deleting a published post on its platforms (`DELETION_WORK`).
 
 `DELETE /v1/posts/{id}?fromPlatforms=true` writes one `PostDeletion` row per target that is live
 (in the request's transaction, marked in hand), runs them itself and answers with what each platform
@@ -23,6 +24,7 @@ from platforms.base import PlatformFailure, Unsupported
 from service.accounts import adapters
 from service.engine import core as engine
 from service.engine.outcomes import Policy
+from service.posts import publishing
 from service.posts.shapes import PlatformDeletion
 from storage.db import connection, db
 from storage.models import Account, Post, PostDeletion, PostTarget
@@ -123,4 +125,21 @@ DELETION_POLICY = Policy(
 DELETION_WORK = engine.Kind(
     name="post_deletion", table="post_deletion", ready=("pending",), run=run, lease_seconds=lease_seconds,
     policy=DELETION_POLICY, sweep_batch=100, sweep_batches_per_tick=1,
+)
+
+
+# Publishing a post's targets (`publishing.py` does one target's steps). At most once: a post is
+# public, so one whose publish had no answer is `unknown`, reconciled against the platform's recent
+# posts where it lists them (`publishing._plan_reconcile`), never published again blindly.
+TARGET_POLICY = Policy(
+    retry_status="queued", failed_status="failed", lost_status="unknown", max_attempts=publishing.MAX_RETRY_LATER,
+    retry_text="The platform asked to wait; next attempt at {at}.",
+    gave_up_text="The platform kept asking to wait; gave up after {attempts} attempts.", lost_text=None,
+    conflict_text=None,
+)
+
+TARGET_WORK = engine.Kind(
+    name=publishing.TARGET, table="post_target", ready=("queued", "unknown"), in_flight="publishing", lost="unknown",
+    on_lost=publishing.lost, run=publishing.run, lease_seconds=publishing.lease_seconds, returning=("post_id",),
+    dispatch=publishing.run_here, policy=TARGET_POLICY,
 )

@@ -4,10 +4,14 @@ ever made again blindly after a worker lost it."""
 
 from __future__ import annotations
 
+import datetime as dt
+
+from kit import clock
 from kit.errors import Conflict
-from platforms.base import Indeterminate, Rejected, RetryLater
+from platforms.base import Indeterminate, ReauthRequired, Rejected, RetryLater
 from service.engine import core as engine
 from service.engine.outcomes import next_state
+from service.inbox.work import POLL_WORK
 
 # Work a person would see twice if it were done twice.
 IRREVERSIBLE = {"outbound_message", "public_reply", "post_target"}
@@ -48,3 +52,16 @@ def test_each_kind_fails_a_refusal_and_an_account_gone_for_good_and_waits_when_a
         tries_again = kind.policy.cap(service) > 1
         assert waited.again is tries_again, kind.name
         assert waited.status == (kind.policy.retry_status if tries_again else kind.policy.failed_status), kind.name
+
+
+def test_a_failed_inbox_poll_goes_back_to_idle_due_after_its_interval_or_the_platforms_longer_wait(service):
+    """A chore's policy decides it too: whatever failed, the poll is idle, armed again once due."""
+    moment = clock.now()
+    interval = dt.timedelta(seconds=service.inbox_poll_seconds)
+    for failure in (Rejected("no"), ReauthRequired("revoked"), Indeterminate("timed out"), RetryLater("later", 1.0),
+                    Conflict("The account was disconnected.")):
+        step = next_state(POLL_WORK.policy, 1, failure, settings=service, at=moment)
+        assert (step.status, step.next_attempt_at, step.again) == ("idle", moment + interval, False), failure
+    longer = service.inbox_poll_seconds * 3
+    step = next_state(POLL_WORK.policy, 1, RetryLater("later", longer), settings=service, at=moment)
+    assert (step.status, step.next_attempt_at) == ("idle", moment + dt.timedelta(seconds=longer))
