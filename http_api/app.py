@@ -21,6 +21,7 @@ from http_api.routes import (
     conversations,
     health,
     media,
+    members,
     posts,
     sequences,
     webhooks,
@@ -30,7 +31,7 @@ from http_api.routing import Endpoint, Operation, error_response, json_response
 from kit.errors import BadRequest, MethodNotAllowed, NotFound
 
 ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, broadcasts, posts, media, webhooks,
-                 analytics, automations, sequences]
+                 analytics, automations, sequences, members]
 
 
 def all_operations() -> list[Operation]:

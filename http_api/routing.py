@@ -228,6 +228,8 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
             with transaction(op.transaction):
                 return _to_response(op, op.handler(call), headers)
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
+        if request.client is not None:  # for the audit log
+            actor = actor.at(request.client.host)
         quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
         headers.update(quota.headers())
         query = _query(op, request)

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 from kit import shapes
 from kit.errors import Forbidden, ServiceError, Unauthorized
 from kit.pagination import Page
-from service.identity.auth import Actor
+from service.identity.auth import Actor, person_actor
 from storage import requests
 
 log = logging.getLogger("switchboard.mcp")
@@ -75,13 +75,13 @@ def _actor(definition: ToolDef) -> Actor:
     if definition.scope not in token.scopes:
         raise Forbidden(f"The tool {definition.name} needs the `{definition.scope}` scope, which this "
                         "connection was not granted. Connect again and allow it.")
-    return Actor(
-        workspace_id=token.claims["workspace_id"],
-        permission="read-write" if "write" in token.scopes else "read",
-        profile_ids=None,
-        credential_id=token.claims["grant_id"],
-        user_id=token.subject,
-    )
+    # The person's role now, read with the token: the token never acts above it (service.identity).
+    profile_ids = token.claims.get("profile_ids")
+    return person_actor(workspace_id=token.claims["workspace_id"], user_id=token.subject,
+                        role=token.claims.get("role", "member"),
+                        profile_ids=list(profile_ids) if profile_ids is not None else None,
+                        credential_id=token.claims["grant_id"], scopes=tuple(token.scopes),
+                        client_id=token.client_id)
 
 
 def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,8 @@ def _verify(token: str) -> AccessToken | None:
         expires_at=int(clock.epoch_of(info.expires_at)),
         resource=info.resource,
         subject=info.user_id,
-        claims={"workspace_id": info.workspace_id, "grant_id": info.grant_id, "token_id": info.token_id},
+        claims={"workspace_id": info.workspace_id, "grant_id": info.grant_id, "token_id": info.token_id,
+                "role": info.role, "profile_ids": info.profile_ids},
     )
 
 

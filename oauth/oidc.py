@@ -58,7 +58,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
                 "Your identity provider signed you in, but no Switchboard user has that verified e-mail. "
                 "Ask an owner of your workspace to invite you.")
         next_url = dashboard.safe_next(request.session.get("oidc_next"))
-        await dashboard.sign_in(request, user.id, user.email)
+        await dashboard.sign_in(request, user.id, user.email, method="oidc")
         return RedirectResponse(next_url, status_code=303)
 
     return [

@@ -120,8 +120,34 @@ def session_middleware(settings: Settings) -> list[Middleware]:
             max_age=SESSION_MAX_AGE,
             same_site="lax",
             https_only=settings.base_url.startswith("https://"),
-        )
+        ),
+        Middleware(Refusals),
     ]
+
+
+class Refusals:
+    """A page whose service call was refused (a role that may not, a resource outside the person's
+    profiles) answers with the service's status and words as a page: 403 naming the role it needs."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked_send)
+        except ServiceError as problem:
+            if started:
+                raise
+            heading = "You need another role" if problem.status == 403 else "That did not work"
+            page = error_page(Request(scope, receive), problem.status, heading, explain(problem), problem.code)
+            await page(scope, receive, send)
 
 
 # --- sessions, CSRF, rendering --------------------------------------------------------------------
@@ -140,10 +166,11 @@ def csrf_ok(request: Request, form: Any) -> bool:
     return bool(expected and isinstance(presented, str) and hmac.compare_digest(expected, presented))
 
 
-async def sign_in(request: Request, user_id: str, email: str) -> None:
+async def sign_in(request: Request, user_id: str, email: str, method: str = "password") -> None:
     """A new session for this person: nothing of the anonymous one (its CSRF token) survives, and
     the session is a row in storage (`service.identity.sessions`) that sign-out and a password change end."""
-    session_id = await in_db(sessions.start, user_id=user_id)
+    session_id = await in_db(sessions.start, user_id=user_id, email=email, method=method,
+                             ip=request.client.host if request.client else None)
     request.session.clear()
     request.session.update({"sid": session_id, "uid": user_id, "email": email, "csrf": secrets.token_urlsafe(32)})
 

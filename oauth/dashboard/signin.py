@@ -21,8 +21,14 @@ from oauth.dashboard.shell import (
     sign_out,
 )
 from oauth.dashboard.signin_context import waiting_app
-from service.common import ratelimit
+from service.common import audit, ratelimit
 from service.identity import users
+
+
+def _refused(*, email: str, address: str | None) -> None:
+    """A refused sign-in counts towards its limit and is in the audit log, in one transaction."""
+    ratelimit.sign_in_failed(email=email, address=address)
+    audit.signin(user_id=None, email=email[:320], succeeded=False, ip=address, reason="wrong e-mail or password")
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
@@ -53,7 +59,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return page
         user = await off_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
         if user is None:
-            await in_db(ratelimit.sign_in_failed, email=email, address=address)
+            await in_db(_refused, email=email, address=address)
             return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
                           error="The e-mail or the password is not right.", oidc=oidc_on,
                           app=await waiting_app(next_url))

@@ -13,7 +13,9 @@ from storage.models.base import BaseModel, JSONField
 from storage.models.broadcasts import Broadcast, BroadcastRecipient
 from storage.models.identity import (
     ApiKey,
+    AuditEntry,
     DashboardSession,
+    Invitation,
     Membership,
     OAuthClient,
     OAuthCode,
@@ -81,6 +83,8 @@ ALL_MODELS: list[type[BaseModel]] = [
     ContactLookup,
     InboxPoll,
     PlatformQuota,
+    Invitation,
+    AuditEntry,
 ]
 
 __all__ = [
@@ -88,6 +92,7 @@ __all__ = [
     "Account",
     "AccountChore",
     "ApiKey",
+    "AuditEntry",
     "AutomationContact",
     "AutomationLog",
     "BaseModel",
@@ -106,6 +111,7 @@ __all__ = [
     "IdempotencyRecord",
     "InboundRecord",
     "InboxPoll",
+    "Invitation",
     "JSONField",
     "Media",
     "Membership",
