@@ -65,3 +65,26 @@ def test_only_workspace_wide_keys_read_it_and_another_workspace_sees_nothing(cli
     limited = add_key(tenant["workspaceId"], scope="profiles", profile_ids=[tenant["profileId"]])
     assert client.get("/v1/audit-log", headers=bearer(limited)).status_code == 403
     assert _log(client, other_tenant["apiKey"], action="member.invited") == []
+
+
+def test_rows_past_the_retention_go(client, tenant, live):
+    from dataclasses import replace
+
+    from kit import settings
+    from service.identity import audit_log
+    from storage.db import connection, db
+    from storage.models import AuditEntry
+
+    invite(client, tenant, "viewer")
+    with connection(), db.atomic():  # made long ago, by its id's millisecond
+        for row in AuditEntry.select().where(AuditEntry.workspace == tenant["workspaceId"],
+                                             AuditEntry.action == "member.invited"):
+            AuditEntry.update(id="aud_0000000000" + row.id[-16:]).where(AuditEntry.id == row.id).execute()
+    before = settings.current()
+    settings.configure(replace(before, audit_retention_days=400))
+    try:
+        with connection():
+            assert audit_log.forget_old() >= 1
+    finally:
+        settings.configure(before)
+    assert _log(client, tenant["apiKey"], action="member.invited") == []
