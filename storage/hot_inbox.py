@@ -12,12 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from storage.db import db
 from storage.hot import run
 
 # The columns of a conversation record, in the order `page` returns them.
 COLUMNS = (
     "id", "account_id", "platform", "contact_handle", "contact_name", "external_conversation_id",
-    "last_message_at", "last_inbound_at", "unread_count", "status", "created_at", "updated_at",
+    "last_message_at", "last_inbound_at", "unread_count", "status", "snoozed_until", "assignee_id", "labels",
+    "created_at", "updated_at",
 )
 _SELECT = ", ".join(COLUMNS)
 
@@ -29,6 +31,39 @@ class Filters:
     account_id: str | None = None
     platform: str | None = None  # lower case, as stored
     unread: bool = False  # only conversations with inbound messages since the last reply
+    status: str | None = None
+    assignee_id: str | None = None  # "none": unassigned
+    label: str | None = None
+    words: tuple[str, ...] | None = None  # a search: every word begins a word of the contact or a message
+
+    @property
+    def counted(self) -> bool:
+        """Whether the per-account counts answer the total (filters they know nothing of: no)."""
+        return not (self.unread or self.status or self.assignee_id or self.label or self.words is not None)
+
+
+# Search (the shared inbox's `q`): what each database offers, never LIKE over every message.
+# SQLite: the FTS5 tables of migration 27, `"word"*` a prefix each; PostgreSQL: the GIN indexes
+# over tsvectors of migration 27, `word:*` each. The expressions match the indexes' exactly.
+_SQLITE_SEARCH = (
+    "(rowid IN (SELECT rowid FROM conversation_fts WHERE conversation_fts MATCH ?)"
+    " OR id IN (SELECT conversation_id FROM message WHERE rowid IN"
+    " (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)))"
+)
+_POSTGRES_SEARCH = (
+    "(to_tsvector('simple', switchboard_fold(coalesce(contact_name, '') || ' ' || coalesce(contact_handle, '')))"
+    " @@ to_tsquery('simple', switchboard_fold(?))"
+    " OR id IN (SELECT conversation_id FROM message WHERE"
+    " to_tsvector('simple', switchboard_fold(coalesce(text, ''))) @@ to_tsquery('simple', switchboard_fold(?))))"
+)
+
+
+def _search(words: tuple[str, ...]) -> tuple[str, list[Any]]:
+    if db.obj.param == "?":
+        match = " ".join(f'"{word}"*' for word in words)
+        return _SQLITE_SEARCH, [match, match]
+    query = " & ".join(f"{word}:*" for word in words)
+    return _POSTGRES_SEARCH, [query, query]
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -44,17 +79,32 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
         params.append(filters.platform)
     if filters.unread:
         parts.append("unread_count > 0")
+    if filters.status is not None:
+        parts.append("status = ?")
+        params.append(filters.status)
+    if filters.assignee_id == "none":
+        parts.append("assignee_id IS NULL")
+    elif filters.assignee_id is not None:
+        parts.append("assignee_id = ?")
+        params.append(filters.assignee_id)
+    if filters.label is not None:
+        parts.append("id IN (SELECT conversation_id FROM conversation_label WHERE workspace_id = ? AND label = ?)")
+        params += [filters.workspace_id, filters.label]
+    if filters.words is not None:
+        clause, values = _search(filters.words)
+        parts.append(clause)
+        params += values
     return " AND ".join(parts), params
 
 
 def total(filters: Filters) -> int:
     """How many conversations match: a sum over the per-account counts (see `ConversationCount`)."""
-    if filters.profile_ids == ():
+    if filters.profile_ids == () or filters.words == ():
         return 0
     where, params = _where(filters)
-    if filters.unread:
-        # The per-account counts know nothing of unread: count the rows (few are unread at a time,
-        # and the filter's walk stops at the workspace's own index range).
+    if not filters.counted:
+        # The per-account counts know nothing of unread, status, assignee, label or a search: count
+        # the rows (the filter's walk stops at the workspace's own index range, or the search's hits).
         row = run(f"SELECT COUNT(*) FROM conversation WHERE {where}", tuple(params)).fetchone()  # noqa: S608 - placeholders only
         return int(row[0])
     row = run(f"SELECT COALESCE(SUM(total), 0) FROM conversation_count WHERE {where}", tuple(params)).fetchone()  # noqa: S608 - placeholders only
@@ -67,7 +117,7 @@ def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:
     A deferred join: the inner query walks only the covering index (filter, activity_at, id) past
     the OFFSET, and whole rows are read for the page alone, so page 1000 costs about what page 1 does.
     """
-    if filters.profile_ids == ():
+    if filters.profile_ids == () or filters.words == ():
         return []
     where, params = _where(filters)
     sql = (

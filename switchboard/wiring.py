@@ -21,7 +21,7 @@ from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
 from service.common import health, signals
 from service.engine import core as engine
-from service.inbox import conversations, outbound, pacer, polling, profiles
+from service.inbox import conversations, outbound, pacer, polling, profiles, sharing
 from service.posts import ops as posts
 from service.posts import publishing
 from service.posts import work as post_work
@@ -58,6 +58,8 @@ def wire() -> None:
     # Sequences enrol new conversations and story replies, and stop when the contact writes.
     signals.conversation_started.connect(sequences.conversation_started)
     signals.contact_wrote.connect(sequences.contact_wrote)
+    # A contact's message opens a resolved or snoozed conversation of the shared inbox again.
+    signals.contact_wrote.connect(sharing.reopen_on_inbound)
     # A contact known only by a scoped id (Instagram, Facebook) gets their name read from the platform.
     signals.contact_wrote.connect(profiles.contact_wrote)
     # Broadcast recipients follow their message.
@@ -87,7 +89,7 @@ def wire() -> None:
     engine.register(polling.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
-                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events])
+                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events, sharing.end_snoozes])
 
 
 def prepare(settings: Settings) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from kit.shapes import page_of
 from mcp_server.tooling import ToolDef
-from service.inbox import conversations, outbound
+from service.inbox import conversations, outbound, sharing
 from service.inbox import shapes as inbox
 
 TOOLS: list[ToolDef] = [
     ToolDef("list_conversations", conversations.list_conversations, "read",
             "The inbox: conversations newest first, filtered by platform (upper case: INSTAGRAM, WHATSAPP, "
-            "TIKTOK, TELEGRAM, YOUTUBE, X), account or profile; paginated.",
+            "TIKTOK, TELEGRAM, YOUTUBE, X), account, profile, status (open, resolved, snoozed), assigneeId "
+            "(`none`: unassigned) or label, or searched with q (contact names, handles, message text); paginated.",
             model=inbox.ConversationQuery, output=page_of(inbox.Conversation)),
     ToolDef("get_messages", conversations.get_messages, "read",
             "The messages of one conversation, oldest first; paginated.",
@@ -28,4 +29,11 @@ TOOLS: list[ToolDef] = [
             "later, once).",
             model=inbox.SendMessageTo, output=inbox.Message, destructive=True, waits=True,
             render=lambda sent: sent.record),
+    ToolDef("update_conversation", sharing.update, "write",
+            "The shared inbox: set a conversation's status (open, resolved, or snoozed with snoozedUntil), its "
+            "assigneeId (a member's user id, or null) or its labels (the whole set). Only what is given changes.",
+            model=inbox.UpdateConversationTool, output=inbox.Conversation, idempotent=True, partial=True),
+    ToolDef("add_note", sharing.add_note, "write",
+            "Add an internal note to a conversation, for the team: it is never sent to the contact.",
+            model=inbox.AddNoteTool, output=inbox.Note),
 ]

@@ -38,6 +38,7 @@ CATALOGUE: dict[str, str] = {
     "sequence.stopped": "An enrolment was stopped before its last step.",
     "media.uploaded": "A media upload was completed.",
     "webhook.test": "A test event sent on request to one endpoint.",
+    "conversation.updated": "A conversation's status, assignee or labels changed (the shared inbox).",
 }
 
 

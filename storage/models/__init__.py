@@ -29,6 +29,8 @@ from storage.models.inbox import (
     ContactLookup,
     Conversation,
     ConversationCount,
+    ConversationLabel,
+    ConversationNote,
     InboxPoll,
     Message,
     PaceSlot,
@@ -85,6 +87,8 @@ ALL_MODELS: list[type[BaseModel]] = [
     PlatformQuota,
     Invitation,
     AuditEntry,
+    ConversationLabel,
+    ConversationNote,
 ]
 
 __all__ = [
@@ -104,6 +108,8 @@ __all__ = [
     "ContactLookup",
     "Conversation",
     "ConversationCount",
+    "ConversationLabel",
+    "ConversationNote",
     "DashboardSession",
     "Enrollment",
     "Event",
