@@ -32,7 +32,9 @@ def _refused(*, email: str, address: str | None) -> None:
 
 
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    oidc_on = bool(settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret)
+    # The sign-in button names the provider (`SWITCHBOARD_OIDC_NAME`); None: no provider configured.
+    oidc_on = settings.oidc_name if settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret \
+        else None
 
     async def login(request: Request) -> Response:
         if request.method == "GET":
