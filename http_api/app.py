@@ -23,6 +23,7 @@ from http_api.routes import (
     media,
     members,
     posts,
+    saved_replies,
     sequences,
     webhooks,
     workspaces,
@@ -31,7 +32,7 @@ from http_api.routing import Endpoint, Operation, error_response, json_response
 from kit.errors import BadRequest, MethodNotAllowed, NotFound
 
 ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, broadcasts, posts, media, webhooks,
-                 analytics, automations, sequences, members]
+                 analytics, automations, sequences, members, saved_replies]
 
 
 def all_operations() -> list[Operation]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kit.shapes import page_of
+from kit.shapes import PageQuery, page_of
 from mcp_server.tooling import ToolDef
-from service.inbox import conversations, outbound, sharing
+from service.inbox import conversations, outbound, saved_replies, sharing
 from service.inbox import shapes as inbox
 
 TOOLS: list[ToolDef] = [
@@ -36,4 +36,8 @@ TOOLS: list[ToolDef] = [
     ToolDef("add_note", sharing.add_note, "write",
             "Add an internal note to a conversation, for the team: it is never sent to the contact.",
             model=inbox.AddNoteTool, output=inbox.Note),
+    ToolDef("list_saved_replies", saved_replies.list_replies, "read",
+            "The team's saved replies, by name. Send one with send_message's savedReplyId: its variables "
+            "({{contact.name}}, {{contact.handle}}, {{account.name}}) are filled for the conversation.",
+            model=PageQuery, output=page_of(inbox.SavedReply)),
 ]

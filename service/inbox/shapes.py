@@ -134,6 +134,32 @@ class SendMessage(Body):
         "Completed media (`med_...`) sent with the text as their caption, where the platform takes attachments "
         "in a direct message: Telegram and WhatsApp, one image or video a message (caption at most 1,024 "
         "characters). Elsewhere → 422 naming `mediaIds`."))
+    saved_reply_id: Id = Field(LEFT_OUT, description=(
+        "Send a saved reply (instead of `text`), its variables filled for this conversation."))
+
+
+class SavedReplyBody(Body):
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = Field(description=(
+        "`{{contact.name}}`, `{{contact.handle}}` and `{{account.name}}` are filled in when it is sent."))
+
+
+class SavedReplyChange(Body):
+    name: Annotated[str, Field(min_length=1, max_length=200)] = LEFT_OUT
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = LEFT_OUT
+
+
+class SavedReply(Record):
+    id: str
+    name: str
+    text: str
+    created_at: Instant
+    updated_at: Instant
+
+
+class SavedReplyDeleted(Record):
+    id: str
+    deleted: bool
 
 
 class SendMessageTo(SendMessage):

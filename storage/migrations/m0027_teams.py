@@ -11,7 +11,7 @@ from peewee import CharField, Database, DateTimeField
 from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
 
 from storage.db import is_postgres
-from storage.models import AuditEntry, ConversationLabel, ConversationNote, Invitation
+from storage.models import AuditEntry, ConversationLabel, ConversationNote, Invitation, SavedReply
 from storage.models.base import JSONField
 
 
@@ -105,6 +105,6 @@ def _shared_inbox(database: Database, migrator: SqliteMigrator | PostgresqlMigra
             migrate(migrator.add_column("conversation", column, field))
     for name, what in _CONVERSATION_INDEXES:
         database.execute_sql(f"CREATE INDEX IF NOT EXISTS {name} ON {what}")
-    database.create_tables([ConversationLabel, ConversationNote], safe=True)
+    database.create_tables([ConversationLabel, ConversationNote, SavedReply], safe=True)
     for statement in _POSTGRES_SEARCH if is_postgres() else _SQLITE_SEARCH:
         database.execute_sql(statement)

@@ -35,6 +35,7 @@ from storage.models.inbox import (
     Message,
     PaceSlot,
     PlatformQuota,
+    SavedReply,
 )
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
 from storage.models.posts import Media, Post, PostDeletion, PostingQueue, PostTarget
@@ -89,6 +90,7 @@ ALL_MODELS: list[type[BaseModel]] = [
     AuditEntry,
     ConversationLabel,
     ConversationNote,
+    SavedReply,
 ]
 
 __all__ = [
@@ -135,6 +137,7 @@ __all__ = [
     "Profile",
     "PublicReply",
     "RateLimitCounter",
+    "SavedReply",
     "SchedulerState",
     "Sequence",
     "User",

@@ -183,3 +183,16 @@ class PlatformQuota(BaseModel):
 
     class Meta:
         primary_key = CompositeKey("platform", "day")
+
+
+class SavedReply(BaseModel):
+    """A reply the team keeps for reuse, with variables filled when sent (`{{contact.name}}`, ...)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    name = CharField(max_length=200)
+    text = TextField()
+    created_by = CharField(max_length=40, null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)
