@@ -62,7 +62,8 @@ def record(post: Post, targets: list[PostTarget] | None = None) -> PostRecord:
     return PostRecord.model_validate(dict(
         id=post.id, content=post.content, media_ids=list(post.media_ids or []), status=post.status,
         scheduled_for=post.scheduled_for, timezone=post.timezone, published_at=post.published_at, source=post.source,
-        targets=[_target_record(post, t) for t in targets], created_at=post.created_at, updated_at=post.updated_at))
+        targets=[_target_record(post, t) for t in targets], rejection_reason=post.rejection_reason,
+        created_at=post.created_at, updated_at=post.updated_at))
 
 
 def emit(post: Post, event_type: str, targets: list[PostTarget] | None = None) -> None:
@@ -383,6 +384,8 @@ def _queue_slots(add_to_queue: bool | None, accounts: list[Account]) -> dict[str
 def create(*, actor: Actor, content: str, targets: list[Any], media_ids: list[str] | None = None,
            scheduled_for: str | None = None, timezone: str | None = None, publish_now: bool | None = None,
            add_to_queue: bool | None = None) -> PostRecord:
+    from service.posts import approvals
+
     actor.require_write()
     _check_queue_choice(add_to_queue, scheduled_for, publish_now)
     media_ids = list(media_ids or [])
@@ -398,7 +401,10 @@ def create(*, actor: Actor, content: str, targets: list[Any], media_ids: list[st
                            status=_status_of(due, publish_now), scheduled_for=due if not publish_now else checked.due,
                            timezone=timezone, source="service", created_at=moment, updated_at=moment)
         target_ids = _write_targets(post, targets, checked.accounts, due, slots)
-        _after_write(post, target_ids)
+        if approvals.held(actor, post):  # a member's post waits for an owner or an admin
+            approvals.hold(actor, post)
+        else:
+            _after_write(post, target_ids)
         # Under an Idempotency-Key, the post is the key's: a retry after a crash finds it, never a second.
         idempotency.attach(post.id)
         return record(post)

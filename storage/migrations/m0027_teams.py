@@ -7,7 +7,7 @@ epoch (migration 16) in its own transaction, so an MCP token checked before neve
 the person's role now gives.
 """
 
-from peewee import CharField, Database, DateTimeField
+from peewee import BooleanField, CharField, Database, DateTimeField, TextField
 from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
 
 from storage.db import is_postgres
@@ -26,6 +26,11 @@ def apply(database: Database) -> None:
     if not _has_column(database, "user", "name"):
         migrate(migrator.add_column("user", "name", CharField(max_length=200, null=True)))
     database.create_tables([Invitation, AuditEntry], safe=True)
+    for table, column, field in (("workspace", "post_approval", BooleanField(default=False)),
+                                 ("post", "approval", JSONField(null=True)),
+                                 ("post", "rejection_reason", TextField(null=True))):
+        if not _has_column(database, table, column):
+            migrate(migrator.add_column(table, column, field))
     _shared_inbox(database, migrator)
     database.execute_sql("UPDATE membership SET role = 'admin' WHERE role = 'member'")
     if is_postgres():

@@ -11,6 +11,7 @@ from storage.models.base import BaseModel, JSONField
 class Workspace(BaseModel):
     id = CharField(primary_key=True, max_length=40)
     name = CharField(max_length=200)
+    post_approval = BooleanField(default=False)  # a member's posts wait for an owner's or admin's approval
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 
