@@ -243,7 +243,16 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300, help="requests per measured URL")
     parser.add_argument("--conversations", type=int, default=100_000)
     parser.add_argument("--messages-each", type=int, default=10)
+    parser.add_argument("--seed-only", metavar="DIR", help="seed SQLite in DIR (made) and stop: to study queries")
     args = parser.parse_args()
+    if args.seed_only:
+        env = embedded_env(args.seed_only)
+        tenant = bootstrap(env)
+        took = seed_sqlite(Path(args.seed_only) / "switchboard.db", Corpus(), workspace_id=tenant["workspaceId"],
+                           profile_id=tenant["profileId"], conversations=args.conversations,
+                           messages_each=args.messages_each)
+        print(f"seeded in {took:.1f} s: {args.seed_only}")
+        return
 
     data_dir = temp_dir()
     corpus = Corpus()

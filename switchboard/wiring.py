@@ -12,6 +12,7 @@ from kit import files
 from kit import settings as settings_module
 from kit.settings import Settings
 from service.accounts import adapters
+from service.accounts import health as account_health
 from service.accounts import work as account_work
 from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
@@ -89,7 +90,8 @@ def wire() -> None:
     engine.register(polling.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
-                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events, sharing.end_snoozes])
+                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events, sharing.end_snoozes,
+                        account_health.notify_job])
 
 
 def prepare(settings: Settings) -> None:

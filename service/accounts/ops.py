@@ -85,6 +85,7 @@ def connect(
     account.credentials = crypto.encrypt_json(credentials)
     account.credentials_expire_at = adapters.lapses_at(platform, credentials)
     account.credentials_checked_at = None
+    account.health_notified_at = None
     account.status = "connected"
     account.needs_reauth = False
     account.connected_at = moment

@@ -28,6 +28,7 @@ def apply(database: Database) -> None:
     database.create_tables([Invitation, AuditEntry], safe=True)
     for table, column, field in (("workspace", "post_approval", BooleanField(default=False)),
                                  ("post", "approval", JSONField(null=True)),
+                                 ("account", "health_notified_at", DateTimeField(null=True)),
                                  ("post", "rejection_reason", TextField(null=True))):
         if not _has_column(database, table, column):
             migrate(migrator.add_column(table, column, field))
