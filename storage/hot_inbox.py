@@ -59,10 +59,13 @@ _POSTGRES_SEARCH = (
 
 
 def _search(words: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """As a person types: every word but the last is a whole word, the last the start of one
+    (a prefix over every word of the index costs far more than a word)."""
+    *whole, last = words
     if db.obj.param == "?":
-        match = " ".join(f'"{word}"*' for word in words)
+        match = " ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])
         return _SQLITE_SEARCH, [match, match]
-    query = " & ".join(f"{word}:*" for word in words)
+    query = " & ".join([*whole, f"{last}:*"])
     return _POSTGRES_SEARCH, [query, query]
 
 
@@ -109,6 +112,20 @@ def total(filters: Filters) -> int:
         return int(row[0])
     row = run(f"SELECT COALESCE(SUM(total), 0) FROM conversation_count WHERE {where}", tuple(params)).fetchone()  # noqa: S608 - placeholders only
     return int(row[0])
+
+
+def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[Any, ...]], int]:
+    """A search's page and its total in one statement (the search's hits are found once, not once
+    for the count and again for the page); the total is counted apart only past the last page."""
+    if filters.profile_ids == () or not filters.words:
+        return [], 0
+    where, params = _where(filters)
+    sql = (f"SELECT {_SELECT}, COUNT(*) OVER () FROM conversation WHERE {where}"  # noqa: S608 - placeholders only
+           " ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
+    rows = list(run(sql, (*params, limit, offset)).fetchall())
+    if not rows:
+        return [], total(filters) if offset else 0
+    return [row[:-1] for row in rows], int(rows[0][-1])
 
 
 def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:

@@ -109,8 +109,11 @@ def list_conversations(
         words=search_words(q) if q is not None else None,
     )
     page, limit, offset = window(page, limit)
-    total = hot_inbox.total(filters)
-    rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
+    if filters.words is not None:
+        rows, total = hot_inbox.searched(filters, limit=limit, offset=offset)
+    else:
+        total = hot_inbox.total(filters)
+        rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
     columns = hot_inbox.COLUMNS  # the record's fields, in the order of the row
     found = records(ConversationRecord, [dict(zip(columns, row, strict=True)) for row in rows])
     return Page(ConversationRecord, found, page, limit, total)
@@ -122,8 +125,8 @@ MAX_SEARCH_WORDS = 8
 
 def search_words(q: str) -> tuple[str, ...]:
     """The words of a search, as both databases' tokenizers cut text (letters and digits; the rest
-    separates words), at most eight: each must begin a word of the contact's name or handle or of a
-    message. No word at all (only punctuation) finds nothing."""
+    separates words), at most eight: each must be a word of the contact's name or handle or of a
+    message, the last the start of one (as a person types). No word at all finds nothing."""
     return tuple(_WORD.findall(q))[:MAX_SEARCH_WORDS]
 
 

@@ -47,8 +47,8 @@ class ConversationQuery(PageQuery):
     assignee_id: Id = Field(LEFT_OUT, description="A member's user id, or `none` for unassigned conversations.")
     label: Label = LEFT_OUT
     q: Annotated[str, Field(min_length=1, max_length=200)] = Field(LEFT_OUT, description=(
-        "Search over the contact's name and handle and the messages' text: every word must match the start "
-        "of a word (case- and accent-insensitive). Newest first."))
+        "Search over the contact's name and handle and the messages' text (case- and accent-insensitive): "
+        "every word must be one of theirs, the last may be the start of one (as you type). Newest first."))
 
 
 class UpdateConversation(Body):

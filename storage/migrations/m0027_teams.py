@@ -62,7 +62,7 @@ _CONVERSATION_INDEXES = [
 
 _SQLITE_SEARCH = [
     "CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(text, content='message', content_rowid='rowid',"
-    " tokenize='unicode61 remove_diacritics 2')",
+    " tokenize='unicode61 remove_diacritics 2', prefix='2 3')",
     "CREATE TRIGGER IF NOT EXISTS message_fts_inserted AFTER INSERT ON message WHEN new.text IS NOT NULL"
     " BEGIN INSERT INTO message_fts (rowid, text) VALUES (new.rowid, new.text); END",
     "CREATE TRIGGER IF NOT EXISTS message_fts_deleted AFTER DELETE ON message WHEN old.text IS NOT NULL"
@@ -73,7 +73,7 @@ _SQLITE_SEARCH = [
     " INSERT INTO message_fts (rowid, text) SELECT new.rowid, new.text WHERE new.text IS NOT NULL; END",
     "INSERT INTO message_fts (message_fts) VALUES ('rebuild')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS conversation_fts USING fts5(contact_name, contact_handle,"
-    " content='conversation', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')",
+    " content='conversation', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2', prefix='2 3')",
     "CREATE TRIGGER IF NOT EXISTS conversation_fts_inserted AFTER INSERT ON conversation BEGIN"
     " INSERT INTO conversation_fts (rowid, contact_name, contact_handle)"
     " VALUES (new.rowid, new.contact_name, new.contact_handle); END",
