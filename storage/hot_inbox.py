@@ -43,30 +43,33 @@ class Filters:
 
 
 # Search (the shared inbox's `q`): what each database offers, never LIKE over every message.
-# SQLite: the FTS5 tables of migration 27, `"word"*` a prefix each; PostgreSQL: the GIN indexes
-# over tsvectors of migration 27, `word:*` each. The expressions match the indexes' exactly.
-_SQLITE_SEARCH = (
-    "(rowid IN (SELECT rowid FROM conversation_fts WHERE conversation_fts MATCH ?)"
-    " OR id IN (SELECT conversation_id FROM message WHERE rowid IN"
-    " (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)))"
+# SQLite: the FTS5 tables of migration 27; PostgreSQL: the GIN indexes over tsvectors of migration
+# 27 (the expressions match the indexes' exactly). The conversations a search hits are found once,
+# from both indexes, and joined to the list's own filters: no conversation is tested row by row.
+_SQLITE_HITS = (
+    "WITH hits (hit) AS MATERIALIZED ("
+    "SELECT id FROM conversation WHERE rowid IN (SELECT rowid FROM conversation_fts WHERE conversation_fts MATCH ?)"
+    " UNION SELECT conversation_id FROM message WHERE rowid IN"
+    " (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)) "
 )
-_POSTGRES_SEARCH = (
-    "(to_tsvector('simple', switchboard_fold(coalesce(contact_name, '') || ' ' || coalesce(contact_handle, '')))"
-    " @@ to_tsquery('simple', switchboard_fold(?))"
-    " OR id IN (SELECT conversation_id FROM message WHERE"
-    " to_tsvector('simple', switchboard_fold(coalesce(text, ''))) @@ to_tsquery('simple', switchboard_fold(?))))"
+_POSTGRES_HITS = (
+    "WITH hits (hit) AS MATERIALIZED ("
+    "SELECT id FROM conversation WHERE to_tsvector('simple', switchboard_fold(coalesce(contact_name, '') || ' ' ||"
+    " coalesce(contact_handle, ''))) @@ to_tsquery('simple', switchboard_fold(?))"
+    " UNION SELECT conversation_id FROM message"
+    " WHERE to_tsvector('simple', switchboard_fold(coalesce(text, ''))) @@ to_tsquery('simple', switchboard_fold(?))) "
 )
 
 
-def _search(words: tuple[str, ...]) -> tuple[str, list[Any]]:
-    """As a person types: every word but the last is a whole word, the last the start of one
-    (a prefix over every word of the index costs far more than a word)."""
+def _hits(words: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """The search's CTE. As a person types: every word but the last is a whole word, the last the
+    start of one (a prefix over every word of the index costs far more than a word)."""
     *whole, last = words
     if db.obj.param == "?":
         match = " ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])
-        return _SQLITE_SEARCH, [match, match]
+        return _SQLITE_HITS, [match, match]
     query = " & ".join([*whole, f"{last}:*"])
-    return _POSTGRES_SEARCH, [query, query]
+    return _POSTGRES_HITS, [query, query]
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -93,10 +96,6 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     if filters.label is not None:
         parts.append("id IN (SELECT conversation_id FROM conversation_label WHERE workspace_id = ? AND label = ?)")
         params += [filters.workspace_id, filters.label]
-    if filters.words is not None:
-        clause, values = _search(filters.words)
-        parts.append(clause)
-        params += values
     return " AND ".join(parts), params
 
 
@@ -105,6 +104,11 @@ def total(filters: Filters) -> int:
     if filters.profile_ids == () or filters.words == ():
         return 0
     where, params = _where(filters)
+    if filters.words:
+        cte, values = _hits(filters.words)
+        row = run(f"{cte}SELECT COUNT(*) FROM conversation JOIN hits ON hit = id WHERE {where}",  # noqa: S608 - placeholders only
+                  (*values, *params)).fetchone()
+        return int(row[0])
     if not filters.counted:
         # The per-account counts know nothing of unread, status, assignee, label or a search: count
         # the rows (the filter's walk stops at the workspace's own index range, or the search's hits).
@@ -120,9 +124,10 @@ def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[A
     if filters.profile_ids == () or not filters.words:
         return [], 0
     where, params = _where(filters)
-    sql = (f"SELECT {_SELECT}, COUNT(*) OVER () FROM conversation WHERE {where}"  # noqa: S608 - placeholders only
-           " ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
-    rows = list(run(sql, (*params, limit, offset)).fetchall())
+    cte, values = _hits(filters.words)
+    sql = (f"{cte}SELECT {_SELECT}, COUNT(*) OVER () FROM conversation JOIN hits ON hit = id"  # noqa: S608 - placeholders only
+           f" WHERE {where} ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
+    rows = list(run(sql, (*values, *params, limit, offset)).fetchall())
     if not rows:
         return [], total(filters) if offset else 0
     return [row[:-1] for row in rows], int(rows[0][-1])
