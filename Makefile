@@ -15,17 +15,19 @@ serve: $(VENV)/.installed-runtime
 	$(BIN)/switchboard serve $(ARGS)
 
 # Every package, type-checked; the layering of DESIGN.md, held by import-linter (pyproject.toml).
-PACKAGES := switchboard http_api mcp_server oauth tasks service storage platforms kit
+PACKAGES := switchboard http_api mcp_server oauth dashboard tasks service storage platforms kit
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(PACKAGES)
+	$(BIN)/mypy --strict platforms
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest $(TEST_WORKERS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(PACKAGES)
+	$(BIN)/mypy --strict platforms
 	$(BIN)/lint-imports
 
 bench: $(VENV)/.installed-test

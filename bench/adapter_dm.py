@@ -36,7 +36,7 @@ def build_app(base: str):  # type: ignore[no-untyped-def]
     from starlette.responses import JSONResponse
     from starlette.routing import Mount, Route
 
-    from platforms.emulator import create_emulator_app
+    from platforms.emulator_kit.app import create_emulator_app
 
     config = PlatformConfig.for_sandbox(base, secret_key=b"bench")
 

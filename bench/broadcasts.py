@@ -60,8 +60,8 @@ def emulator_main(port: int) -> None:
     from starlette.routing import Mount, Route
 
     from kit.settings import Settings
-    from platforms.emulator import create_emulator_app
-    from platforms.emulator.state import Contact
+    from platforms.emulator_kit.app import create_emulator_app
+    from platforms.emulator_kit.state import Contact
     from service.accounts import adapters
     from storage import db as storage_db
     from switchboard.app import _sandbox_account

@@ -68,17 +68,18 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: _http_error}
 
 
-def v1_routes(*, base_url: str) -> list[Route]:
+def v1_routes(*, base_url: str, reference_appendix: str = "") -> list[Route]:
     """Every /v1 route, for the composition root to place on its own router.
 
-    They sit on the root router rather than in a mounted sub-application: each mounted Starlette
+    `reference_appendix` ends the API reference's description (the sandbox's controls). They sit on
+    the root router rather than in a mounted sub-application: each mounted Starlette
     app runs its own middleware stack again, which measurably slows every request.
     """
     operations = all_operations()
     by_path: dict[str, dict[str, Operation]] = defaultdict(dict)
     for operation in operations:
         by_path[operation.path][operation.method] = operation
-    document = openapi.build(operations, base_url=base_url)
+    document = openapi.build(operations, base_url=base_url, appendix=reference_appendix)
 
     async def openapi_json(request: Request) -> Response:
         return json_response(200, document)

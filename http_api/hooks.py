@@ -11,7 +11,7 @@ from starlette.routing import Route
 from http_api.routing import error_response, json_response, read_body
 from kit import json_input
 from kit.errors import NotFound, ServiceError
-from platforms.base import PLATFORMS
+from service.accounts.shapes import PLATFORMS
 from service.inbox import inbound
 from storage.db import connection, db
 
@@ -32,11 +32,10 @@ async def hook(request: Request) -> Response:
     try:
         if platform not in PLATFORMS:
             raise NotFound("No such platform.")
-        if request.method == "GET" and platform == "x":
-            # X's challenge-response check (Account Activity): a JSON `response_token`.
-            return json_response(200, inbound.x_crc(request.query_params))
         if request.method == "GET":
-            return PlainTextResponse(inbound.verify_challenge(request.query_params))
+            # The platform's subscription check: Meta's challenge echoed as text, X's CRC answered in JSON.
+            answer = inbound.answer_check(platform, request.query_params)
+            return json_response(200, answer) if isinstance(answer, dict) else PlainTextResponse(answer)
         raw = await read_body(request)
         return await run_in_threadpool(_receive, platform, request, raw)
     except ServiceError as error:

@@ -12,7 +12,6 @@ from pydantic import BaseModel
 from http_api.routing import Operation
 from kit import shapes
 from kit.settings import VERSION
-from platforms.emulator import catalog as sandbox_catalog
 
 STATUS_TEXT = {
     400: "The body is not JSON, not a JSON object, holds an unpaired surrogate escape or an integer of "
@@ -226,7 +225,9 @@ def _with_examples(operation: dict[str, Any], components: dict[str, Any]) -> Non
                 content["example"] = example
 
 
-def build(operations: list[Operation], *, base_url: str) -> dict[str, Any]:
+def build(operations: list[Operation], *, base_url: str, appendix: str = "") -> dict[str, Any]:
+    """The OpenAPI document; `appendix` (the sandbox's controls, given by the composition root) ends
+    its description."""
     paths: dict[str, dict[str, Any]] = {}
     components: dict[str, Any] = {}
     _schema(shapes.Error, components)
@@ -237,7 +238,7 @@ def build(operations: list[Operation], *, base_url: str) -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "Switchboard API", "version": VERSION,
-                 "description": DESCRIPTION + "\n" + sandbox_catalog.markdown()},
+                 "description": DESCRIPTION + "\n" + appendix},
         "servers": [{"url": base_url}],
         "security": [{"apiKey": []}],
         "paths": paths,

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from kit import json_input
 from kit.errors import ServiceError
 from kit.settings import Settings
-from oauth.dashboard import shell as dashboard
+from oauth import shell as dashboard
 from oauth.server import Answer, Consent, FormRequest, JSONRequest, Server, server_for
 from service.identity import oauth_clients, oauth_tokens, workspaces
 

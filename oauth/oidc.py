@@ -27,7 +27,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from kit.settings import Settings
-from oauth.dashboard import shell as dashboard
+from oauth import shell as dashboard
 from service.common import audit
 from service.identity import users
 

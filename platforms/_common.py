@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
@@ -32,7 +32,9 @@ from platforms.base import (
     fallback_text,
 )
 from platforms.http import PlatformHTTP, generic_failure
+from platforms.inbound import InboundEvent
 from platforms.registry import PlatformConfig
+from platforms.rules import InboxRules, PostRules
 
 
 def utcnow() -> dt.datetime:
@@ -84,6 +86,14 @@ class BaseAdapter:
     platform: ClassVar[str] = ""
     capabilities: ClassVar[Capabilities] = Capabilities()
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
+    post_rules: ClassVar[PostRules] = PostRules()
+    inbox_rules: ClassVar[InboxRules] = InboxRules()
+    # The field of `connect_with_token` that holds the secret a person pasted (named in a refusal).
+    token_field: ClassVar[str] = "accessToken"  # noqa: S105 (a field name)
+    # Whether a person may (re)apply the account's subscription to the platform's webhooks.
+    webhook_subscription: ClassVar[bool] = False
+    # Why a webhook subscription check (`webhook_check`) was refused.
+    webhook_check_refused: ClassVar[str] = "The verify token does not match."
 
     @staticmethod
     def classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
@@ -94,6 +104,19 @@ class BaseAdapter:
         self.config = config
         self.http = PlatformHTTP(client, platform=self.platform)
         self.endpoints = config.endpoint(self.platform)
+
+    # -- webhooks (each platform's `inbound.py`) -------------------------------------------
+    def webhook_check(self, params: Mapping[str, str]) -> str | dict[str, str] | None:
+        """The answer to the platform's GET subscription check, or None (refused)."""
+        return None
+
+    def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
+        """True only for a webhook that provably comes from the platform."""
+        return False
+
+    def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
+        """Normalised events of one verified webhook body (unknown parts are ignored, never an error)."""
+        return []
 
     # -- helpers ---------------------------------------------------------------------------
     def _call(

@@ -7,6 +7,7 @@ Errors raised by every adapter (the service maps them, tasks act on them)::
     ├── ReauthRequired              the stored credentials were refused: flag the account `needsReauth`
     ├── Rejected                    .reason, .code: the platform refused this call for good
     │   ├── OutsideMessagingWindow  the contact's last inbound message is too old (24 h rule)
+    │   ├── FieldRefused            .field: one value given at connect was refused (a channel)
     │   └── ButtonRefused           internal: the platform refused the button; the adapter resends as text
     ├── Unsupported                 the platform has no such operation (see `Capabilities`)
     └── PartlyPublished             the post is live (.platform_post_id) but a later part of it (a
@@ -19,8 +20,13 @@ the refused call delivered nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from platforms.inbound import InboundEvent
+    from platforms.rules import InboxRules, PostRules
 
 PLATFORMS: tuple[str, ...] = (
     "instagram",
@@ -222,6 +228,13 @@ class OutsideMessagingWindow(Rejected):
     pass
 
 
+class FieldRefused(Rejected):
+    """One value given to `connect_with_token` was refused (a Telegram channel the bot cannot post
+    to); `field` names it as the connect request does."""
+
+    field: ClassVar[str] = ""
+
+
 class ButtonRefused(Rejected):
     pass
 
@@ -267,6 +280,26 @@ class Adapter(Protocol):
     # refreshed before (Instagram's and Facebook's 60-day tokens). Short-lived ones with a refresh
     # token are renewed when refused instead.
     lapsing_credentials: ClassVar[tuple[str, ...]]
+    # The rules that differ per platform beyond the capabilities (`platforms/<name>/rules.py`).
+    post_rules: ClassVar[PostRules]
+    inbox_rules: ClassVar[InboxRules]
+    token_field: ClassVar[str]
+    webhook_subscription: ClassVar[bool]
+    webhook_check_refused: ClassVar[str]
+
+    def webhook_check(self, params: Mapping[str, str]) -> str | dict[str, str] | None:
+        """The answer to the platform's GET subscription check of `/hooks/{platform}` (Meta's
+        `hub.challenge` as text, X's CRC `response_token` as JSON), or None: refused."""
+        ...
+
+    def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
+        """True only for a webhook that provably comes from the platform (constant-time compares)."""
+        ...
+
+    def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
+        """Normalised events of one verified webhook body; each event's `dedupe_key` is the same on every
+        delivery of the same event. Unknown parts are ignored, never an error."""
+        ...
 
     def send_dm(
         self, account: AccountContext, *, recipient: str, text: str, button: Button | None = None

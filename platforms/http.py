@@ -126,7 +126,7 @@ class ThreadPoolsTransport(httpx2.HTTPTransport):
         self._pools_lock = threading.Lock()
         super().__init__(**settings)  # builds the pool whose settings each thread's copies
 
-    @property  # type: ignore[override]
+    @property
     def _pool(self) -> httpcore2.ConnectionPool:
         held = getattr(self._local, "held", None)
         return held.pool if held is not None else self._new_pool()

@@ -6,8 +6,10 @@ service's settings (or `PlatformConfig.for_sandbox(base_url, secret_key=...)`) a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,7 @@ import httpx2
 from platforms.base import PLATFORMS
 
 if TYPE_CHECKING:
+    from platforms._common import BaseAdapter
     from platforms.base import Adapter
 
 
@@ -170,19 +173,21 @@ class PlatformConfig:
         return replace(self, hooks_base_url=hooks_base_url)
 
 
-def build_adapters(config: PlatformConfig, client: httpx2.Client) -> dict[str, Adapter]:
-    """One adapter per platform, all sharing `client` (see `platforms.http.build_client`)."""
-    from platforms.facebook import FacebookAdapter
-    from platforms.instagram import InstagramAdapter
-    from platforms.linkedin import LinkedInAdapter
-    from platforms.meta_ads import MetaAdsAdapter
-    from platforms.telegram import TelegramAdapter
-    from platforms.tiktok import TikTokAdapter
-    from platforms.whatsapp import WhatsAppAdapter
-    from platforms.x import XAdapter
-    from platforms.youtube import YouTubeAdapter
+@functools.cache
+def adapter_classes() -> tuple[type[BaseAdapter], ...]:
+    """Every platform's adapter class, in the order of `PLATFORMS`: what each declares (capabilities,
+    rules) is read from them without a configured registry."""
+    from platforms.facebook.adapter import FacebookAdapter
+    from platforms.instagram.adapter import InstagramAdapter
+    from platforms.linkedin.adapter import LinkedInAdapter
+    from platforms.meta_ads.adapter import MetaAdsAdapter
+    from platforms.telegram.adapter import TelegramAdapter
+    from platforms.tiktok.adapter import TikTokAdapter
+    from platforms.whatsapp.adapter import WhatsAppAdapter
+    from platforms.x.adapter import XAdapter
+    from platforms.youtube.adapter import YouTubeAdapter
 
-    classes = (
+    return (
         InstagramAdapter,
         WhatsAppAdapter,
         TikTokAdapter,
@@ -193,7 +198,29 @@ def build_adapters(config: PlatformConfig, client: httpx2.Client) -> dict[str, A
         MetaAdsAdapter,
         LinkedInAdapter,
     )
-    return {cls.platform: cls(config, client) for cls in classes}
+
+
+def declared(platform: str) -> type[BaseAdapter]:
+    """The adapter class of `platform`, for what it declares as data (no call, no configuration)."""
+    try:
+        return _by_name()[platform]
+    except KeyError:
+        raise KeyError(f"unknown platform {platform!r}") from None
+
+
+@functools.cache
+def _by_name() -> dict[str, type[BaseAdapter]]:
+    return {cls.platform: cls for cls in adapter_classes()}
+
+
+def platforms_where(test: Callable[[type[BaseAdapter]], bool]) -> tuple[str, ...]:
+    """The platforms whose adapter class passes `test`, in the order of `PLATFORMS`."""
+    return tuple(cls.platform for cls in adapter_classes() if test(cls))
+
+
+def build_adapters(config: PlatformConfig, client: httpx2.Client) -> dict[str, Adapter]:
+    """One adapter per platform, all sharing `client` (see `platforms.http.build_client`)."""
+    return {cls.platform: cls(config, client) for cls in adapter_classes()}
 
 
 class Registry:

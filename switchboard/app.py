@@ -2,7 +2,7 @@
 
 One router holds: `/mcp` (the MCP server for AI assistants, first), `/v1` (the HTTP API),
 `/hooks/{platform}` (platform webhooks), `/sandbox` (the platform emulator, when on), `/oauth` and
-`/.well-known` (the authorisation server) and `/dashboard`.
+`/.well-known` (the authorisation server), sign-in and `/dashboard`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,16 @@ from collections.abc import AsyncIterator
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount, Route
 
+from dashboard import routes as dashboard
 from http_api import docs, hooks
 from http_api.app import EXCEPTION_HANDLERS, v1_routes
 from http_api.middleware import ServiceApp
 from http_api.routes import media as media_routes
 from kit.settings import Settings
 from mcp_server import server as mcp_server
-from oauth import dashboard, endpoints
-from platforms.emulator import create_emulator_app
+from oauth import endpoints, signin
+from platforms.emulator_kit import catalog as sandbox_catalog
+from platforms.emulator_kit.app import create_emulator_app
 from service.accounts import adapters
 from storage import db as storage_db
 from storage.models import Account
@@ -73,10 +75,12 @@ def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
         finally:
             stop_worker(runtime)
 
-    routes: list[BaseRoute] = [*v1_routes(base_url=settings.base_url), *hooks.ROUTES, *media_routes.ROUTES]
+    v1 = v1_routes(base_url=settings.base_url, reference_appendix=sandbox_catalog.markdown())
+    routes: list[BaseRoute] = [*v1, *hooks.ROUTES, *media_routes.ROUTES]
     if settings.sandbox and not settings.sandbox_url:  # else `switchboard sandbox serve` runs it apart
         routes.append(Mount("/sandbox", app=sandbox_app(settings)))
     routes += endpoints.routes(settings)  # /.well-known, /oauth
+    routes += signin.all_routes(settings)  # /dashboard/login, /dashboard/logout
     routes += dashboard.build_routes(settings)  # /dashboard
     routes += docs.routes()  # / (to the dashboard), /docs (the API reference)
     routes.append(Route(running.PROOF_PATH, running.proof_endpoint(settings)))  # see `running`

@@ -72,8 +72,7 @@ def offer(*, workspace_id: str, profile_id: str, platform: str, redirect_url: st
 
 def _live(*, actor: Actor, platform: str, selection: str) -> tuple[ConnectSelection, list[dict[str, Any]]]:
     row = ConnectSelection.get_or_none(ConnectSelection.id == _digest(selection),
-                                       ConnectSelection.workspace == actor.workspace_id,
-                                       ConnectSelection.platform == platform)
+                                       ConnectSelection.workspace == actor.workspace_id, platform=platform)
     if row is None or row.used_at is not None or row.choices is None or row.expires_at <= clock.now():
         raise NotFound(GONE)
     actor.require_profile(row.profile_id)

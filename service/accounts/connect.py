@@ -12,8 +12,8 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from kit import clock, settings
 from kit.errors import BadRequest, ValidationFailed
 from kit.shapes import is_https_url
-from platforms.base import ConnectedIdentity, PlatformFailure, ReauthRequired, Rejected
-from platforms.telegram import ChannelRefused
+from platforms import registry
+from platforms.base import ConnectedIdentity, FieldRefused, PlatformFailure, ReauthRequired, Rejected
 from service.accounts import adapters, choices
 from service.accounts import ops as accounts
 from service.accounts.connect_shapes import ConnectStart, SelectionOffered, TokenConnection, WebhookSubscription
@@ -24,9 +24,14 @@ from service.identity.auth import Actor
 from storage.db import db
 from storage.models import Account, ConnectState
 
-OAUTH_PLATFORMS = ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
-SUBSCRIBABLE = ("facebook", "instagram", "whatsapp")
+# What each platform's adapter declares: how it connects, and whether a person may (re)subscribe it.
+OAUTH_PLATFORMS = registry.platforms_where(lambda adapter: adapter.capabilities.oauth)
+SUBSCRIBABLE = registry.platforms_where(lambda adapter: adapter.webhook_subscription)
 STATE_MAX_AGE = timedelta(minutes=15)
+
+
+def _one_of(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def _serializer() -> URLSafeTimedSerializer:
@@ -140,10 +145,10 @@ def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnecti
         actor.require_write()
     try:
         identity = adapters.adapter(platform).connect_with_token(**connection.credentials())
-    except ChannelRefused as refusal:
-        raise ValidationFailed.field("channel", refusal.message) from None
+    except FieldRefused as refusal:
+        raise ValidationFailed.field(refusal.field, refusal.message) from None
     except (ReauthRequired, Rejected) as failure:
-        secret_field = "botToken" if platform == "telegram" else "accessToken"
+        secret_field = adapters.adapter(platform).token_field
         if isinstance(failure, Rejected) and failure.code == "unknown_meta_app":
             raise ValidationFailed.field(secret_field, failure.message) from None
         raise ValidationFailed.field(secret_field, "was not accepted by the platform") from None
@@ -161,8 +166,9 @@ def subscribe_webhooks(*, actor: Actor, platform: str, account_id: str) -> Webho
         actor.require_role("admin", accounts.CONNECT_ACCOUNTS)
         actor.require_write()
     if platform not in SUBSCRIBABLE:
-        raise ValidationFailed.field("platform", "must be facebook, instagram or whatsapp")
-    if account.platform != platform:
-        raise ValidationFailed.field("accountId", f"is a {account.platform} account, not {platform}")
+        raise ValidationFailed.field("platform", "must be " + _one_of(sorted(SUBSCRIBABLE)))
+    requested, actual = platform, account.platform
+    if actual != requested:
+        raise ValidationFailed.field("accountId", f"is a {actual} account, not {requested}")
     fields = adapters.call_for_api(account, lambda adapter, ctx: adapter.subscribe_webhooks(ctx))
     return WebhookSubscription(account_id=account.id, subscribed=True, fields=list(fields))

@@ -44,7 +44,7 @@ def list_accounts(
         actor.require_profile(profile_id)  # a filter naming a profile outside the key's: 403, as everywhere
         query = query.where(Account.profile == profile_id)
     if platform is not None:
-        query = query.where(Account.platform == platform)
+        query = query.filter(platform=platform)
     if status is not None:
         query = query.where(Account.status == status)
     return paginate(query.order_by(Account.created_at, Account.id), page=page, limit=limit, record=AccountRecord)
@@ -64,10 +64,7 @@ def connect(
     platform and platform account id), and record `account.connected`."""
     moment = clock.now()
     account = Account.get_or_none(
-        Account.profile == profile_id,
-        Account.platform == platform,
-        Account.platform_account_id == platform_account_id,
-    )
+        Account.profile == profile_id, Account.platform_account_id == platform_account_id, platform=platform)
     if account is None:
         account = Account(
             id=ids.new_id("acc"),
@@ -142,7 +139,7 @@ def instagram_conversations(*, actor: Actor, account_id: str) -> dict[str, Any]:
     """The raw Instagram conversations with participants' scoped ids, fetched live."""
     with db.atomic():
         account = get_row(actor=actor, account_id=account_id)
-    if account.platform != "instagram":
+    if not adapters.adapter(account.platform).capabilities.conversations_listing:
         raise ValidationFailed.field("id", "is not an Instagram account")
     return {"data": adapters.call_for_api(account, lambda adapter, ctx: adapter.list_conversations(ctx))}
 

@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, computed_field
 
 from kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 from service.accounts import adapters
-from service.inbox.polls import POLLED_OR_CHECKED, inbox_state
+from service.inbox.polls import inbox_state, polled
 
 PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
 STATUSES = ("connected", "disconnected")
@@ -55,7 +55,7 @@ class Account(Record):
     @property
     def capabilities(self) -> dict[str, Any]:
         found = adapters.capabilities(self.platform)
-        if self.platform in POLLED_OR_CHECKED:
+        if polled(self.platform):
             # Where the account's inbox stands: how messages arrive now, its last poll, YouTube's
             # quota spend of the day, whether a TikTok account may use Business Messaging.
             found["inbox"] = inbox_state(self.id, self.platform)

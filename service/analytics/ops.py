@@ -164,7 +164,7 @@ def _accounts(actor: Actor, *, profile_id: str | None, account_id: str | None, p
         actor.require_profile(profile_id)  # a filter naming a profile outside the key's: 403, as everywhere
         query = query.where(Account.profile == profile_id)
     if platform is not None:
-        query = query.where(Account.platform == platform)
+        query = query.filter(platform=platform)
     return [(row.id, row.platform) for row in query.order_by(Account.created_at, Account.id)]
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from platforms import registry
+
 MAX_HANDLE_LENGTH = 255
 _PHONE_PUNCTUATION = re.compile(r"[\s().\-/]")
 _E164_DIGITS = re.compile(r"[1-9][0-9]{6,14}")  # ASCII digits: `\d` also takes ١٢٣
@@ -21,7 +23,7 @@ class InvalidHandle(ValueError):
 
 def normalise_handle(platform: str, handle: str) -> str:
     """The stored form of a handle given by a caller; `InvalidHandle` when it cannot be one."""
-    if platform == "whatsapp":
+    if registry.declared(platform).inbox_rules.phone_handles:
         return _e164(handle)
     value = handle.strip()
     value = value[1:] if value.startswith("@") else value

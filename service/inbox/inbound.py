@@ -16,7 +16,6 @@ from typing import Any
 
 from kit import clock, ids
 from kit.errors import BadRequest, Forbidden
-from platforms import inbound as platform_inbound
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.common import signals
@@ -25,34 +24,18 @@ from storage.models import Account, InboundRecord
 
 log = logging.getLogger("switchboard.inbound")
 
-def verify_challenge(params: Mapping[str, str]) -> str:
-    """Meta's subscription check: the challenge to echo, or 403."""
-    challenge = platform_inbound.verify_meta_challenge(params, adapters.config().meta_verify_token)
-    if challenge is None:
-        raise Forbidden("The verify token does not match.")
-    return challenge
-
-
-def x_crc(params: Mapping[str, str]) -> dict[str, str]:
-    """X's challenge-response check of `/hooks/x`: the `response_token`, or 403."""
-    answer = platform_inbound.x_crc_response(params, adapters.config().x_consumer_secret)
+def answer_check(platform: str, params: Mapping[str, str]) -> str | dict[str, str]:
+    """The platform's GET subscription check of `/hooks/{platform}` (Meta's `hub.challenge` to echo as
+    text, X's CRC `response_token` as JSON), or 403."""
+    adapter = adapters.adapter(platform)
+    answer = adapter.webhook_check(params)
     if answer is None:
-        raise Forbidden("No crc_token, or no X consumer secret is configured.")
+        raise Forbidden(adapter.webhook_check_refused)
     return answer
 
 
 def verify(platform: str, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> None:
-    config = adapters.config()
-    # A WhatsApp number connected with another Meta app's token has that app's webhooks, signed
-    # with its own secret (`SWITCHBOARD_META_APP_SECRETS`).
-    app_secrets = [config.meta_app_secret, *config.meta_app_secrets.values()] if platform == "whatsapp" else [
-        config.meta_app_secret]
-    if not any(platform_inbound.verify_signature(
-        platform, headers, raw_body, app_secret=secret,
-        instagram_app_secret=config.instagram_app_secret,
-        telegram_secret_for=config.telegram_secret, query=query, x_consumer_secret=config.x_consumer_secret,
-        tiktok_client_secret=config.oauth_clients["tiktok"].client_secret if "tiktok" in config.oauth_clients else "",
-    ) for secret in app_secrets):
+    if not adapters.adapter(platform).verify_webhook(headers, raw_body, query):
         raise Forbidden("The webhook signature is missing or wrong.")
 
 
@@ -69,24 +52,23 @@ def _jsonable(event: InboundEvent) -> dict[str, Any]:
 def receive(platform: str, payload: Any, query: Mapping[str, str]) -> int:
     """Store each new event once per connected account it concerns and run the handlers.
     Returns how many new events were stored. Call inside a write transaction."""
+    adapter = adapters.adapter(platform)
     try:
-        events = platform_inbound.parse(platform, payload, query=query)
+        events = adapter.parse_webhook(payload, query) if isinstance(payload, dict) else []
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BadRequest("The webhook payload could not be read.") from None
     stored = 0
     heard: set[str] = set()
     for event in events:
         accounts = Account.select().where(
-            Account.platform == platform,
-            Account.platform_account_id == event.platform_account_id,
-            Account.status == "connected",
-        )
+            Account.platform_account_id == event.platform_account_id, Account.status == "connected",
+        ).filter(platform=platform)
         for account in accounts:
             heard.add(account.id)
             stored += store_events(account, [event])
-    if platform == "x" and heard:
-        # X's DM events come by this webhook now: its poll rests while it keeps coming (`polling`).
-        polls.webhook_heard(sorted(heard))
+    if adapter.inbox_rules.rests_while_webhook_heard and heard:
+        # The messages come by this webhook now: the poll rests while it keeps coming (`polling`).
+        polls.webhook_heard(platform, sorted(heard))
     return stored
 
 

@@ -1,7 +1,8 @@
 """Inboxes read by polling, as a kind of the engine (`POLL_WORK`): each account's `inbox_poll` chore.
 
-Which accounts are polled (from an interval after they connect): YouTube channels (their comment
-threads: YouTube has no webhook for comments), X accounts where no Account Activity webhook is heard
+Which accounts are polled (from an interval after they connect) is what each platform's
+`inbox_rules` declare (`platforms/<name>/rules.py`): YouTube channels (their comment threads: YouTube
+has no webhook for comments), X accounts where no Account Activity webhook is heard
 (`polls.WEBHOOK_FRESH`), and TikTok accounts once, to learn whether they are Business Accounts
 (Business Messaging itself arrives by webhook). Every `SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account.
 
@@ -25,15 +26,18 @@ How a poll stays exactly-once in effect, whatever the number of workers and whoe
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from kit import clock, settings
 from kit.errors import Conflict
-from platforms import inbound as platform_inbound
+from platforms import registry
 from platforms.base import PlatformFailure, ReauthRequired, RetryLater
 from platforms.inbound import InboundEvent
+from platforms.rules import InboxRules
 from service.accounts import adapters
 from service.engine import core as engine
 from service.inbox import polls
@@ -44,7 +48,6 @@ from storage.models import Account, InboxPoll
 
 log = logging.getLogger("switchboard.polls")
 
-POLLED = ("youtube", "x", "tiktok")
 BATCH = 200
 MAX_PAGES = 10  # back to the cursor; past this many pages a burst is read on the next poll
 RECENT_THREADS = dt.timedelta(days=7)
@@ -60,15 +63,25 @@ def interval() -> dt.timedelta:
     return dt.timedelta(seconds=settings.current().inbox_poll_seconds)
 
 
-# Written out: it runs on every scheduler tick, and building it with peewee (three queries, their
-# expressions and their SQL) cost more CPU than the database's own work on it.
-_DUE = ("SELECT id FROM account WHERE status = 'connected' AND needs_reauth = ? AND connected_at <= ?"  # noqa: S608
-        " AND platform IN (" + ", ".join(f"'{name}'" for name in POLLED) + ")"
-        " AND id NOT IN (SELECT account_id FROM account_chore WHERE chore = 'inbox_poll'"
-        " AND (status != 'idle' OR next_attempt_at > ?))"
-        " AND id NOT IN (SELECT account_id FROM inbox_poll WHERE (platform = 'x' AND webhook_at > ?)"
-        " OR (platform = 'tiktok' AND business IS NOT NULL))"
-        " ORDER BY id LIMIT ?")
+def _names(test: Callable[[InboxRules], bool]) -> str:
+    """The platforms whose inbox rules pass `test`, as an SQL list of literals (names of our own)."""
+    return ", ".join(f"'{name}'" for name in registry.platforms_where(lambda cls: test(cls.inbox_rules))) or "''"
+
+
+@functools.cache
+def _due_sql() -> str:
+    """Written out: it runs on every scheduler tick, and building it with peewee (three queries, their
+    expressions and their SQL) cost more CPU than the database's own work on it. Which platforms it
+    names is what their inbox rules declare."""
+    return ("SELECT id FROM account WHERE status = 'connected' AND needs_reauth = ? AND connected_at <= ?"  # noqa: S608
+            " AND platform IN (" + _names(lambda rules: rules.poll is not None) + ")"
+            " AND id NOT IN (SELECT account_id FROM account_chore WHERE chore = 'inbox_poll'"
+            " AND (status != 'idle' OR next_attempt_at > ?))"
+            " AND id NOT IN (SELECT account_id FROM inbox_poll WHERE (platform IN ("
+            + _names(lambda rules: rules.rests_while_webhook_heard) + ") AND webhook_at > ?)"
+            " OR (platform IN (" + _names(lambda rules: rules.poll == "business_check")
+            + ") AND business IS NOT NULL))"
+            " ORDER BY id LIMIT ?")
 
 
 def _due(limit: int = BATCH) -> list[dict[str, str]]:
@@ -79,7 +92,7 @@ def _due(limit: int = BATCH) -> list[dict[str, str]]:
     calls, and whoever tries the account at once (the sandbox's `faults` arm "the next call") should
     meet only the calls they made."""
     moment = clock.now()
-    rows = run_fixed(_DUE, (False, moment - interval(), moment, moment - polls.WEBHOOK_FRESH, limit)).fetchall()
+    rows = run_fixed(_due_sql(), (False, moment - interval(), moment, moment - polls.WEBHOOK_FRESH, limit)).fetchall()
     return [{"id": f"inbox_poll_{row[0]}", "account_id": row[0], "chore": "inbox_poll"} for row in rows]
 
 
@@ -104,17 +117,18 @@ def run(chore_id: str) -> Outcome | None:
             if account is None or account.status != "connected":
                 engine.settle_idle(found, next_attempt_at=clock.now() + interval())
                 return "gone"
+            rules = registry.declared(account.platform).inbox_rules
             # The first page's quota is counted with the claim (one transaction less a poll).
-            paid, cursor = polls.begin(account, units=polls.POLL_UNITS if account.platform == "youtube" else 0)
+            paid, cursor = polls.begin(account, units=rules.page_units)
             if not paid:
                 engine.settle_idle(found, next_attempt_at=polls.quota_resets_at())
                 log.info("account %s: today's YouTube poll budget is spent; polling resumes with the next quota "
                          "day", account.id)
                 return "quota"
-        if account.platform == "tiktok":
+        if rules.poll == "business_check":
             return _check_business(found, account)
         try:
-            read = _read(account, cursor)
+            read = _read(account, rules, cursor)
         except _Spent:
             with db.atomic():
                 engine.settle_idle(found, next_attempt_at=polls.quota_resets_at())
@@ -153,41 +167,40 @@ def _check_business(found: engine.Claim, account: Account) -> Outcome:
     return "checked"
 
 
-def _page(account: Account, page_token: str | None) -> dict[str, Any]:
-    if account.platform == "youtube" and page_token is not None:  # the first page was counted at the claim
+def _page(account: Account, rules: InboxRules, page_token: str | None) -> dict[str, Any]:
+    if rules.page_units and page_token is not None:  # the first page was counted at the claim
         with db.atomic():  # counted before the call: the budget is never overrun
-            if not polls.spend(account, polls.POLL_UNITS):
+            if not polls.spend(account, rules.page_units):
                 raise _Spent
     return adapters.call(account, lambda adapter, ctx: adapter.inbox_page(ctx, page_token=page_token))
 
 
-def _read(account: Account, cursor: str | None) -> _Read:
+def _read(account: Account, rules: InboxRules, cursor: str | None) -> _Read:
     """The platform's pages, newest first, back to the cursor (the first poll reads one page)."""
     events: list[InboundEvent] = []
     listed: set[str | None] = set()  # the threads (YouTube) on the pages read
     token: str | None = None
     newest = cursor
     for _ in range(MAX_PAGES):
-        page = _page(account, token)
-        found = _events(account, page)
+        page = _page(account, rules, token)
+        found = rules.parse_page(account.platform_account_id, page)
         listed |= {event.contact_id for event in found}
-        fresh = [event for event in found if _after(account.platform, event, cursor)]
+        fresh = [event for event in found if rules.after(event, cursor)]
         events += fresh
         for event in fresh:
-            newest = _newer(account.platform, newest, event)
-        token = _next_token(account.platform, page)
-        reached = cursor is None or len(fresh) < len(found) or (account.platform == "youtube" and _older_thread(
-            page, cursor))
+            newest = _newer(rules, newest, event)
+        token = rules.next_token(page)
+        reached = cursor is None or len(fresh) < len(found) or rules.reached(page, cursor)
         if reached or not token:
             break
-    if account.platform == "youtube":
-        events += _recent_threads(account, listed)
+    if rules.rereads_recent_threads:
+        events += _recent_threads(account, rules, listed)
     # Oldest first, as they happened: a thread's first comment before its replies.
     events.sort(key=lambda event: event.occurred_at)
     return _Read(events, newest)
 
 
-def _recent_threads(account: Account, seen: set[str | None]) -> list[InboundEvent]:
+def _recent_threads(account: Account, rules: InboxRules, seen: set[str | None]) -> list[InboundEvent]:
     """The comments of the account's recently active threads that the pages read did not list, read
     again by id (their replies may be new; the cursor does not apply: they are older threads)."""
     rows = run_fixed(_RECENT, (account.id, clock.now() - RECENT_THREADS, THREADS_BY_ID + len(seen))).fetchall()
@@ -195,50 +208,16 @@ def _recent_threads(account: Account, seen: set[str | None]) -> list[InboundEven
     if not threads:
         return []
     with db.atomic():
-        if not polls.spend(account, polls.POLL_UNITS):
+        if not polls.spend(account, rules.page_units):
             return []  # today's budget is spent: the new threads above are kept, these wait
     page = adapters.call(account, lambda adapter, ctx: adapter.inbox_threads(
         ctx, thread_ids=threads[:THREADS_BY_ID]))
-    return platform_inbound.parse_youtube_threads(account.platform_account_id, page)
+    return rules.parse_page(account.platform_account_id, page)
 
 
-def _events(account: Account, page: dict[str, Any]) -> list[InboundEvent]:
-    if account.platform == "x":
-        return platform_inbound.parse_x_dm_events(account.platform_account_id, page)
-    return platform_inbound.parse_youtube_threads(account.platform_account_id, page)
-
-
-def _next_token(platform: str, page: dict[str, Any]) -> str | None:
-    token = (page.get("meta") or {}).get("next_token") if platform == "x" else page.get("nextPageToken")
-    return str(token) if token else None
-
-
-def _position(platform: str, event: InboundEvent) -> str:
-    """X: the DM event's id (ids grow with time); YouTube: the comment's instant."""
-    if platform == "x":
-        return (event.platform_message_id or "").rjust(24, "0")
-    return event.occurred_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _after(platform: str, event: InboundEvent, cursor: str | None) -> bool:
-    # YouTube stamps to the second: a comment of the cursor's own second is read again (and stored once).
-    if cursor is None:
-        return True
-    position = _position(platform, event)
-    return position > cursor if platform == "x" else position >= cursor
-
-
-def _newer(platform: str, cursor: str | None, event: InboundEvent) -> str:
-    position = _position(platform, event)
+def _newer(rules: InboxRules, cursor: str | None, event: InboundEvent) -> str:
+    position = rules.position(event)
     return position if cursor is None or position > cursor else cursor
-
-
-def _older_thread(page: dict[str, Any], cursor: str) -> bool:
-    """A page that lists a thread started before the cursor reaches it: older threads follow."""
-    for event in platform_inbound.parse_youtube_threads("", page):
-        if event.parent_comment_id is None and _position("youtube", event) < cursor:
-            return True
-    return False
 
 
 def lease_seconds() -> float:

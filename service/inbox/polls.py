@@ -19,14 +19,11 @@ from zoneinfo import ZoneInfo
 from peewee import fn
 
 from kit import clock, settings
+from platforms import registry
 from storage.hot import run_fixed
 from storage.models import Account, InboxPoll, PlatformQuota
 
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")  # YouTube's quota day ends at midnight Pacific time
-# commentThreads.list, a page of `part=snippet,replies`: 1 unit for the call and 2 for each part
-# (https://developers.google.com/youtube/v3/docs/commentThreads/list, "Quota impact").
-POLL_UNITS = 5
-POLLED_OR_CHECKED = ("youtube", "x", "tiktok")
 # X's DM events come by webhook to an account subscribed to Account Activity; a webhook heard within
 # this long means the subscription is live, and polling rests until it is quiet for as long.
 WEBHOOK_FRESH = dt.timedelta(hours=24)
@@ -84,7 +81,12 @@ def begin(account: Account, *, units: int) -> tuple[bool, str | None]:
     return True, cursor_of(account)
 
 
-def spend(account: Account, units: int = POLL_UNITS) -> bool:
+def polled(platform: str) -> bool:
+    """Whether the platform's accounts have a poll of their own (their inbox, or a check of it)."""
+    return registry.declared(platform).inbox_rules.poll is not None
+
+
+def spend(account: Account, units: int) -> bool:
     """Count `units` of today's YouTube quota for one of the account's calls, if the polls' budget
     has them: False (nothing counted) when it has not. The account's poll row must exist
     (`cursor_of`). Call inside a short write transaction."""
@@ -101,11 +103,11 @@ def record_read(account_id: str, cursor: str | None) -> None:
     run_fixed(_READ, (cursor, moment, moment, account_id))
 
 
-def webhook_heard(account_ids: list[str]) -> None:
-    """A signed X webhook for these accounts was just stored: their subscription is live."""
+def webhook_heard(platform: str, account_ids: list[str]) -> None:
+    """A signed webhook for these accounts was just stored: their subscription is live."""
     moment = clock.now()
     for account_id in account_ids:
-        InboxPoll.insert(account=account_id, platform="x", webhook_at=moment, updated_at=moment).on_conflict(
+        InboxPoll.insert(account=account_id, platform=platform, webhook_at=moment, updated_at=moment).on_conflict(
             conflict_target=[InboxPoll.account], update={InboxPoll.webhook_at: moment, InboxPoll.updated_at: moment},
         ).execute()
 
@@ -115,9 +117,9 @@ def webhook_live(poll: InboxPoll | None, moment: dt.datetime | None = None) -> b
     return poll is not None and poll.webhook_at is not None and poll.webhook_at > fresh_since
 
 
-def project_units_today(platform: str = "youtube") -> int:
-    found = PlatformQuota.select(fn.SUM(PlatformQuota.units)).where(
-        PlatformQuota.platform == platform, PlatformQuota.day == quota_day()).scalar()
+def project_units_today(platform: str) -> int:
+    found = PlatformQuota.select(fn.SUM(PlatformQuota.units)).where(PlatformQuota.day == quota_day()).filter(
+        platform=platform).scalar()
     return int(found or 0)
 
 
@@ -125,22 +127,24 @@ def inbox_state(account_id: str, platform: str) -> dict[str, Any]:
     """What the account record shows of its inbox under `capabilities.inbox`: how messages arrive
     now, the last poll, TikTok's Business Messaging, YouTube's quota spend of the day."""
     poll = InboxPoll.get_or_none(InboxPoll.account == account_id)
+    rules = registry.declared(platform).inbox_rules
     state: dict[str, Any] = {"lastPolledAt": _iso(poll.polled_at) if poll is not None else None}
-    if platform == "x":
+    if rules.rests_while_webhook_heard:
         state["arrivesBy"] = "webhook" if webhook_live(poll) else "poll"
-    elif platform == "youtube":
-        day = quota_day()
+    elif rules.poll == "pages":
         state["arrivesBy"] = "poll"
+    elif rules.poll == "business_check":
+        state["arrivesBy"] = "webhook"
+        state["businessAccount"] = poll.business if poll is not None else None
+    if rules.page_units:
+        day = quota_day()
         state["quota"] = {
             "day": day,
             "accountUnitsToday": poll.quota_units if poll is not None and poll.quota_day == day else 0,
-            "projectUnitsToday": project_units_today(),
+            "projectUnitsToday": project_units_today(platform),
             "dailyLimit": settings.current().youtube_daily_quota,
             "pollBudget": poll_budget(),
         }
-    elif platform == "tiktok":
-        state["arrivesBy"] = "webhook"
-        state["businessAccount"] = poll.business if poll is not None else None
     return state
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from peewee import IntegrityError
 
 from kit import clock, settings
+from platforms import registry
 from platforms.base import Indeterminate, PlatformFailure, RetryLater
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
@@ -33,8 +34,6 @@ from storage.models import Account, Conversation, Message
 
 log = logging.getLogger("switchboard.inbox")
 
-# Platforms whose webhooks carry no name and that offer a profile lookup for messaging.
-LOOKUP_PLATFORMS = ("instagram", "facebook")
 REFRESH_AFTER = dt.timedelta(days=7)
 MAX_ATTEMPTS = 3
 BACKOFF_SECONDS = (30.0, 300.0)
@@ -49,7 +48,9 @@ def _due(conversation: Conversation) -> bool:
 
 def contact_wrote(conversation: Conversation, message: Message, event: InboundEvent) -> None:
     """Receiver of `signals.contact_wrote` (in the hook's transaction): arm the contact's lookup when due."""
-    if conversation.platform not in LOOKUP_PLATFORMS or not conversation.external_conversation_id:
+    # Only where the platform's webhooks carry no name and it offers a profile lookup (its inbox rules).
+    if not registry.declared(conversation.platform).inbox_rules.looks_up_contacts or not (
+            conversation.external_conversation_id):
         return
     if not _due(conversation):
         return

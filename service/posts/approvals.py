@@ -12,7 +12,7 @@ from kit import clock
 from kit.errors import Conflict
 from service.common import audit
 from service.identity.auth import Actor
-from service.posts.ops import _after_write, emit, get_row, record
+from service.posts.records import emit, get_row, record
 from service.posts.shapes import Post as PostRecord
 from storage.models import Post, PostTarget, Workspace
 
@@ -63,7 +63,9 @@ def approve(*, actor: Actor, post_id: str) -> PostRecord:
     post = Post.get_by_id(post.id)
     emit(post, "post.approved")
     audit.record(actor, "post.approved", target=("post", post.id))
-    _after_write(post, target_ids)
+    from service.posts import ops  # it holds posts through here: the one way back
+
+    ops._after_write(post, target_ids)
     return record(post)
 
 

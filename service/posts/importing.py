@@ -24,12 +24,11 @@ from typing import Any
 from kit import clock, ids, scheduling
 from kit.errors import FieldProblem, ValidationFailed
 from kit.shapes import is_https_url, parse
-from service.accounts import adapters
 from service.common import idempotency
 from service.identity.auth import Actor
 from service.media import library
 from service.media import ops as media
-from service.posts import ops as posts
+from service.posts import checks, records
 from service.posts.shapes import MAX_MEDIA, ImportCreated, ImportOutcome, ImportReport, PostIn
 from storage import hot
 from storage.db import connection, db, reading
@@ -185,12 +184,7 @@ class _Accounts:
 
     def live_options(self, account: Account) -> dict[str, Any] | None:
         if account.id not in self.live:
-            if account.platform == "telegram":
-                self.live[account.id] = {"chatId": adapters.context(account).credentials.get("channelId")}
-            elif account.platform == "tiktok":
-                self.live[account.id] = posts._creator_options(account)
-            else:
-                self.live[account.id] = None
+            self.live[account.id] = checks.live_options(account)
         return self.live[account.id]
 
 
@@ -212,7 +206,7 @@ def _check_row(row: _Row, accounts: _Accounts, items: list[Any], errors: list[di
         seen.add(account.id)
         text = target.content if target.content is not None else post.content
         options = dict(target.options) if target.options is not None else {}
-        for problem in posts._check_target(index, account, text, items, options, accounts.live_options(account)):
+        for problem in checks.check_target(index, account, text, items, options, accounts.live_options(account)):
             message = problem.message
             if problem.field.startswith("targets") or problem.field == "mediaIds":
                 message = f"{account.id} ({account.platform}): {message}"
@@ -307,7 +301,7 @@ def _write(actor: Actor, rows: list[_Row], media_of: dict[str, Media]) -> list[s
             by_post.setdefault(values["post"], []).append(PostTarget(**values))
         for values in post_rows:
             if values["id"] in scheduled:
-                posts.emit(Post(**values), "post.scheduled", by_post.get(values["id"], []))
+                records.emit(Post(**values), "post.scheduled", by_post.get(values["id"], []))
         idempotency.attach(post_rows[0]["id"])
     return [str(row["id"]) for row in post_rows]
 
@@ -336,7 +330,7 @@ def import_csv(*, actor: Actor, csv_text: bytes | str, dry_run: bool | None = No
 
 def created_by_import(*, actor: Actor, first_post_id: str) -> ImportCreated:
     """The posts an import made, from its first one (a retry of a request that died after saving)."""
-    first = posts.get_row(actor=actor, post_id=first_post_id)
+    first = records.get_row(actor=actor, post_id=first_post_id)
     batch = (Post.select(Post.id).where(Post.workspace == actor.workspace_id, Post.created_at >= first.created_at,
                                         Post.created_at < first.created_at + dt.timedelta(microseconds=MAX_ROWS))
              .order_by(Post.created_at))

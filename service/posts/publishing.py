@@ -58,7 +58,7 @@ from service.engine import core as engine
 from service.engine.outcomes import Policy
 from service.identity.auth import Actor
 from service.media import ops as media
-from service.posts import ops as posts
+from service.posts import records as posts
 from service.posts.shapes import Post as PostRecord
 from storage.db import connection, db, reading
 from storage.hot import sql

@@ -31,6 +31,7 @@ from kit import clock, ids, matching
 from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from kit.pagination import Page, paginate
 from kit.shapes import button_problems
+from platforms import registry
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
@@ -47,8 +48,6 @@ from storage.models import Account, CommentAutomation, Conversation, Enrollment,
 
 log = logging.getLogger("switchboard.sequences")
 
-# Platforms whose contacts can reply to the account's stories.
-STORY_PLATFORMS = ("instagram", "facebook")
 # How long the next step waits for the previous step's message to leave `pending`/`sending`.
 
 
@@ -124,7 +123,7 @@ def _validate(account: Account, *, trigger: str, automation_id: str | None, step
             problems.append(FieldProblem("automationId", "must be a comment automation on the sequence's account"))
     elif automation_id is not None:
         problems.append(FieldProblem("automationId", "is only used with trigger comment_automation"))
-    if trigger == "story_reply" and account.platform not in STORY_PLATFORMS:
+    if trigger == "story_reply" and not registry.declared(account.platform).inbox_rules.story_replies:
         problems.append(FieldProblem("trigger", f"{account.platform} has no story replies"))
     for index, step in enumerate(steps):
         problems += button_problems(step.button_label, step.button_url, label_field=f"steps[{index}].buttonLabel",

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.oauth.test_dashboard_browser import ARGS, ARTIFACTS, CHROMIUM
+from tests.dashboard.test_dashboard_browser import ARGS, ARTIFACTS, CHROMIUM
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed")

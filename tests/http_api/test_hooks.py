@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from platforms.inbound import meta_signature
+from platforms.graph.inbound import meta_signature
 from service.accounts import adapters
 from storage.db import connection
 from storage.models import Account, InboundRecord

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from http_api.app import all_operations
-from platforms.inbound import meta_signature
+from platforms.graph.inbound import meta_signature
 from service.accounts import adapters
 from storage.db import connection
 from storage.models import Account, InboundRecord

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from kit import clock
-from platforms.inbound import tiktok_signature, x_signature
+from platforms.tiktok.inbound import tiktok_signature
+from platforms.x.inbound import x_signature
+from platforms.youtube.rules import POLL_UNITS
 from service.accounts import adapters
-from service.inbox import polls
 from storage.db import connection, db
 from storage.models import AccountChore, PlatformQuota
 from tests.conftest import bearer
@@ -210,7 +211,7 @@ def test_a_youtube_comment_thread_is_a_conversation_read_once_and_answered_in_th
         return int(record["capabilities"]["inbox"]["quota"]["accountUnitsToday"])
 
     now = spent()
-    wait_for(lambda: spent() >= now + 2 * polls.POLL_UNITS, timeout=20)
+    wait_for(lambda: spent() >= now + 2 * POLL_UNITS, timeout=20)
     assert [(m["direction"], m["text"], m["platformMessageId"] is not None)
             for m in _messages(client, tenant, conversation["id"])] == [
         ("inbound", "Great video!", True), ("inbound", "Also: part two?", True),

@@ -16,7 +16,7 @@ from starlette.routing import Mount, Route
 
 from platforms import inbound
 from platforms.base import AccountContext, Adapter
-from platforms.emulator import create_emulator_app
+from platforms.emulator_kit.app import create_emulator_app
 from platforms.http import build_client
 from platforms.registry import PlatformConfig, build_adapters
 from tests.support.live_server import free_port, live_server
@@ -109,16 +109,15 @@ def _test_app(holder: dict[str, Any]) -> Starlette:
         sandbox: Sandbox = holder["sandbox"]
         platform = request.path_params["platform"]
         query = dict(request.query_params)
+        adapter = sandbox.adapters[platform]
         if request.method == "GET":
-            challenge = inbound.verify_meta_challenge(query, sandbox.config.meta_verify_token)
-            return PlainTextResponse(challenge or "", status_code=200 if challenge else 403)
+            challenge = adapter.webhook_check(query)
+            return PlainTextResponse(challenge if isinstance(challenge, str) else "",
+                                     status_code=200 if challenge else 403)
         raw = await request.body()
-        verified = inbound.verify_signature(
-            platform, request.headers, raw, app_secret=sandbox.config.meta_app_secret,
-            telegram_secret_for=sandbox.config.telegram_secret, query=query,
-            instagram_app_secret=sandbox.config.instagram_app_secret,
-        )  # fmt: skip
-        events = inbound.parse(platform, json.loads(raw), query=query) if verified else []
+        verified = adapter.verify_webhook(request.headers, raw, query)
+        payload = json.loads(raw)
+        events = adapter.parse_webhook(payload, query) if verified and isinstance(payload, dict) else []
         with lock:
             sandbox.hooks.append(Hook(platform, dict(request.headers), raw, query, verified, events))
         return JSONResponse({"ok": verified}, status_code=200 if verified else 403)
@@ -135,6 +134,11 @@ def _test_app(holder: dict[str, Any]) -> Starlette:
             Mount("/sandbox", app=holder["emulator_app"]),
         ]
     )
+
+
+def adapters_with(**config: Any) -> dict[str, Adapter]:
+    """Every adapter, built from a configuration of the given secrets (no platform is called)."""
+    return build_adapters(PlatformConfig(hooks_base_url="http://hooks.test", **config), httpx2.Client())
 
 
 @pytest.fixture(scope="session")

@@ -252,7 +252,7 @@ def test_linkedin_asks_only_for_what_ordinary_apps_are_granted_and_the_follower_
 def test_linkedin_version_is_current_and_a_retired_one_gets_426(sandbox):
     from dataclasses import replace
 
-    from platforms.emulator.linkedin import linkedin_version_active
+    from platforms.linkedin.emulator import linkedin_version_active
     from platforms.registry import PlatformConfig, build_adapters
 
     # The default must be renewed before LinkedIn retires it: this fails a year after its release.
@@ -269,7 +269,7 @@ def test_a_whatsapp_token_of_another_meta_app_is_proved_with_that_apps_secret(sa
     """Graph refuses an `appsecret_proof` made with another app's secret (code 100): connect asks
     `debug_token` which app the token is of, and proves and subscribes with that app's secret, or
     refuses with what to configure."""
-    from platforms.inbound import meta_signature
+    from platforms.graph.inbound import meta_signature
 
     other = "200000000000002"
     made = sandbox.control("whatsapp", "accounts", {"appId": other})

@@ -129,7 +129,7 @@ def test_tiktok_reconciliation_reads_videos_with_the_scope_the_connection_asked_
 def test_tiktok_file_upload_chunks_follow_the_media_transfer_rules(sandbox):
     """A file of up to 64 MB goes whole; a larger one in chunks whose count is the size divided by
     the chunk size, rounded down (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide)."""
-    from platforms.tiktok import tiktok_chunks
+    from platforms.tiktok.adapter import tiktok_chunks
 
     mb = 1024 * 1024
     assert tiktok_chunks(3 * mb, 10 * mb) == (3 * mb, 1)
@@ -278,7 +278,7 @@ def test_youtube_uploads_spend_the_projects_daily_quota_until_midnight_pacific(s
     the reset instead of an hour's guess."""
     import datetime as dt
 
-    from platforms.youtube import seconds_to_quota_reset
+    from platforms.youtube.adapter import seconds_to_quota_reset
 
     acc = sandbox.account("youtube")
     adapter = sandbox.adapters["youtube"]

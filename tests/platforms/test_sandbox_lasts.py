@@ -8,8 +8,8 @@ import stat
 import httpx2
 
 from platforms.base import PLATFORMS
-from platforms.emulator.state import EmulatorState
-from platforms.emulator.store import StateStore
+from platforms.emulator_kit.state import EmulatorState
+from platforms.emulator_kit.store import StateStore
 from switchboard.app import create_app
 from tests.conftest import bearer
 from tests.support.live_server import live_server

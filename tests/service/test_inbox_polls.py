@@ -12,8 +12,9 @@ import pytest
 
 from kit import clock
 from kit.settings import Settings
+from platforms.youtube.rules import POLL_UNITS
 from service.engine import core as engine
-from service.inbox import polling, polls
+from service.inbox import polling
 from storage.db import connection, db
 from storage.models import InboxPoll
 from tests.support.processes import api_without_worker
@@ -52,11 +53,11 @@ def test_an_account_is_polled_once_an_interval_whatever_the_number_of_workers(ap
     with ThreadPoolExecutor(2) as pool:  # the task twice (a duplicate nudge): one worker reads
         outcomes = list(pool.map(polling.run, [chore, chore]))
     assert sorted(outcomes, key=str) == [None, "read"]
-    assert _units(channel["id"]) == polls.POLL_UNITS  # one page read
+    assert _units(channel["id"]) == POLL_UNITS  # one page read
 
     assert _sweep() == []  # idle until its next interval
     assert polling.run(chore) is None
     clock.advance(polling.interval().total_seconds() + 1)
     assert _sweep() == [chore]
     assert polling.run(chore) == "read"
-    assert _units(channel["id"]) == 2 * polls.POLL_UNITS
+    assert _units(channel["id"]) == 2 * POLL_UNITS

@@ -1,0 +1,213 @@
+"""The inbox: conversations filtered by platform, account and unread, a thread with each message's
+status, the reply box, marking read. The list and the thread are partials (`inbox_list.html`,
+`inbox_thread.html`) that the page asks for again every second (htmx), answered 204 when
+nothing changed, so a new message or a status change shows without reloading."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from dashboard import views
+from dashboard.forms import account_name, contact_label, once, platform_name
+from dashboard.views import Seat, data_of, field, flash
+from kit import shapes
+from kit.errors import ServiceError, ValidationFailed
+from oauth.shell import in_db
+from service.accounts import ops as accounts
+from service.inbox import conversations, outbound
+from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery, Template
+
+PAGE = "/dashboard/inbox"
+LIST_LIMIT = 30
+THREAD_LIMIT = 100
+# What each status means to the person reading the thread.
+STATUS_TEXT = {
+    "received": "Received",
+    "pending": "Pending: waiting for its turn to be sent",
+    "sending": "Sending",
+    "sent": "Sent",
+    "delivered": "Delivered",
+    "read": "Read by the contact",
+    "failed": "Failed",
+    "unknown": "Unknown: the service stopped while the platform was being asked to send it. It may have "
+               "arrived; it is not sent again automatically, so check on the platform before resending.",
+}
+
+
+class Filters:
+    """The list's filters from the query string, checked by the `/v1` query's own shape."""
+
+    def __init__(self, request: Request) -> None:
+        params = request.query_params
+        self.platform = params.get("platform", "")
+        self.account = params.get("account", "")
+        self.unread = params.get("unread") == "1"
+        raw_page = params.get("page", "")
+        query: dict[str, Any] = {}
+        if self.platform:
+            query["platform"] = self.platform
+        if self.account:
+            query["accountId"] = self.account
+        if raw_page:
+            query["page"] = raw_page
+        self.query = shapes.parse(ConversationQuery, query)  # ValidationFailed: a 422 page
+        self.page = self.query.page or 1
+
+    def params(self, where: Seat, **extra: Any) -> str:
+        values = {"workspace": where.workspace_id, "platform": self.platform, "account": self.account,
+                  "unread": "1" if self.unread else "", **extra}
+        return urlencode({k: v for k, v in values.items() if v})
+
+
+
+def _list(where: Seat, filters: Filters) -> dict[str, Any]:
+    actor = where.actor()
+    found = conversations.list_conversations(actor=actor, **{**dict(filters.query), "limit": LIST_LIMIT},
+                                             unread=filters.unread)
+    known = {a["id"]: a for a in data_of(accounts.list_accounts(actor=actor, limit=100))}
+    items = []
+    for item in data_of(found):
+        account = known.get(item["accountId"])
+        items.append({**item, "contact": contact_label(item), "platformName": platform_name(item["platform"]),
+                      "accountName": account_name(account) if account else ""})
+    return {"conversations": items, "total": found.total, "pages": found.pages,
+            "accounts": [{**a, "label": f"{platform_name(a['platform'])} · {account_name(a)}"} for a in known.values()]}
+
+
+def _thread(where: Seat, conversation_id: str) -> dict[str, Any]:
+    actor = where.actor()
+    conversation = conversations.get_conversation(actor=actor, conversation_id=conversation_id).dump()
+    first = conversations.get_messages(actor=actor, conversation_id=conversation_id, limit=THREAD_LIMIT)
+    found = first if first.pages <= 1 else conversations.get_messages(
+        actor=actor, conversation_id=conversation_id, limit=THREAD_LIMIT, page=first.pages)
+    messages = [{**m, "statusText": STATUS_TEXT.get(m["status"], m["status"])} for m in data_of(found)]
+    account = accounts.get(actor=actor, account_id=conversation["accountId"]).dump()
+    return {"conversation": {**conversation, "contact": contact_label(conversation),
+                             "platformName": platform_name(conversation["platform"]),
+                             "accountName": account_name(account), "accountStatus": account["status"]},
+            "messages": messages, "earlier": found.total - len(messages)}
+
+
+THREAD = views.Live(template="inbox_thread.html", seen_id="thread-seen", load=_thread,
+                    missing="No conversation with that id.")
+
+
+async def inbox_page(request: Request) -> Response:
+    conversation_id = request.path_params.get("id")
+    where = await views.seat(request)
+    filters, listed = await _listed(request, where)
+    thread = await THREAD.read(request, where, conversation_id) if conversation_id else None
+    templates = await _templates(where, thread["conversation"]) if thread else None
+    context = {"filters": filters, "query": filters.params(where), "current": conversation_id,
+               "templates": templates, "reply_key": secrets.token_urlsafe(24),
+               "platforms": PLATFORM_FILTER, "max_text": MAX_TEXT, **listed, **(thread or {})}
+    list_html, _ = views.fragment(request, "inbox_list.html", "list-seen", workspace=where.workspace, **context)
+    thread_html = THREAD.first(request, where, context) if thread else ""
+    return views.page(request, "inbox.html", where, title="Inbox", nav="inbox", list_html=list_html,
+                      thread_html=thread_html, **context)
+
+
+async def live_list(request: Request) -> Response:
+    where = await views.seat(request)
+    filters, listed = await _listed(request, where)
+    return views.partial(request, "inbox_list.html", "list-seen", workspace=where.workspace, filters=filters,
+                         query=filters.params(where), current=request.query_params.get("current"), **listed)
+
+
+async def _listed(request: Request, where: Seat) -> tuple[Filters, dict[str, Any]]:
+    """The list's filters and what they find; refused filters are the failure page."""
+    try:
+        filters = Filters(request)
+        return filters, await in_db(_list, where, filters)
+    except ValidationFailed as problem:
+        raise views.NoSeat(views.failure(request, problem, PAGE)) from None
+    except ServiceError:
+        raise views.NoSeat(views.not_found(request, THREAD.missing)) from None
+
+
+async def reply(request: Request) -> Response:
+    conversation_id = request.path_params["id"]
+    where, form = await views.acting(request)
+    back = f"{PAGE}/{conversation_id}?" + urlencode({"workspace": where.workspace_id, **_kept_filters(form)})
+    try:
+        text, template = field(form, "text"), _chosen_template(form)
+    except ServiceError as problem:
+        return views.failure(request, problem, back)
+    if not text and template is None:
+        return views.failure(request, ValidationFailed.field("text", "is required: write a message first"), back)
+    content: dict[str, Any] = {"template": template} if template is not None else {"text": text}
+    # A link button goes with a text message: the service checks it as /v1 does (both parts,
+    # an https URL, what the platform takes), so a half-filled pair is a clear refusal.
+    label, url = field(form, "buttonLabel"), field(form, "buttonUrl")
+    if template is None and (label or url):
+        content.update(button_label=label or None, button_url=url or None)
+    try:
+        actor = await in_db(where.actor)
+        # Another workspace's conversation is a 404 before anything else is looked at.
+        await in_db(lambda: conversations.get_row(actor=actor, conversation_id=conversation_id))
+        sent = await once(request, where, form,
+                          lambda actor: outbound.send_message(actor=actor, conversation_id=conversation_id, **content),
+                          answer=lambda sent: (sent.status, {"id": sent.record.id}))
+    except ServiceError as problem:
+        if problem.status in (404, 502):
+            return _refused_reply(request, problem, back)
+        return views.failure(request, problem, back)
+    if sent is None:
+        flash(request, "This message was sent already (the form was sent twice).")
+    else:
+        flash(request, "Message sent." if sent.status == 201 else
+              "Message queued: it is sent as soon as the platform allows.")
+    return RedirectResponse(back, status_code=303)
+
+
+def _refused_reply(request: Request, problem: ServiceError, back: str) -> Response:
+    """Another workspace's conversation: the 404 page; the platform refused (502): the thread shows
+    the failed message and why."""
+    if problem.status == 404:
+        return views.not_found(request, THREAD.missing)
+    flash(request, "The platform refused the message; the thread shows why.", "bad")
+    return RedirectResponse(back, status_code=303)
+
+
+async def mark_read(request: Request) -> Response:
+    conversation_id = request.path_params["id"]
+    where, form = await views.acting(request)
+    try:
+        await in_db(lambda: conversations.mark_read(actor=where.actor(), conversation_id=conversation_id))
+    except ServiceError:
+        return views.not_found(request, THREAD.missing)
+    return views.done(request, "Marked as read.", f"{PAGE}/{conversation_id}", where, **_kept_filters(form))
+
+
+async def _templates(where: Seat, conversation: dict[str, Any]) -> list[dict[str, Any]] | str | None:
+    """A WhatsApp account's approved templates, asked of the platform (a network call, so outside
+    any transaction); None for a platform without templates, a sentence when they could not be read."""
+    account_id = conversation["accountId"]
+    if conversation["platform"] != "whatsapp" or conversation["accountStatus"] != "connected":
+        return None
+    try:
+        actor = await in_db(where.actor)
+        found = await views.in_own(lambda: accounts.templates(actor=actor, account_id=account_id))
+    except ServiceError as problem:
+        return f"The templates could not be read: {problem.message}"
+    return list(found["data"])
+
+
+def _chosen_template(form: Any) -> Template | None:
+    """The template picked in the reply form (`name|language`), with one parameter a line."""
+    picked = field(form, "template")
+    if not picked:
+        return None
+    name, _, language = picked.partition("|")
+    parameters = [line.strip() for line in field(form, "parameters").splitlines() if line.strip()]
+    return shapes.parse(Template, {"name": name, "language": language, "parameters": parameters})
+
+
+def _kept_filters(form: Any) -> dict[str, str]:
+    """The list's filters a thread's forms carry, so the page after the action shows the same list."""
+    return {name: field(form, name) for name in ("platform", "account", "unread") if field(form, name)}
