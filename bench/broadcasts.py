@@ -273,6 +273,7 @@ def main() -> int:
             costs in this harness, the floor of what a broadcast can cost."""
             from service.engine import core as engine
             from service.inbox import outbound
+            from service.inbox import work as inbox_work
             from storage.models import Message
 
             with connection():
@@ -286,7 +287,7 @@ def main() -> int:
                 with connection(), db.atomic():
                     queued = outbound.queue_outbound_many(conversations[start:start + 500], account, text="floor",
                                                           source="inbox")
-                    engine.nudge_after_commit(outbound.MESSAGE_WORK, queued)
+                    engine.nudge_after_commit(inbox_work.MESSAGE_WORK, queued)
 
             def settled() -> bool:
                 with connection():

@@ -103,12 +103,12 @@ def send_as_a_task(message_ids: list[str]) -> None:
     """Send a group of queued messages as a worker's task does (`MESSAGE_WORK.run_group`); on a
     commit from before groups had a run of their own, one message after the other (the same loop,
     for benchmarks alternated against it)."""
-    from service.inbox import outbound
+    from service.inbox import work as inbox_work
 
-    run_group = outbound.MESSAGE_WORK.run_group
+    run_group = inbox_work.MESSAGE_WORK.run_group
     if run_group is None:
         for message_id in message_ids:
-            outbound.send(message_id)
+            inbox_work.send(message_id)
     else:
         run_group(message_ids)
 

@@ -37,6 +37,7 @@ from service.accounts import ops as accounts
 from service.engine import core as engine
 from service.identity import bootstrap
 from service.inbox import polling
+from service.inbox import work as inbox_work
 from storage.db import connection, db
 from storage.models import AccountChore, InboxPoll
 from switchboard.app import prepare, start_worker, stop_worker
@@ -64,7 +65,7 @@ def engine_round(channels: list[tuple[str, str, str]]) -> float:
     armed: list[str] = []
     while len(armed) < len(channels):
         with connection(), db.atomic():
-            swept = engine.sweep(polling.POLL_WORK)
+            swept = engine.sweep(inbox_work.POLL_WORK)
         if not swept.nudged:
             break
         armed += swept.nudged

@@ -3,7 +3,7 @@
     python bench/send_cost.py [--messages 220] [--bots N]
 
 One thread sends Telegram `sendMessage` calls to the sandbox emulator (a `switchboard serve
---no-worker` child), first as bare `httpx2` posts, then as the engine's `outbound.send` (the claim
+--no-worker` child), first as bare `httpx2` posts, then as the engine's `inbox_work.send` (the claim
 with its message's conversation and account, the pace, the adapter's call, the finish with its
 touch and event), then in groups of 10 as a worker's task sends them (`MESSAGE_WORK.run_group`: on
 PostgreSQL a sent outcome goes with the next claim). The process runs under valgrind's callgrind,
@@ -82,6 +82,7 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
     from service.accounts import adapters
     from service.identity import bootstrap
     from service.inbox import outbound
+    from service.inbox import work as inbox_work
     from storage.db import connection, db
     from storage.models import Account, Conversation
     from switchboard.app import prepare
@@ -130,7 +131,8 @@ def _measure(messages: int, bots: int, *, counting: bool) -> dict[str, object]:
             if n % MAX_GROUP == 0:  # the group's first message sends the group
                 send_as_a_task(grouped[n:n + MAX_GROUP])
 
-        for part, run in (("bare", bare), ("engine", lambda n: outbound.send(ids[n])), ("engine_in_groups", in_groups)):
+        parts = (("bare", bare), ("engine", lambda n: inbox_work.send(ids[n])), ("engine_in_groups", in_groups))
+        for part, run in parts:
             for n in range(WARM_UP):
                 run(n)
             _instrument(counting, on=True)

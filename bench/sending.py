@@ -128,6 +128,7 @@ def main() -> int:
     from service.engine import core as engine
     from service.identity import bootstrap
     from service.inbox import outbound
+    from service.inbox import work as inbox_work
     from storage.db import connection, db
     from storage.models import Account, Conversation, Message
     from switchboard.app import prepare
@@ -241,7 +242,7 @@ def main() -> int:
                 # Rows the pace handed back for later, asked of the work index as the workers' part
                 # does: a count over the run's ids took 3 % of this process's profile, inside the timed round.
                 while not nothing_to_send():
-                    list(pool.map(outbound.send, ids))
+                    list(pool.map(inbox_work.send, ids))
             best["engine"] = max(best["engine"], args.messages / (time.monotonic() - started))
             spent = meter.stop(pids)
             stop_spy(spy)
@@ -299,7 +300,7 @@ def main() -> int:
                 meter.start(pids)
                 waits.start()
                 started = time.monotonic()
-                engine.nudge_now(outbound.MESSAGE_WORK, ids)
+                engine.nudge_now(inbox_work.MESSAGE_WORK, ids)
                 wait_until(nothing_to_send, 1800, 0.05)
                 elapsed = time.monotonic() - started
                 backend_waits = waits.stop()
@@ -327,7 +328,7 @@ def main() -> int:
             http.post("/sandbox/telegram/latency", json={"milliseconds": 300}).raise_for_status()
             warm = queue(threads * 2, "warm-up")
             for message_id in warm:
-                engine.nudge_now(outbound.MESSAGE_WORK, [message_id])
+                engine.nudge_now(inbox_work.MESSAGE_WORK, [message_id])
             wait_until(lambda: all_sent(warm), 120, 0.05)
             http.post("/sandbox/telegram/latency", json={"milliseconds": 0}).raise_for_status()
 
@@ -420,7 +421,7 @@ def main() -> int:
             ids = queue(40, "kill")
             victim = start_worker(env, work / "victim.log", args.workers)
             time.sleep(3)
-            engine.nudge_now(outbound.MESSAGE_WORK, ids)  # the victim takes the tasks
+            engine.nudge_now(inbox_work.MESSAGE_WORK, ids)  # the victim takes the tasks
             survivor = start_worker(env, work / "survivor.log", args.workers)
             try:
                 wait_until(lambda: "running" in (work / "survivor.log").read_text(), 60)

@@ -68,7 +68,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: _http_error}
 
 
-def v1_routes(*, base_url: str, reference_appendix: str = "") -> list[Route]:
+def v1_routes(*, base_url: str, rate_limit_per_minute: int, reference_appendix: str = "") -> list[Route]:
     """Every /v1 route, for the composition root to place on its own router.
 
     `reference_appendix` ends the API reference's description (the sandbox's controls). They sit on
@@ -85,5 +85,6 @@ def v1_routes(*, base_url: str, reference_appendix: str = "") -> list[Route]:
         return json_response(200, document)
 
     routes = [Route("/v1/openapi.json", openapi_json, methods=["GET"])]
-    routes += [Route("/v1" + path, Endpoint(methods), methods=list(methods)) for path, methods in by_path.items()]
+    routes += [Route("/v1" + path, Endpoint(methods, rate_limit=rate_limit_per_minute), methods=list(methods))
+               for path, methods in by_path.items()]
     return routes

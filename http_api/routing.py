@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from kit import json_input, settings, shapes
+from kit import json_input, shapes
 from kit.errors import BadRequest, NotFound, PayloadTooLarge, ServiceError, UnsupportedMediaType
 from kit.pagination import Page
 from service.common import idempotency, ratelimit
@@ -197,14 +197,15 @@ def parse_json_body(op: Operation, content_type: str | None, raw: bytes) -> Any:
     return shapes.parse(op.body, decoded)
 
 
-def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota], arrived: float) -> Response:
+def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota], arrived: float,
+                  rate_limit: int) -> Response:
     """A read in the event loop's snapshot (`storage.requests.run`). Should it need a write that
     could wait, `WriteNeeded` leaves it and nothing was written, but the rate-limit token it spent
     is kept in `spent`, so the attempt on a thread does not count the request twice."""
     quota = None
     try:
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
-        quota = ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute, leased_only=True)
+        quota = ratelimit.hit(actor.credential_id, limit=rate_limit, leased_only=True)
         spent.append(quota)
         call = Call(actor=actor, path=dict(request.path_params), query=_query(op, request), body=None,
                     arrived=arrived)
@@ -214,7 +215,7 @@ def _read_on_loop(op: Operation, request: Request, spent: list[ratelimit.Quota],
 
 
 def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Quota | None = None,
-             arrived: float | None = None) -> Response:
+             arrived: float | None = None, *, rate_limit: int) -> Response:
     """The synchronous part of a request, run in a worker thread. `admitted`: the rate-limit token
     that an attempt on the event loop already spent for this request; `arrived`: when the request
     came in (`time.monotonic()`)."""
@@ -230,7 +231,7 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
         if request.client is not None:  # for the audit log
             actor = actor.at(request.client.host)
-        quota = admitted or ratelimit.hit(actor.credential_id, limit=settings.current().rate_limit_per_minute)
+        quota = admitted or ratelimit.hit(actor.credential_id, limit=rate_limit)
         headers.update(quota.headers())
         query = _query(op, request)
         # The Content-Type is looked up only for an operation that reads a body: building the
@@ -314,8 +315,9 @@ class Endpoint:
     `RequestContext`, which also calls `handle` itself for fixed paths.
     """
 
-    def __init__(self, operations: dict[str, Operation]) -> None:
+    def __init__(self, operations: dict[str, Operation], *, rate_limit: int) -> None:
         self.operations = operations
+        self.rate_limit = rate_limit  # requests a minute a key may make (the app's settings)
         self.methods = frozenset(operations) | ({"HEAD"} if "GET" in operations else set())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -338,11 +340,12 @@ class Endpoint:
         if op.body is None and op.raw_body is None:
             raw = b""
         spent: list[ratelimit.Quota] = []
+        rate_limit = self.rate_limit
 
         def work(on_loop: bool) -> Response:
             if on_loop:
-                return _read_on_loop(op, request, spent, arrived)
-            return _execute(op, request, raw, spent[0] if spent else None, arrived)
+                return _read_on_loop(op, request, spent, arrived, rate_limit)
+            return _execute(op, request, raw, spent[0] if spent else None, arrived, rate_limit=rate_limit)
 
         # The operation's own transactions are opened in `_execute`: the key is checked and the
         # request counted before, and an idempotent POST commits its key apart.

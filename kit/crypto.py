@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
@@ -32,7 +32,7 @@ def decrypt_json(blob: bytes | memoryview | None) -> dict[str, Any]:
     """The credentials sealed in `blob`, a fresh dict on every call (callers may change theirs)."""
     if blob is None:
         return {}
-    return json.loads(_opened(settings.current().secret_key, bytes(blob)))
+    return cast(dict[str, Any], json.loads(_opened(settings.current().secret_key, bytes(blob))))
 
 
 # Every message a worker sends opens its account's credentials; their sealed bytes change only

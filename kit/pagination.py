@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from peewee import ModelSelect
 
@@ -61,7 +61,7 @@ class Page:
 
     @property
     def data(self) -> list[dict[str, Any]]:
-        return list_adapter(self.record).dump_python(self.items, mode="json", by_alias=True)
+        return cast(list[dict[str, Any]], list_adapter(self.record).dump_python(self.items, mode="json", by_alias=True))
 
 
 def records(record: type[Record], rows: list[Any]) -> list[Record]:

@@ -22,7 +22,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from peewee import Database, DatabaseProxy, OperationalError, SqliteDatabase, _transaction
@@ -108,7 +108,7 @@ class SerialisedSqliteDatabase(SqliteDatabase):
             if holding.impatient is self._state.conn:
                 holding.impatient.execute(f"PRAGMA busy_timeout = {SQLITE_PRAGMAS['busy_timeout']}")
             holding.impatient = None
-        return super().cursor(named_cursor)
+        return super().cursor(named_cursor)  # type: ignore[no-untyped-call]
 
     def _release(self) -> None:
         if getattr(self._holding, "lock", False):
@@ -116,7 +116,7 @@ class SerialisedSqliteDatabase(SqliteDatabase):
             self._writer.release()
 
 
-class PostgresPool(PooledPostgresqlDatabase):
+class PostgresPool(PooledPostgresqlDatabase):  # type: ignore[misc]  # playhouse has no annotations
     """peewee's PostgreSQL pool without a round trip on every check-out.
 
     The pool pings each connection it hands out (`SELECT 1`) while holding the database's lock and
@@ -317,7 +317,7 @@ def connection() -> contextlib.AbstractContextManager[Any]:
         if database.is_closed():
             database.connect()
         return contextlib.nullcontext()
-    return database.connection_context()
+    return cast(contextlib.AbstractContextManager[Any], database.connection_context())
 
 
 _kept = threading.local()  # `kept_connection`'s: the connection context a storage thread holds
@@ -429,7 +429,7 @@ class _Snapshot:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
         database = self.database
-        database.pop_transaction()
+        database.pop_transaction()  # type: ignore[no-untyped-call]
         database._holding.snapshot = False
         if kind is None:
             try:

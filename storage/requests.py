@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import psycopg2.errors
 from peewee import OperationalError
@@ -112,7 +112,7 @@ async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False,
     database does not).
     """
     if not connect:
-        return await storage_threads().run(_unconnected, work)
+        return cast(T, await storage_threads().run(_unconnected, work))
     if waits:
         return await run_in_threadpool(_on_thread, work, "none")
     if on_loop and reads_on_loop():
@@ -121,4 +121,4 @@ async def run(work: Work[T], *, transaction: Transaction, on_loop: bool = False,
                 return work(True)
         except WriteNeeded:
             pass
-    return await storage_threads().run(_on_storage_thread, work, transaction)
+    return cast(T, await storage_threads().run(_on_storage_thread, work, transaction))

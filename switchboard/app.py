@@ -75,8 +75,13 @@ def create_app(settings: Settings, *, worker: bool = True) -> ServiceApp:
         finally:
             stop_worker(runtime)
 
-    v1 = v1_routes(base_url=settings.base_url, reference_appendix=sandbox_catalog.markdown())
-    routes: list[BaseRoute] = [*v1, *hooks.ROUTES, *media_routes.ROUTES]
+    routes: list[BaseRoute] = [
+        *v1_routes(
+            base_url=settings.base_url, rate_limit_per_minute=settings.rate_limit_per_minute,
+            reference_appendix=sandbox_catalog.markdown(),
+        ),
+        *hooks.ROUTES, *media_routes.ROUTES,
+    ]
     if settings.sandbox and not settings.sandbox_url:  # else `switchboard sandbox serve` runs it apart
         routes.append(Mount("/sandbox", app=sandbox_app(settings)))
     routes += endpoints.routes(settings)  # /.well-known, /oauth

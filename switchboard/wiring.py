@@ -11,23 +11,32 @@ from typing import Any
 from kit import files
 from kit import settings as settings_module
 from kit.settings import Settings
-from service.accounts import adapters
+from service.accounts import adapters, connect
 from service.accounts import health as account_health
 from service.accounts import work as account_work
 from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
 from service.automations import ops as automations
 from service.automations import work as automation_work
+from service.broadcasts import completion as broadcast_completion
 from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
-from service.common import health, signals
+from service.common import health, idempotency, signals
 from service.engine import core as engine
-from service.inbox import conversations, outbound, pacer, polling, profiles, sharing
+from service.identity import oauth_clients
+from service.inbox import conversations, pacer, polling, polls, profiles, sharing
+from service.inbox import work as inbox_work
+from service.media import library as media_library
+from service.media import ops as media_ops
 from service.posts import ops as posts
 from service.posts import publishing
 from service.posts import work as post_work
 from service.sequences import ops as sequences
 from service.sequences import work as sequence_work
+from service.webhooks import delivery as webhook_delivery
+from service.webhooks import ops as webhook_ops
+from service.webhooks import retention as webhook_retention
+from service.webhooks import signing as webhook_signing
 from service.webhooks import work as webhook_work
 from storage import db as storage_db
 from storage.migrations import migrate
@@ -46,10 +55,14 @@ class Runtime:
     checkpoints: storage_db.WalCheckpoints | None = None  # SQLite's WAL, folded in by a thread of its own
 
 
-def wire() -> None:
-    """Connect everything the service runs on, here and nowhere else: the receivers of each
-    cross-domain signal (`service.common.signals`), the engine's kinds of durable work and how they
-    reach the queue, and the scheduler's tick jobs."""
+def wire(settings: Settings) -> None:
+    """Connect everything the service runs on, here and nowhere else: the settings each module reads
+    (handed in, never fetched), the receivers of each cross-domain signal (`service.common.signals`),
+    the engine's kinds of durable work and how they reach the queue, and the scheduler's tick jobs."""
+    # The settings each module of the service reads: handed in here, never fetched inside a domain.
+    for reads_settings in (connect, oauth_clients, idempotency, media_ops, media_library, polls, polling,
+                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention):
+        reads_settings.settings.configure(settings)
     signals.disconnect_all()
     # What each kind of platform event stored at /hooks does.
     for kinds, handler in conversations.INBOUND_HANDLERS.items():
@@ -63,10 +76,12 @@ def wire() -> None:
     signals.contact_wrote.connect(sharing.reopen_on_inbound)
     # A contact known only by a scoped id (Instagram, Facebook) gets their name read from the platform.
     signals.contact_wrote.connect(profiles.contact_wrote)
+    # An account's record shows where its inbox stands.
+    signals.account_described.connect(polls.describe_account)
     # Broadcast recipients follow their message.
-    signals.message_finished.connect(broadcasts.message_finished, "broadcast", sent=False)
-    signals.message_finished.ride(broadcasts.recipient_sent, "broadcast")
-    signals.message_failed_later.connect(broadcasts.message_failed_later)
+    signals.message_finished.connect(broadcast_completion.message_finished, "broadcast", sent=False)
+    signals.message_finished.ride(broadcast_completion.recipient_sent, "broadcast")
+    signals.message_failed_later.connect(broadcast_completion.message_failed_later)
     # What an account's permanent deletion takes with it.
     signals.account_deleting.connect(lambda account_id: ("conversations", conversations.delete_for_account(account_id)))
     signals.account_deleting.connect(lambda account_id: ("followerSnapshots", analytics.delete_for_account(account_id)))
@@ -75,9 +90,10 @@ def wire() -> None:
     # The outbox's dispatcher starts as soon as events commit.
     signals.events_committed.connect(engine_tasks.batch_nudger(webhook_work.DISPATCH_WORK.name))
     engine.reset()
+    engine.configure(settings)  # each kind's lease and policy read their numbers from it
     engine.register(webhook_work.DISPATCH_WORK)
     engine.register(webhook_work.DELIVERY_WORK)
-    engine.register(outbound.MESSAGE_WORK)
+    engine.register(inbox_work.MESSAGE_WORK)
     engine.register(automation_work.REPLY_WORK)
     engine.register(sequence_work.ENROLLMENT_WORK)
     engine.register(broadcast_work.START_WORK)
@@ -86,10 +102,10 @@ def wire() -> None:
     engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)
     engine.register(analytics_work.SNAPSHOT_WORK)
-    engine.register(profiles.LOOKUP_WORK)
-    engine.register(polling.POLL_WORK)
+    engine.register(inbox_work.LOOKUP_WORK)
+    engine.register(inbox_work.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
-    scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcasts.complete_finished,
+    scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcast_completion.complete_finished,
                         post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events, sharing.end_snoozes,
                         account_health.notify_job])
 
@@ -105,7 +121,7 @@ def prepare(settings: Settings) -> None:
     adapters.configure(settings)
     pacer.configure(settings)
     health.configure(queue_answers=queue.ping)
-    wire()
+    wire(settings)
     migrate()
 
 

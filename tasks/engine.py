@@ -113,7 +113,7 @@ def _probe_params(kinds: tuple[engine.Kind, ...]) -> tuple[Any, ...]:
     moment = clock.now()
     params: list[Any] = []
     for kind in kinds:
-        params += [moment, moment, moment - timedelta(seconds=kind.lease_seconds())]
+        params += [moment, moment, moment - timedelta(seconds=kind.lease())]
         if kind.in_flight and kind.lost:
             params.append(moment)
     return tuple(params)

@@ -24,11 +24,10 @@ from typing import Any
 
 from kit import clock
 from service.accounts import choices as connect_choices
-from service.common import idempotency, ratelimit
+from service.common import health, idempotency, ratelimit
 from service.identity import audit_log, sessions
 from storage.db import connection, db, is_postgres
 from storage.hot import run_fixed
-from storage.models import SchedulerState
 
 log = logging.getLogger("switchboard.scheduler")
 
@@ -38,14 +37,6 @@ _jobs: list[tuple[str, TickJob]] = []
 
 def set_jobs(jobs: list[TickJob]) -> None:
     _jobs[:] = [(f"{fn.__module__}.{fn.__qualname__}", fn) for fn in jobs]
-
-
-def _record_tick() -> None:
-    with db.atomic():
-        SchedulerState.insert(name="last_tick", value=clock.iso(clock.now()), updated_at=clock.now()).on_conflict(
-            conflict_target=[SchedulerState.name],
-            update={SchedulerState.value: clock.iso(clock.now()), SchedulerState.updated_at: clock.now()},
-        ).execute()
 
 
 _housekeeping_every = 60
@@ -64,7 +55,7 @@ def housekeeping() -> None:
             sessions.forget_expired()
             connect_choices.forget_expired()
             audit_log.forget_old()
-        _record_tick()
+        health.record_tick()
 
 
 def _run_jobs() -> None:

@@ -21,7 +21,7 @@ from kit.pagination import Page
 from kit.shapes import PageQuery, page_of
 from service.media import library
 from service.media import ops as media
-from service.posts.shapes import MediaImport, MediaRecord, Upload, UploadIn, UploadProgress
+from service.media.shapes import MediaImport, MediaRecord, Upload, UploadIn, UploadProgress
 from storage.db import connection, db, reading
 
 

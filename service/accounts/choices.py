@@ -138,4 +138,4 @@ def _store(workspace_id: str, profile_id: str, platform: str,
 def forget_expired() -> int:
     """Erase selections past their time (their encrypted tokens with them): a housekeeping chore."""
     with db.atomic():
-        return ConnectSelection.delete().where(ConnectSelection.expires_at <= clock.now()).execute()
+        return int(ConnectSelection.delete().where(ConnectSelection.expires_at <= clock.now()).execute())

@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from kit import clock, settings
+from kit import clock
 from kit.errors import BadRequest, ValidationFailed
 from kit.shapes import is_https_url
 from platforms import registry
@@ -19,10 +19,13 @@ from service.accounts import ops as accounts
 from service.accounts.connect_shapes import ConnectStart, SelectionOffered, TokenConnection, WebhookSubscription
 from service.accounts.shapes import Account as AccountRecord
 from service.common import audit
+from service.common.configured import Configured
 from service.identity import workspaces
 from service.identity.auth import Actor
 from storage.db import db
 from storage.models import Account, ConnectState
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 # What each platform's adapter declares: how it connects, and whether a person may (re)subscribe it.
 OAUTH_PLATFORMS = registry.platforms_where(lambda adapter: adapter.capabilities.oauth)
@@ -35,11 +38,11 @@ def _one_of(names: list[str]) -> str:
 
 
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(settings.current().secret_key, salt="switchboard.connect-state")
+    return URLSafeTimedSerializer(settings().secret_key, salt="switchboard.connect-state")
 
 
 def redirect_uri(platform: str) -> str:
-    return f"{settings.current().base_url}/v1/connect/{platform}/callback"
+    return f"{settings().base_url}/v1/connect/{platform}/callback"
 
 
 def start_oauth(*, actor: Actor, platform: str, profile_id: str, redirect_url: str | None = None) -> ConnectStart:

@@ -8,7 +8,7 @@ from pydantic import ConfigDict, Field, computed_field
 
 from kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Record
 from service.accounts import adapters
-from service.inbox.polls import inbox_state, polled
+from service.common import signals
 
 PLATFORMS = ("instagram", "whatsapp", "tiktok", "telegram", "youtube", "x", "facebook", "meta_ads", "linkedin")
 STATUSES = ("connected", "disconnected")
@@ -55,12 +55,7 @@ class Account(Record):
     @property
     def capabilities(self) -> dict[str, Any]:
         found = adapters.capabilities(self.platform)
-        if polled(self.platform):
-            # Where the account's inbox stands: how messages arrive now, its last poll, YouTube's
-            # quota spend of the day, whether a TikTok account may use Business Messaging.
-            found["inbox"] = inbox_state(self.id, self.platform)
-            if found["inbox"].get("businessAccount") is False:
-                found["dm"] = False
+        signals.account_described.send(self.id, self.platform, found)  # the inbox adds where it stands
         return found
 
 

@@ -21,10 +21,12 @@ import functools
 import logging
 from typing import Literal
 
-from kit import clock, settings
+from kit import clock
+from kit.settings import Settings
 from platforms.base import PLATFORMS, PlatformFailure, ReauthRequired, Rejected
 from service.accounts import adapters
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from storage.db import connection, db
 from storage.hot import by_id, run_fixed
 from storage.models import Account
@@ -107,13 +109,17 @@ def renew(account_id: str) -> Outcome:
 
 
 
-def lease_seconds() -> float:
+def lease_seconds(settings: Settings) -> float:
     # One platform call, as a message's send.
-    return settings.current().send_lease_seconds
+    return settings.send_lease_seconds
 
+
+# A chore: whatever an attempt's failure, the chore goes back to idle, and a sweep arms it again once
+# the account is due (tried again the next day; a refusal has flagged the account by then).
+RENEWAL_POLICY = Policy(retry_status="due", failed_status="idle", max_attempts=1, error_column=None)
 
 RENEWAL_WORK = engine.Kind(
     name="credential_renewal", table="account_chore", scope="chore = 'renewal'", ready=("due",), idle="idle",
-    arm=_due, run=run, lease_seconds=lease_seconds, returning=("account_id",), sweep_batch=BATCH,
-    sweep_batches_per_tick=1,
+    arm=_due, run=run, lease_seconds=lease_seconds, policy=RENEWAL_POLICY, returning=("account_id",),
+    sweep_batch=BATCH, sweep_batches_per_tick=1,
 )

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from kit import clock, settings
+from kit import clock
+from kit.settings import Settings
 from service.analytics.ops import Snapshot, ask, today
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from storage.db import connection, db
 from storage.hot import run_fixed
 from storage.models import Account, FollowerSnapshot
@@ -78,13 +80,17 @@ def run(chore_id: str) -> Snapshot | None:
 
 
 
-def lease_seconds() -> float:
+def lease_seconds(settings: Settings) -> float:
     # One platform call, as a message's send.
-    return settings.current().send_lease_seconds
+    return settings.send_lease_seconds
 
+
+# A chore: a count the platform would not give is written as today's `failed` row, and the chore goes
+# back to idle; a sweep arms it again an hour later (`RETRY_AFTER`).
+SNAPSHOT_POLICY = Policy(retry_status="due", failed_status="idle", max_attempts=1, error_column=None)
 
 SNAPSHOT_WORK = engine.Kind(
     name="follower_snapshot", table="account_chore", scope="chore = 'snapshot'", ready=("due",), idle="idle",
-    arm=_due, run=run, lease_seconds=lease_seconds, returning=("account_id",), sweep_batch=BATCH,
-    sweep_batches_per_tick=1,
+    arm=_due, run=run, lease_seconds=lease_seconds, policy=SNAPSHOT_POLICY, returning=("account_id",),
+    sweep_batch=BATCH, sweep_batches_per_tick=1,
 )

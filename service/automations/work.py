@@ -64,5 +64,5 @@ REPLY_POLICY = Policy(
 
 REPLY_WORK = engine.Kind(
     name="public_reply", table="public_reply", ready=("pending",), in_flight="posting", lost="unknown",
-    on_lost=_lost, run=post_reply, lease_seconds=lambda: REPLY_LEASE_SECONDS, policy=REPLY_POLICY,
+    on_lost=_lost, run=post_reply, lease_seconds=lambda settings: REPLY_LEASE_SECONDS, policy=REPLY_POLICY,
 )

@@ -8,7 +8,7 @@ out. Completion (the last recipient settled) stays with the front doors' module,
 finish listener calls.
 
 The fan-out's messages go to workers as `SEND_WORK` groups: each message is sent as any other
-(`outbound.send`: at most once, at the account's pace), and the group checks once, after its
+(`inbox_work.send`: at most once, at the account's pace), and the group checks once, after its
 outcomes are committed, whether its broadcast is complete, instead of every message checking in a
 transaction of its own.
 """
@@ -18,15 +18,20 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from kit import clock, ids, settings
+from kit import clock, ids
 from kit.errors import Conflict, ValidationFailed
+from kit.settings import Settings
 from platforms.base import Button
-from service.broadcasts import audience, ops
+from service.broadcasts import audience, completion
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from service.inbox import outbound
+from service.inbox import work as inbox_work
 from storage import hot
 from storage.db import connection, db
 from storage.models import Account, Broadcast, BroadcastRecipient, Conversation
+
+CHUNK = 500  # conversations fanned out per transaction
 
 
 def start(broadcast_id: str) -> None:
@@ -40,7 +45,7 @@ def start(broadcast_id: str) -> None:
             moment = clock.now()
             started = engine.renew_lease(found, still=("scheduled",), status="sending", started_at=moment)
             if started:
-                ops._announce(broadcast_id, "broadcast.started")
+                completion.announce(broadcast_id, "broadcast.started")
         while True:
             with db.atomic():
                 more = _fan_out_chunk(found)
@@ -60,7 +65,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     if row is None or account is None:
         return False
     if account.status != "connected":
-        _fail(found, row, "The account was disconnected before the broadcast could reach everyone.")
+        _fail(found, row, Conflict("The account was disconnected."))
         return False
     if row.conversation_ids:
         # The chosen ids are walked in order here, a chunk's worth at a time: the whole list (up to
@@ -68,9 +73,9 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
         # conversation of the account is passed over with its chunk.
         chosen = sorted(set(row.conversation_ids))
         start = bisect.bisect_right(chosen, row.fanout_cursor) if row.fanout_cursor else 0
-        part = chosen[start:start + ops.CHUNK]
+        part = chosen[start:start + CHUNK]
         query = audience.conversations(account.id, conversation_ids=part, active_within_days=None, since=moment)
-        last = start + ops.CHUNK >= len(chosen)
+        last = start + CHUNK >= len(chosen)
     else:
         query = audience.conversations(account.id, conversation_ids=None, active_within_days=row.active_within_days,
                                        since=row.started_at or moment)
@@ -79,11 +84,11 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     # Only what the window check reads: a whole conversation made from each row cost more than the
     # rest of the chunk's work.
     chunk = list(query.select(Conversation.id, Conversation.platform, Conversation.last_inbound_at)
-                 .order_by(Conversation.id).limit(ops.CHUNK))
+                 .order_by(Conversation.id).limit(CHUNK))
     if row.conversation_ids:
         cursor = part[-1] if part else row.fanout_cursor
     else:
-        last = len(chunk) < ops.CHUNK
+        last = len(chunk) < CHUNK
         cursor = chunk[-1].id if chunk else row.fanout_cursor
     button = Button(row.button_label, row.button_url) if row.button_label and row.button_url else None
     # (id, conversation_id, message_id, status, reason) of each recipient, in the chunk's order.
@@ -96,7 +101,7 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
         if row.template or outbound.within_window(conversation, at=moment):
             reachable.append(conversation)
         else:
-            entry[3:] = ["skipped", ops.OUTSIDE_WINDOW]
+            entry[3:] = ["skipped", completion.OUTSIDE_WINDOW]
         recipients.append(entry)
     try:
         messages = outbound.queue_outbound_many(reachable, account, text=row.text or None, button=button,
@@ -120,39 +125,45 @@ def _fan_out_chunk(found: engine.Claim) -> bool:
     hot.run("UPDATE broadcast SET fanout_cursor = ?, fanned_out = ? WHERE id = ?", (cursor, last, row.id))
     if last:
         engine.finish(found, status="sending", next_attempt_at=None)
-        ops._complete_if_done(row.id)
+        completion.complete_if_done(row.id)
     return not last
 
 
-def _fail(found: engine.Claim, row: Broadcast, reason: str) -> None:
-    moment = clock.now()
-    engine.finish(found, status="failed", next_attempt_at=None, completed_at=moment, error=reason, fanned_out=True)
-    ops._announce(row.id, "broadcast.completed")
+def _fail(found: engine.Claim, row: Broadcast, failure: Conflict) -> None:
+    engine.fail(found, failure, completed_at=clock.now(), fanned_out=True)  # the policy: failed, for good
+    completion.announce(row.id, "broadcast.completed")
 
 
-def _lease() -> float:
+def _lease(settings: Settings) -> float:
     # The send lease: a fan-out renews it with every chunk, so a dead worker's share is taken over soon.
-    return settings.current().send_lease_seconds
+    return settings.send_lease_seconds
 
+
+# At least once: a fan-out taken over goes on from its cursor. An account disconnected under it ends
+# the broadcast `failed` (the recipients reached so far keep their messages).
+START_POLICY = Policy(
+    retry_status="sending", failed_status="failed", max_attempts=1,
+    conflict_text="The account was disconnected before the broadcast could reach everyone.",
+)
 
 START_WORK = engine.Kind(
     name="broadcast_start", table="broadcast", ready=("scheduled", "sending"), run=start,
-    lease_seconds=_lease, sweep_batch=100, sweep_batches_per_tick=1,
+    lease_seconds=_lease, policy=START_POLICY, sweep_batch=100, sweep_batches_per_tick=1,
 )
 
 
 def send_group(message_ids: list[str]) -> None:
-    """A task's group of a broadcast's messages: sent as the inbox sends a group (`outbound.send_group`),
+    """A task's group of a broadcast's messages: sent as the inbox sends a group (`inbox_work.send_group`),
     then one check of whether that finished the broadcast. Outside any transaction, like every send."""
-    outbound.send_group(message_ids)
+    inbox_work.send_group(message_ids)
     with connection():
-        ops.complete_after(message_ids)
+        completion.complete_after(message_ids)
 
 
 SEND_WORK = engine.Kind(
-    name="broadcast_message", table="message", ready=("pending",), run=outbound.send, run_group=send_group,
-    lease_seconds=outbound.lease_seconds, scope="source = 'broadcast'",
-    # Its rows are outbound messages, which `outbound.MESSAGE_WORK` sweeps (a lost group's messages
+    name="broadcast_message", table="message", ready=("pending",), run=inbox_work.send, run_group=send_group,
+    lease_seconds=inbox_work.lease_seconds, policy=inbox_work.MESSAGE_POLICY, scope="source = 'broadcast'",
+    # Its rows are outbound messages, which `inbox_work.MESSAGE_WORK` sweeps (a lost group's messages
     # are handed out again one by one, and the tick completes their broadcast): this kind only says
     # how the fan-out's groups run.
     sweep_batches_per_tick=0,

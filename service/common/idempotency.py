@@ -25,9 +25,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from kit import clock, crypto, settings
+from kit import clock, crypto
 from kit.errors import Conflict, ValidationFailed
+from service.common.configured import Configured
 from storage.models import IdempotencyRecord
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 TTL = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
@@ -37,7 +40,7 @@ def _lease() -> timedelta:
     """How long a request holds its key. Longer than a send may keep a request busy (the platform
     call is bounded by the send lease, plus a few seconds of waiting on the pace and the answer).
     A retry after it takes over; even too early that is safe, since the message row is claimed."""
-    return timedelta(seconds=settings.current().send_lease_seconds + 10)
+    return timedelta(seconds=settings().send_lease_seconds + 10)
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def attach(resource_id: str) -> None:
 
 
 def forget_expired() -> int:
-    return IdempotencyRecord.delete().where(IdempotencyRecord.created_at <= clock.now() - TTL).execute()
+    return int(IdempotencyRecord.delete().where(IdempotencyRecord.created_at <= clock.now() - TTL).execute())
 
 
 def stored_body(row: IdempotencyRecord) -> Any:

@@ -100,7 +100,7 @@ def hit(credential_id: str, *, limit: int, at: float | None = None, leased_only:
 
 def forget_old_windows(*, before: float | None = None) -> int:
     moment = int(before if before is not None else clock.epoch())
-    return RateLimitCounter.delete().where(RateLimitCounter.window_start < moment - 2 * WINDOW_SECONDS).execute()
+    return int(RateLimitCounter.delete().where(RateLimitCounter.window_start < moment - 2 * WINDOW_SECONDS).execute())
 
 
 # -- dashboard sign-in -------------------------------------------------------------------------

@@ -157,6 +157,10 @@ message_failed_later: Signal[[Message, str]] = Signal("message_failed_later", is
 """(message, reason): a platform reported a `sent` message as not delivered (WhatsApp's status
 webhook), in the receipt's transaction: broadcast recipients follow their message."""
 
+account_described: Signal[[str, str, dict[str, Any]]] = Signal("account_described", isolated=False)
+"""(account_id, platform, capabilities): an account's record is being built; what the inbox knows of
+the account (how its messages arrive, its poll, its quota) is added to its `capabilities` here."""
+
 account_deleting: Signal[[str]] = Signal("account_deleting", isolated=False)
 """(account_id) -> (name, count): an account is being deleted for good, in that transaction; each
 domain deletes the rows it keeps for the account and says how many of what went."""
@@ -166,8 +170,8 @@ events_committed: Signal[[]] = Signal("events_committed", isolated=False)
 than at the next scheduler tick (which remains the safety net)."""
 
 ALL: list[Signal[Any] | KindSignal | SourceSignal] = [
-    platform_event, conversation_started, contact_wrote, message_finished, message_failed_later, account_deleting,
-    events_committed,
+    platform_event, conversation_started, contact_wrote, message_finished, message_failed_later, account_described,
+    account_deleting, events_committed,
 ]
 
 

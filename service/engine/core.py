@@ -22,8 +22,9 @@ rows' columns (an account's credentials about to lapse) has `arm`: the sweep fir
 rows to make due. Work done a batch at a time inside one transaction (the event outbox's dispatch)
 is a `Batch`: its claim and its outcome commit together, so it needs no lease.
 
-Kinds register explicitly (`register`, from the composition root). The engine never imports
-`tasks/`: the queue side installs how to enqueue with `set_nudger`.
+Kinds register explicitly (`register`, from the composition root), which also hands the engine
+the settings (`configure`) that each kind's lease and policy read their numbers from. The engine
+never imports `tasks/`: the queue side installs how to enqueue with `set_nudger`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 
 from kit import clock
 from kit.errors import Conflict
+from kit.settings import Settings
 from platforms.base import PlatformFailure
 from service.engine.outcomes import Next, Policy, next_state
 from storage.db import db, is_postgres
@@ -56,7 +58,8 @@ class Kind:
     table: str
     ready: tuple[str, ...]  # statuses a worker may claim
     run: Callable[[str], Any]  # does one row's work: claims, acts, finishes
-    lease_seconds: Callable[[], float]
+    lease_seconds: Callable[[Settings], float]  # how long a claim holds, from the service's settings
+    policy: Policy  # what `fail` does with a failed attempt (service/engine/outcomes.py)
     in_flight: str | None = None  # status while claimed; None: the row keeps its status
     lost: str | None = None  # status of an in-flight row whose lease expired
     on_lost: LostHook | None = None  # runs in the sweep's transaction with the rows just marked lost
@@ -69,7 +72,6 @@ class Kind:
     run_group: Callable[[list[str]], Any] | None = None
     sweep_batch: int = 500
     sweep_batches_per_tick: int = 4  # bounded: one busy kind must not starve the tick's other jobs
-    policy: Policy | None = None  # what `fail` does with a failed attempt
     # Kinds that share a table tell their rows apart with this condition (SQL over the table's columns).
     scope: str = ""
     # For rows that fall due by other tables' columns: the status of a row between runs, and a function
@@ -85,6 +87,10 @@ class Kind:
     # A claimed row keeps its `next_attempt_at`, so the sweep's search for expired leases says so
     # to reach that index, and a row marked lost leaves it (no longer due, no longer indexed).
     due_indexed: bool = False
+
+    def lease(self) -> float:
+        """The lease of a claim, in seconds, by the settings the engine was given."""
+        return self.lease_seconds(settings())
 
     @cached_property
     def _ready_sql(self) -> str:
@@ -157,6 +163,18 @@ class Batch:
 _kinds: dict[str, Kind] = {}
 _batches: dict[str, Batch] = {}
 _nudger: Nudger | None = None
+_settings: Settings | None = None
+
+
+def configure(given: Settings) -> None:
+    """The settings kinds' leases and policies read (the composition root's, given once)."""
+    global _settings
+    _settings = given
+
+
+def settings() -> Settings:
+    assert _settings is not None, "the engine is configured by the composition root (wire)"
+    return _settings
 
 
 def register(kind: Kind | Batch) -> Kind | Batch:
@@ -168,11 +186,12 @@ def register(kind: Kind | Batch) -> Kind | Batch:
 
 
 def reset() -> None:
-    """Forget every kind and the nudger (the composition root wires them again)."""
-    global _nudger
+    """Forget every kind, the nudger and the settings (the composition root wires them again)."""
+    global _nudger, _settings
     _kinds.clear()
     _batches.clear()
     _nudger = None
+    _settings = None
 
 
 def batch(name: str) -> Batch:
@@ -267,7 +286,7 @@ def _claim_params(kind: Kind, item_id: str, lease_seconds: float | None) -> tupl
     """A new claim token, and the parameters of `kind.claim_sql` that take it."""
     moment = clock.now()
     token = secrets.token_hex(8)
-    lease = moment + timedelta(seconds=lease_seconds if lease_seconds is not None else kind.lease_seconds())
+    lease = moment + timedelta(seconds=lease_seconds if lease_seconds is not None else kind.lease())
     now = stamp(moment)  # three uses, one conversion
     return token, (lease, token, now, item_id, now, now)
 
@@ -396,8 +415,7 @@ def release(found: Claim, *, until: datetime | None = None) -> bool:
 
 def decide(found: Claim, failure: PlatformFailure | Conflict, *, at: datetime | None = None) -> Next:
     """The row's next state after this attempt failed, by its kind's policy (nothing is written)."""
-    assert found.kind.policy is not None, f"{found.kind.name} has no outcome policy"
-    return next_state(found.kind.policy, found.attempts, failure, at=at)
+    return next_state(found.kind.policy, found.attempts, failure, at=at, settings=settings())
 
 
 def fail(found: Claim, failure: PlatformFailure | Conflict, *, at: datetime | None = None,
@@ -409,8 +427,7 @@ def fail(found: Claim, failure: PlatformFailure | Conflict, *, at: datetime | No
 
 def finish_next(found: Claim, step: Next, *, at: datetime | None = None, **columns: Any) -> Next | None:
     """`finish` with a decided next state (`decide`): None when the row was no longer ours."""
-    assert found.kind.policy is not None
-    if step.error is not None:
+    if step.error is not None and found.kind.policy.error_column is not None:
         columns[found.kind.policy.error_column] = step.error
     held = finish(found, status=step.status, next_attempt_at=step.next_attempt_at, at=at, **columns)
     return step if held else None
@@ -421,7 +438,7 @@ def renew_lease(found: Claim, *, seconds: float | None = None, still: tuple[str,
     `columns` written in the same statement; with `still`, only while the row's status is one of them.
     False: the row is no longer ours (its lease ran out and another worker has it, or it moved on)."""
     moment = clock.now()
-    lease = moment + timedelta(seconds=seconds if seconds is not None else found.kind.lease_seconds())
+    lease = moment + timedelta(seconds=seconds if seconds is not None else found.kind.lease())
     assignments = ["claimed_until = ?", "updated_at = ?", *(f"{name} = ?" for name in columns)]
     condition = "id = ? AND claim_token = ?"
     if still:
@@ -557,7 +574,7 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     # A row nudged this long ago and still unclaimed lost its task (its consumer died between taking
     # the task and claiming the row): enqueue it again. A duplicate task finds the row claimed or
     # done and does nothing.
-    stale = moment - timedelta(seconds=kind.lease_seconds())
+    stale = moment - timedelta(seconds=kind.lease())
     due = kind.due
     rows = db.execute_sql(
         _sql(f"UPDATE {kind.table} SET nudged_at = ? "  # noqa: S608

@@ -8,6 +8,10 @@ ends the row in the kind's lost status when the kind is at most once, and is tri
 transient failure when it is at least once; `ReauthRequired`, a refusal (`Rejected`, ...) or a
 `Conflict` (the account went away) fail the row. `Transient` is a failure of the kind's own making
 that is worth another attempt on the kind's backoff schedule (a webhook endpoint answering 500).
+
+Every kind of the engine declares its policy in its domain's `work.py`, beside the kind, even one
+whose work calls no platform (a sequence's step): what a failure does to a row is read there, and
+nowhere is it decided by hand.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from datetime import datetime, timedelta
 
 from kit import clock
 from kit.errors import Conflict
+from kit.settings import Settings
 from platforms.base import Indeterminate, PlatformFailure, ReauthRequired, RetryLater
 
 REAUTH = "The platform refused the stored credentials; reconnect the account."
@@ -33,17 +38,20 @@ class Policy:
 
     `max_attempts` counts every attempt (the first too); `backoff[n - 1]` is the wait after the n-th
     failed attempt when the failure names none (past its end: its last entry). Either may be a
-    function, for numbers read from settings. Texts take `{at}` (the next attempt), `{attempts}`
-    and `{message}` (the failure's); a text of None leaves the error column as it is.
+    function of the service's settings, for numbers read from them. Texts take `{at}` (the next
+    attempt), `{attempts}` and `{message}` (the failure's); a text of None leaves the error column
+    as it is, and so does an `error_column` of None (a table that keeps no error). `failed_texts`
+    words a final failure by its class (the first that matches), else its own message.
     """
 
     retry_status: str  # the ready status a row waits in for its next attempt
     failed_status: str
-    max_attempts: int | Callable[[], int]
+    max_attempts: int | Callable[[Settings], int]
     lost_status: str | None = None  # at most once: where an indeterminate failure ends; None: tried again
-    backoff: Sequence[float] | Callable[[], Sequence[float]] = (30.0,)
+    backoff: Sequence[float] | Callable[[Settings], Sequence[float]] = (30.0,)
     min_delay: float = 0.05
-    error_column: str = "error"
+    error_column: str | None = "error"
+    failed_texts: tuple[tuple[type[Exception], str], ...] = ()
     retry_text: str | None = "The platform asked to slow down; next attempt at {at}."
     gave_up_text: str = "The platform kept asking to slow down; gave up after {attempts} attempts."
     lost_text: str | None = ("No answer from the platform: {message}. "
@@ -54,11 +62,17 @@ class Policy:
     def at_most_once(self) -> bool:
         return self.lost_status is not None
 
-    def cap(self) -> int:
-        return self.max_attempts() if callable(self.max_attempts) else self.max_attempts
+    def cap(self, settings: Settings) -> int:
+        return self.max_attempts(settings) if callable(self.max_attempts) else self.max_attempts
 
-    def delays(self) -> Sequence[float]:
-        return self.backoff() if callable(self.backoff) else self.backoff
+    def delays(self, settings: Settings) -> Sequence[float]:
+        return self.backoff(settings) if callable(self.backoff) else self.backoff
+
+    def failed_text(self, failure: PlatformFailure | Conflict) -> str:
+        for kind, text in self.failed_texts:
+            if isinstance(failure, kind):
+                return text.format(message=failure.message)
+        return failure.message
 
 
 @dataclass(frozen=True)
@@ -74,7 +88,7 @@ class Next:
         return self.next_attempt_at is not None
 
 
-def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflict, *,
+def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflict, *, settings: Settings,
                at: datetime | None = None) -> Next:
     """The row's next state after its `attempts`-th attempt failed with `failure`: the one mapping."""
     moment = at or clock.now()
@@ -82,11 +96,11 @@ def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflic
         text = policy.lost_text.format(message=failure.message) if policy.lost_text else None
         return Next(policy.lost_status, text)
     if isinstance(failure, (RetryLater, Transient, Indeterminate)):
-        if attempts < policy.cap():
+        if attempts < policy.cap(settings):
             if isinstance(failure, RetryLater):
                 delay = failure.delay_seconds
             else:
-                delays = policy.delays()
+                delays = policy.delays(settings)
                 delay = delays[min(attempts, len(delays)) - 1] if delays else 0.0
             later = moment + timedelta(seconds=max(delay, policy.min_delay))
             if isinstance(failure, RetryLater):
@@ -96,9 +110,9 @@ def next_state(policy: Policy, attempts: int, failure: PlatformFailure | Conflic
             return Next(policy.retry_status, text, later)
         if isinstance(failure, RetryLater):
             return Next(policy.failed_status, policy.gave_up_text.format(attempts=attempts))
-        return Next(policy.failed_status, failure.message)
+        return Next(policy.failed_status, policy.failed_text(failure))
     if isinstance(failure, ReauthRequired):
         return Next(policy.failed_status, REAUTH)
     if isinstance(failure, Conflict):
         return Next(policy.failed_status, policy.conflict_text or failure.message)
-    return Next(policy.failed_status, failure.message)
+    return Next(policy.failed_status, policy.failed_text(failure))

@@ -22,9 +22,12 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from kit import clock, net, settings, tokens
+from kit import clock, net, tokens
+from service.common.configured import Configured
 from storage.db import db
 from storage.models import OAuthClient
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 log = logging.getLogger("switchboard.oauth")
 
@@ -293,7 +296,7 @@ def fetch_client_metadata(url: str) -> dict[str, Any]:
     at most 5 KiB, a few seconds."""
     if not is_metadata_document_id(url):
         raise MetadataFetchError("A client id URL must be https with a path.")
-    current = settings.current()
+    current = settings()
     body = b""
     try:
         with (

@@ -47,8 +47,8 @@ def end(session_id: str | None) -> None:
 
 def end_all(*, user_id: str) -> int:
     """Every session of this person, in every process (a password change, a removal)."""
-    return DashboardSession.delete().where(DashboardSession.user == user_id).execute()
+    return int(DashboardSession.delete().where(DashboardSession.user == user_id).execute())
 
 
 def forget_expired() -> int:
-    return DashboardSession.delete().where(DashboardSession.expires_at <= clock.now()).execute()
+    return int(DashboardSession.delete().where(DashboardSession.expires_at <= clock.now()).execute())

@@ -29,7 +29,7 @@ import datetime as dt
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from peewee import Case, IntegrityError
 
@@ -208,7 +208,7 @@ def _find(account_id: str, *, external_id: str | None, handle: str | None, from_
             # A platform's message carries the contact's id: a handle only identifies a conversation
             # that has no id yet (started through the API by handle), never another contact's.
             query = query.where(Conversation.external_conversation_id.is_null())
-        return query.first()
+        return cast(Conversation | None, query.first())
     return None
 
 
@@ -415,7 +415,7 @@ def reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
 def _ours_in_flight(account_id: str, event: InboundEvent) -> Message | None:
     """A message of ours the platform lists before our send's answer was recorded (X's DM events and
     YouTube's threads, read by polling, carry no app id): the same text, sent by us without an id yet."""
-    return (
+    return cast(Message | None, (
         Message.select(Message.id, Message.status)
         .join(Conversation)
         .where(Conversation.account == account_id, Conversation.external_conversation_id == event.contact_id,
@@ -423,7 +423,7 @@ def _ours_in_flight(account_id: str, event: InboundEvent) -> Message | None:
                Message.platform_message_id.is_null(), Message.text == event.text)
         .order_by(Message.created_at)
         .first()
-    )
+    ))
 
 
 # A receipt moves a message forward only: from the statuses listed to the receipt's status.

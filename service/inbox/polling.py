@@ -32,19 +32,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kit import clock, settings
+from kit import clock
 from kit.errors import Conflict
 from platforms import registry
 from platforms.base import PlatformFailure, ReauthRequired, RetryLater
 from platforms.inbound import InboundEvent
 from platforms.rules import InboxRules
 from service.accounts import adapters
+from service.common.configured import Configured
 from service.engine import core as engine
 from service.inbox import polls
 from service.inbox.inbound import store_events
 from storage.db import connection, db
 from storage.hot import by_id, run_fixed
 from storage.models import Account, InboxPoll
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 log = logging.getLogger("switchboard.polls")
 
@@ -56,11 +59,12 @@ THREADS_BY_ID = 50  # commentThreads.list takes at most 50 ids
 _RECENT = ("SELECT external_conversation_id FROM conversation WHERE account_id = ? AND activity_at >= ?"
            " AND external_conversation_id IS NOT NULL ORDER BY activity_at DESC LIMIT ?")
 
+POLL = "inbox_poll"  # the engine's kind (work.py: POLL_WORK)
 Outcome = Literal["read", "quota", "later", "reauth_needed", "gone", "checked"]
 
 
 def interval() -> dt.timedelta:
-    return dt.timedelta(seconds=settings.current().inbox_poll_seconds)
+    return dt.timedelta(seconds=settings().inbox_poll_seconds)
 
 
 def _names(test: Callable[[InboxRules], bool]) -> str:
@@ -110,7 +114,7 @@ def run(chore_id: str) -> Outcome | None:
     """The engine's run of one armed poll: None when it was not ours to run."""
     with connection():
         with db.atomic():
-            found = engine.claim(POLL_WORK, chore_id)
+            found = engine.claim(engine.kind(POLL), chore_id)  # declared in work.py
             if found is None:
                 return None
             account = by_id(Account, found.columns["account_id"])
@@ -220,13 +224,3 @@ def _newer(rules: InboxRules, cursor: str | None, event: InboundEvent) -> str:
     return position if cursor is None or position > cursor else cursor
 
 
-def lease_seconds() -> float:
-    # A few platform calls, as a message's send.
-    return settings.current().send_lease_seconds
-
-
-POLL_WORK = engine.Kind(
-    name="inbox_poll", table="account_chore", scope="chore = 'inbox_poll'", ready=("due",), idle="idle",
-    arm=_due, arm_when_due=True, run=run, lease_seconds=lease_seconds, returning=("account_id",),
-    sweep_batch=BATCH, sweep_batches_per_tick=5,
-)

@@ -18,10 +18,13 @@ from zoneinfo import ZoneInfo
 
 from peewee import fn
 
-from kit import clock, settings
+from kit import clock
 from platforms import registry
+from service.common.configured import Configured
 from storage.hot import run_fixed
 from storage.models import Account, InboxPoll, PlatformQuota
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")  # YouTube's quota day ends at midnight Pacific time
 # X's DM events come by webhook to an account subscribed to Account Activity; a webhook heard within
@@ -42,7 +45,7 @@ def quota_resets_at(moment: dt.datetime | None = None) -> dt.datetime:
 
 
 def poll_budget() -> int:
-    current = settings.current()
+    current = settings()
     return int(current.youtube_daily_quota * current.youtube_poll_share)
 
 
@@ -142,10 +145,20 @@ def inbox_state(account_id: str, platform: str) -> dict[str, Any]:
             "day": day,
             "accountUnitsToday": poll.quota_units if poll is not None and poll.quota_day == day else 0,
             "projectUnitsToday": project_units_today(platform),
-            "dailyLimit": settings.current().youtube_daily_quota,
+            "dailyLimit": settings().youtube_daily_quota,
             "pollBudget": poll_budget(),
         }
     return state
+
+
+def describe_account(account_id: str, platform: str, capabilities: dict[str, Any]) -> None:
+    """Receiver of `signals.account_described`: where the account's inbox stands (how messages
+    arrive now, its last poll, YouTube's quota spend of the day, whether a TikTok account may use
+    Business Messaging) under `capabilities.inbox`."""
+    if polled(platform):
+        capabilities["inbox"] = inbox_state(account_id, platform)
+        if capabilities["inbox"].get("businessAccount") is False:
+            capabilities["dm"] = False
 
 
 def _iso(moment: dt.datetime | None) -> str | None:

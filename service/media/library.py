@@ -19,16 +19,19 @@ from urllib.parse import unquote, urlsplit
 
 import httpx2
 
-from kit import clock, ids, local_ca, net, settings, tokens
+from kit import clock, ids, local_ca, net, tokens
 from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from kit.pagination import DEFAULT_LIMIT, Page
 from kit.shapes import is_https_url
 from service.common import events
+from service.common.configured import Configured
 from service.identity.auth import Actor
 from service.media import ops as media
-from service.posts.shapes import MediaRecord
+from service.media.shapes import MediaRecord
 from storage.db import connection, db
 from storage.models import Media, Post, PostTarget
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 IMPORT_TIMEOUT_SECONDS = 30.0
 # Posts that will still fetch their media: a media they name cannot go.
@@ -81,7 +84,7 @@ def _filename(url: str) -> str:
 
 
 def _client() -> httpx2.Client:
-    current = settings.current()
+    current = settings()
     bundle = local_ca.ca_path(current.data_dir) if current.webhook_allow_private else None
     return net.guarded_client(
         timeout=IMPORT_TIMEOUT_SECONDS, allow_private=current.webhook_allow_private,
@@ -97,7 +100,7 @@ def _refused(message: str, field: str) -> ValidationFailed:
 
 def _fetch(url: str, media_id: str, field: str) -> tuple[int, str, str]:
     """Stream the URL's body to the media's part file: (size, sha256, sniffed type)."""
-    limit = settings.current().media_max_bytes
+    limit = settings().media_max_bytes
     path = media.part_path(media_id)
     digest = hashlib.sha256()
     size = 0

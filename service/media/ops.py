@@ -33,13 +33,16 @@ import logging
 import secrets
 from pathlib import Path
 
-from kit import clock, crypto, files, ids, settings, tokens
+from kit import clock, crypto, files, ids, tokens
 from kit.errors import Conflict, FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
 from service.common import events
+from service.common.configured import Configured
 from service.identity.auth import Actor
-from service.posts.shapes import MediaRecord, Upload
+from service.media.shapes import MediaRecord, Upload
 from storage.db import db, is_postgres
 from storage.models import Media
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 log = logging.getLogger("switchboard.media")
 
@@ -66,7 +69,7 @@ def sniff(head: bytes) -> str | None:
 
 
 def media_dir() -> Path:
-    path = settings.current().data_dir / "media"
+    path = settings().data_dir / "media"
     files.private_dir(path, tighten=False)
     return path
 
@@ -76,12 +79,12 @@ def file_path(media_id: str) -> Path:
 
 
 def signature(media_id: str) -> str:
-    key = crypto.derive_key(settings.current().secret_key, b"media-url")
+    key = crypto.derive_key(settings().secret_key, b"media-url")
     return hmac.new(key, media_id.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def public_url(media_id: str) -> str:
-    return f"{settings.current().base_url}/media/{media_id}/{signature(media_id)}"
+    return f"{settings().base_url}/media/{media_id}/{signature(media_id)}"
 
 
 def record(media: Media) -> MediaRecord:
@@ -96,19 +99,19 @@ def create_upload(*, actor: Actor, filename: str, content_type: str, size: int) 
     problems = []
     if content_type not in ALLOWED_TYPES:
         problems.append(FieldProblem("contentType", "must be one of: " + ", ".join(ALLOWED_TYPES)))
-    limit = settings.current().media_max_bytes
+    limit = settings().media_max_bytes
     if size > limit:
         problems.append(FieldProblem("size", f"must be at most {limit} bytes"))
     if problems:
         raise ValidationFailed("Some fields are not valid.", details=problems)
     token = TOKEN_PREFIX + secrets.token_hex(32)
     moment = clock.now()
-    expires = moment + dt.timedelta(seconds=settings.current().upload_ttl_seconds)
+    expires = moment + dt.timedelta(seconds=settings().upload_ttl_seconds)
     Media.create(id=ids.new_id("med"), workspace=actor.workspace_id, token_hash=tokens.sha256_hex(token),
                  filename=filename, content_type=content_type, size=size, expires_at=expires,
                  created_at=moment, updated_at=moment)
     return Upload.model_validate(dict(token=token, expires_at=expires,
-                                      upload_url=f"{settings.current().base_url}/v1/media/uploads/{token}"))
+                                      upload_url=f"{settings().base_url}/v1/media/uploads/{token}"))
 
 
 def _by_token(token: str, *, workspace_id: str | None = None) -> Media:
@@ -249,5 +252,5 @@ def forget_expired() -> int:
 
 
 def check_size(total: int) -> None:
-    if total > settings.current().media_max_bytes:
-        raise PayloadTooLarge(f"A media file is at most {settings.current().media_max_bytes} bytes.")
+    if total > settings().media_max_bytes:
+        raise PayloadTooLarge(f"A media file is at most {settings().media_max_bytes} bytes.")

@@ -253,7 +253,7 @@ def _forget(fetched: dict[str, Media]) -> None:
 
 def _with_defaults(model: type[Post] | type[PostTarget], values: dict[str, Any]) -> dict[str, Any]:
     """The model's Python-side defaults for the columns not given (a built INSERT skips peewee's)."""
-    for name, column in model._meta.fields.items():  # type: ignore[attr-defined]
+    for name, column in model._meta.fields.items():
         if name not in values and column.default is not None:
             values[name] = column.default() if callable(column.default) else column.default
     return values

@@ -184,4 +184,4 @@ def delete(*, actor: Actor, post_id: str, from_platforms: bool | None = None) ->
 
 def delete_for_account(account_id: str) -> int:
     """Permanent deletion of an account takes its post targets with it."""
-    return PostTarget.delete().where(PostTarget.account == account_id).execute()
+    return int(PostTarget.delete().where(PostTarget.account == account_id).execute())

@@ -40,8 +40,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from kit import clock, ids, settings
+from kit import clock, ids
 from kit.errors import Conflict
+from kit.settings import Settings
 from platforms.base import (
     Indeterminate,
     MediaItem,
@@ -74,8 +75,8 @@ MAX_CHAINED_STEPS = 5
 _pool: ThreadPoolExecutor | None = None
 
 
-def lease_seconds() -> float:
-    return settings.current().publish_lease_seconds
+def lease_seconds(settings: Settings) -> float:
+    return settings.publish_lease_seconds
 
 
 def _executor() -> ThreadPoolExecutor:

@@ -6,8 +6,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from kit.shapes import LEFT_OUT, Body, HttpsUrl, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
+from kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 from service.accounts.shapes import PLATFORMS
+from service.media.shapes import UploadIn as UploadIn  # the dashboard's media page names it from here
 
 POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled", "pending_approval",
                  "rejected")
@@ -106,19 +107,6 @@ class DeleteQuery(Query):
                               Field(description="`true`: also delete a published post on each platform.")] | None = None
 
 
-class MediaImport(Body):
-    url: Annotated[HttpsUrl, Field(max_length=2048, examples=["https://cdn.example.com/launch.jpg"], description=(
-        "Absolute https URL the service fetches (public addresses only, redirects not followed); the type and "
-        "size are read from the bytes."))]
-
-
-class UploadIn(Body):
-    filename: Annotated[str, Field(min_length=1, max_length=255, examples=["launch.mp4"])]
-    content_type: Annotated[str, Field(min_length=3, max_length=100, pattern=r"^[a-z]+/[a-z0-9.+-]+$",
-                                       examples=["video/mp4"])]
-    size: Annotated[int, Field(ge=1, description="Bytes; at most the service's media size limit.")]
-
-
 # -- records -----------------------------------------------------------------------------------
 
 
@@ -182,28 +170,6 @@ class PostDeleted(Record):
     id: str
     deleted: bool
     platforms: list[PlatformDeletion] = Field(description="With `fromPlatforms=true`: what each platform did.")
-
-
-class Upload(Record):
-    token: str = Field(description="Shown once; the upload URL carries it.")
-    upload_url: str = Field(description="PUT the raw bytes here (any content type), then POST `.../complete`.")
-    expires_at: Instant
-
-
-class UploadProgress(Record):
-    token: str
-    received_bytes: int
-
-
-class MediaRecord(Record):
-    id: str
-    media_id: str = Field(description="The same as `id`.")
-    filename: str
-    content_type: str = Field(description="Read from the bytes, not from the name.")
-    size: int
-    sha256: str
-    url: str = Field(description="Where platforms fetch it: served by this service under its base URL.")
-    created_at: Instant
 
 
 # -- the posting queue -------------------------------------------------------------------------

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import logging
 
-from kit import clock, ids, settings
+from kit import clock, ids
 from kit.errors import Conflict
+from kit.settings import Settings
 from platforms.base import PlatformFailure, Unsupported
 from service.accounts import adapters
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from service.posts.shapes import PlatformDeletion
 from storage.db import connection, db
 from storage.models import Account, Post, PostDeletion, PostTarget
@@ -43,7 +45,7 @@ def queue_deletions(post_id: str) -> list[str]:
     return [str(row["id"]) for row in rows]
 
 
-def _call(row: PostDeletion) -> str | None:
+def _call(row: PostDeletion) -> PlatformFailure | Conflict | None:
     """Delete it on its platform (outside any transaction): None, or why not."""
     with connection():
         account = Account.get_or_none(Account.id == row.account_id)
@@ -52,12 +54,8 @@ def _call(row: PostDeletion) -> str | None:
             raise Conflict("The account was deleted.")
         platform_post_id = row.platform_post_id
         adapters.call(account, lambda adapter, ctx: adapter.delete_post(ctx, platform_post_id=platform_post_id))
-    except Unsupported as failure:
-        return f"{row.platform} does not let apps delete posts: {failure.message}; delete it on the platform."
-    except PlatformFailure as failure:
-        return f"The platform refused: {failure.message}"
-    except Conflict as conflict:
-        return conflict.message
+    except (PlatformFailure, Conflict) as failure:
+        return failure
     return None
 
 
@@ -70,9 +68,13 @@ def run(deletion_id: str, *, forget: bool = True) -> None:
             if found is None:
                 return
             row = PostDeletion.get_by_id(deletion_id)
-        error = _call(row)
+        failure = _call(row)
         with db.atomic():
-            if engine.finish(found, status="failed" if error else "deleted", error=error) and forget:
+            if failure is None:
+                held = engine.finish(found, status="deleted", error=None)
+            else:
+                held = engine.fail(found, failure) is not None
+            if held and forget:
                 forget_when_settled(row.post_id)
 
 
@@ -102,12 +104,23 @@ def delete_now(post_id: str, deletion_ids: list[str]) -> list[PlatformDeletion]:
     return outcomes
 
 
-def lease_seconds() -> float:
+def lease_seconds(settings: Settings) -> float:
     # One platform call, as a message's send.
-    return settings.current().send_lease_seconds
+    return settings.send_lease_seconds
 
+
+# One attempt: the request that asked answers with each platform's refusal at once (a platform that
+# asks to wait is a refusal too: the caller may ask again). A worker that died mid-call leaves the
+# row to run again (at least once: deleting what is gone succeeds).
+DELETION_POLICY = Policy(
+    retry_status="pending", failed_status="failed", max_attempts=1,
+    gave_up_text="The platform asked to wait; ask again later.",
+    failed_texts=((Unsupported, "The platform does not let apps delete posts: {message}; delete it on the platform."),
+                  (PlatformFailure, "The platform refused: {message}")),
+    conflict_text=None,
+)
 
 DELETION_WORK = engine.Kind(
     name="post_deletion", table="post_deletion", ready=("pending",), run=run, lease_seconds=lease_seconds,
-    sweep_batch=100, sweep_batches_per_tick=1,
+    policy=DELETION_POLICY, sweep_batch=100, sweep_batches_per_tick=1,
 )

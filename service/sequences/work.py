@@ -16,7 +16,9 @@ from kit.errors import Conflict, ValidationFailed
 from platforms.base import Button
 from service.common import events
 from service.engine import core as engine
+from service.engine.outcomes import Policy
 from service.inbox import outbound
+from service.inbox import work as inbox_work
 from service.sequences.shapes import MAX_STEPS
 from service.sequences.shapes import Enrollment as EnrollmentRecord
 from storage.db import connection, db
@@ -49,7 +51,7 @@ def advance(enrollment_id: str) -> None:
             if moved is None:
                 return
             if moved.message_id is not None:
-                outbound.send(moved.message_id)
+                inbox_work.send(moved.message_id)
             if not moved.again:
                 return
 
@@ -107,8 +109,9 @@ def _advance_once(enrollment_id: str) -> _Moved | None:
             conversation, account, text=step.get("text"), template=step.get("template"),
             button=Button(label, url) if label and url else None, source="sequence", nudge=False,
         ).id
-    except Conflict:
-        _end(found, enrollment, workspace_id, status="stopped", reason="account_disconnected")
+    except Conflict as gone:
+        step = engine.decide(found, gone)  # the policy: stopped, for good
+        _end(found, enrollment, workspace_id, status=step.status, reason=step.error)
         return None
     except ValidationFailed as refused:  # outside the messaging window, or the platform would refuse it
         reason = refused.code if refused.code != "validation_failed" else "not_sendable"
@@ -127,6 +130,12 @@ def _advance_once(enrollment_id: str) -> _Moved | None:
     return _Moved(message_id, again=next_due <= moment)
 
 
+# A step calls no platform (its message is the inbox's own at-most-once work): an enrolment whose
+# account went away stops, with that reason, and is never tried again.
+ENROLLMENT_POLICY = Policy(retry_status="active", failed_status="stopped", max_attempts=1, error_column="reason",
+                           conflict_text="account_disconnected")
+
 ENROLLMENT_WORK = engine.Kind(
-    name="sequence_step", table="enrollment", ready=("active",), run=advance, lease_seconds=lambda: LEASE_SECONDS,
+    name="sequence_step", table="enrollment", ready=("active",), run=advance,
+    lease_seconds=lambda settings: LEASE_SECONDS, policy=ENROLLMENT_POLICY,
 )

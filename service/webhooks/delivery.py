@@ -16,13 +16,17 @@ from typing import Any
 
 import httpx2
 
-from kit import local_ca, net, settings
+from kit import local_ca, net
+from kit.settings import Settings
 from service.common import events
+from service.common.configured import Configured
 from service.engine import core as engine
 from service.webhooks.signing import signature_header, signing_secrets, standard_headers
 from storage import hot
 from storage.db import connection
 from storage.models import Event, WebhookEndpoint
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 USER_AGENT = "Switchboard-Webhooks/1.0"
 _SENT_ALWAYS = {"user-agent": USER_AGENT, "accept": "*/*"}
@@ -56,7 +60,7 @@ def transport() -> net.GuardedTransport:
     holding the GIL the worker's threads share.
     """
     global _transport
-    current = settings.current()
+    current = settings()
     local_ca = _local_ca(current)
     config = (current.webhook_allow_private, current.webhook_ca_bundle, local_ca)
     with _transport_lock:
@@ -70,7 +74,7 @@ def transport() -> net.GuardedTransport:
         return _transport[1]
 
 
-def _local_ca(current: settings.Settings) -> tuple[str, float] | None:
+def _local_ca(current: Settings) -> tuple[str, float] | None:
     """The data dir's local CA (made by `switchboard webhooks listen`) and its mtime, trusted only
     where private webhook URLs are allowed: the receivers it signs for live on this machine."""
     if not current.webhook_allow_private:
@@ -87,7 +91,7 @@ def _describe(error: Exception) -> str:
     if isinstance(error, net.AddressRefused):
         return error.message
     if isinstance(error, httpx2.TimeoutException):
-        return f"No answer within {settings.current().webhook_timeout_seconds:g} s."
+        return f"No answer within {settings().webhook_timeout_seconds:g} s."
     chain: BaseException | None = error
     while chain is not None:
         if isinstance(chain, ssl.SSLCertVerificationError):
@@ -106,7 +110,7 @@ def _describe(error: Exception) -> str:
 
 def send(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     """POST the body; 2xx within the timeout is delivered, anything else (a redirect too) is a failure."""
-    timeout = settings.current().webhook_timeout_seconds
+    timeout = settings().webhook_timeout_seconds
     deadline = time.monotonic() + timeout
     try:
         request = httpx2.Request("POST", url, content=body, headers={**_SENT_ALWAYS, **headers},
@@ -156,7 +160,8 @@ def attempt(found: engine.Claim) -> Outcome:
 
 def _load(found: engine.Claim) -> tuple[Any, ...] | None:
     """The endpoint's and the event's columns that an attempt needs (None: one of them is gone)."""
-    return hot.run_fixed(_LOAD_SQL, (found.columns["endpoint_id"], found.columns["event_id"])).fetchone()
+    row = hot.run_fixed(_LOAD_SQL, (found.columns["endpoint_id"], found.columns["event_id"])).fetchone()
+    return tuple(row) if row is not None else None
 
 
 def _attempt_loaded(found: engine.Claim, row: tuple[Any, ...] | None) -> Outcome:

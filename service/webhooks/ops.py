@@ -17,10 +17,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kit import clock, ids, net, settings
+from kit import clock, ids, net
 from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from kit.pagination import Page, paginate
 from service.common import audit, events, idempotency
+from service.common.configured import Configured
 from service.identity.auth import Actor
 from service.webhooks import work
 from service.webhooks.shapes import Webhook, WebhookCreated, WebhookDeleted, WebhookEventCatalogue, WebhookSecret
@@ -28,6 +29,8 @@ from service.webhooks.shapes import WebhookDelivery as DeliveryRecord
 from service.webhooks.signing import new_secret, seal, unseal
 from storage.db import db
 from storage.models import Event, WebhookDelivery, WebhookEndpoint
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 ROTATION_OVERLAP = timedelta(hours=24)
 MAX_LIVE_OLD_SECRETS = 5  # rotations within 24 h beyond this drop the oldest: keeps the header short
@@ -51,7 +54,7 @@ def _check_url(url: str) -> str:
         # Credentials in the URL would be stored and shown in clear; the signature authenticates us.
         raise ValidationFailed.field("url", "must not carry a user name or password")
     try:
-        net.check_url(url, allow_private=settings.current().webhook_allow_private)
+        net.check_url(url, allow_private=settings().webhook_allow_private)
     except net.AddressRefused as refused:
         raise ValidationFailed.field("url", refused.message) from None
     return url
@@ -96,7 +99,7 @@ def created(*, actor: Actor, webhook_id: str) -> WebhookCreated:
     """The answer to a retry under the key of a create that died after storing its endpoint: that
     endpoint with its secret, as the first answer would have shown it, never a second endpoint."""
     endpoint = get_row(actor=actor, webhook_id=webhook_id)
-    secret = unseal(bytes(endpoint.secret), settings.current().secret_key)
+    secret = unseal(bytes(endpoint.secret), settings().secret_key)
     return WebhookCreated(**dict(Webhook.model_validate(endpoint)), secret=secret)
 
 
@@ -145,7 +148,7 @@ def rotate_secret(*, actor: Actor, webhook_id: str) -> WebhookSecret:
     endpoint = get_row(actor=actor, webhook_id=webhook_id)
     _require_admin(actor)
     moment = clock.now()
-    key = settings.current().secret_key
+    key = settings().secret_key
     old = unseal(bytes(endpoint.previous_secrets), key) if endpoint.previous_secrets is not None else []
     live = [item for item in old if item["expiresAt"] > clock.iso(moment)]
     live.insert(0, {"secret": unseal(bytes(endpoint.secret), key),

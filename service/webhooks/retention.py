@@ -12,9 +12,12 @@ the primary key reads the oldest first, and no index on `created_at` is paid for
 
 from __future__ import annotations
 
-from kit import clock, ids, settings
+from kit import clock, ids
+from service.common.configured import Configured
 from storage.db import db
 from storage.hot import run
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 BATCH = 1000
 
@@ -28,7 +31,7 @@ _FORGET = (
 def forget_old_events(*, limit: int | None = None) -> int:
     """Delete up to `limit` (default `BATCH`) events past the retention, with their deliveries, in
     one transaction; returns how many events went (0 when the retention is 0: kept for ever)."""
-    days = settings.current().event_retention_days
+    days = settings().event_retention_days
     if days <= 0:
         return 0
     before = ids.first_at("evt", clock.epoch() - days * 86400)

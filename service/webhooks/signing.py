@@ -10,8 +10,11 @@ import secrets
 from functools import lru_cache
 from typing import Any
 
-from kit import clock, crypto, settings
+from kit import clock, crypto
+from service.common.configured import Configured
 from storage.models import WebhookEndpoint
+
+settings = Configured(__name__)  # handed in by the composition root (wire)
 
 
 def new_secret() -> str:
@@ -34,7 +37,7 @@ def unseal(blob: bytes, secret_key: str) -> Any:
 def signing_secrets(endpoint: WebhookEndpoint, *, at: Any = None) -> list[str]:
     """The secrets that sign now: the current one first, then those rotated out less than 24 h ago."""
     moment = at or clock.now()
-    key = settings.current().secret_key
+    key = settings().secret_key
     out = [unseal(bytes(endpoint.secret), key)]
     if endpoint.previous_secrets is not None:
         for old in unseal(bytes(endpoint.previous_secrets), key):

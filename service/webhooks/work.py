@@ -20,7 +20,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kit import clock, ids, settings
+from kit import clock, ids
+from kit.settings import Settings
 from platforms.base import Rejected
 from service.engine import core as engine
 from service.engine.outcomes import Policy, Transient
@@ -34,20 +35,20 @@ log = logging.getLogger("switchboard.webhooks")
 PENDING = ("QUEUED", "RETRYING")
 
 
-def lease_seconds() -> float:
+def lease_seconds(settings: Settings) -> float:
     # An attempt can spend the timeout connecting, sending and waiting for the answer; the lease
     # must outlast it or a second worker would take the row while the first still sends it.
-    return 3 * settings.current().webhook_timeout_seconds + 5
+    return 3 * settings.webhook_timeout_seconds + 5
 
 
-def _delays() -> tuple[float, ...]:
-    return tuple(settings.current().webhook_retry_delays)
+def _delays(settings: Settings) -> tuple[float, ...]:
+    return tuple(settings.webhook_retry_delays)
 
 
 # At least once: a receiver dedupes on the envelope's id. The first attempt and one per delay.
 DELIVERY_POLICY = Policy(
-    retry_status="RETRYING", failed_status="FAILED", max_attempts=lambda: len(_delays()) + 1, backoff=_delays,
-    min_delay=0.0, error_column="last_error",
+    retry_status="RETRYING", failed_status="FAILED", max_attempts=lambda settings: len(_delays(settings)) + 1,
+    backoff=_delays, min_delay=0.0, error_column="last_error",
 )
 
 

@@ -7,7 +7,7 @@ import datetime as dt
 from collections import Counter
 
 from kit import clock
-from service.broadcasts import ops as broadcasts
+from service.broadcasts import completion
 from service.broadcasts import work as broadcast_work
 from storage.db import connection
 from storage.models import Conversation, Event
@@ -38,7 +38,7 @@ def _sent(live, bot):
 
 
 def test_a_fan_out_in_small_chunks_reaches_everyone_once(live, monkeypatch):
-    monkeypatch.setattr(broadcasts, "CHUNK", 3)
+    monkeypatch.setattr(broadcast_work, "CHUNK", 3)
     tenant = live.tenant()
     bot = _bot_with_contacts(live, tenant, 7)
     created = live.client.post("/v1/broadcasts", headers=bearer(tenant["apiKey"]),
@@ -49,7 +49,7 @@ def test_a_fan_out_in_small_chunks_reaches_everyone_once(live, monkeypatch):
 
 
 def test_chosen_conversations_are_reached_once_each_in_small_chunks_past_one_that_went_away(live, monkeypatch):
-    monkeypatch.setattr(broadcasts, "CHUNK", 3)
+    monkeypatch.setattr(broadcast_work, "CHUNK", 3)
     tenant = live.tenant()
     bot = _bot_with_contacts(live, tenant, 9)
     with connection():
@@ -70,7 +70,7 @@ def test_chosen_conversations_are_reached_once_each_in_small_chunks_past_one_tha
 
 
 def test_a_fan_out_cut_short_is_taken_over_from_where_it_stopped(live, monkeypatch):
-    monkeypatch.setattr(broadcasts, "CHUNK", 3)
+    monkeypatch.setattr(broadcast_work, "CHUNK", 3)
     real_chunk = broadcast_work._fan_out_chunk
     calls = []
 
@@ -103,8 +103,8 @@ def test_a_fan_out_cut_short_is_taken_over_from_where_it_stopped(live, monkeypat
 def test_the_scheduler_completes_a_broadcast_that_no_finishing_message_completed(live, monkeypatch):
     # As when a worker stops between its group's last send and the check, or the last message was
     # a retry sent alone: every recipient follows its message, and nothing else completes it.
-    monkeypatch.setattr(broadcasts, "complete_after", lambda message_ids: None)
-    monkeypatch.setattr(broadcasts, "_complete_if_done", lambda broadcast_id: None)  # nor does the fan-out's end
+    monkeypatch.setattr(completion, "complete_after", lambda message_ids: None)
+    monkeypatch.setattr(completion, "complete_if_done", lambda broadcast_id: None)  # nor does the fan-out's end
     tenant = live.tenant()
     bot = _bot_with_contacts(live, tenant, 3)
     created = live.client.post("/v1/broadcasts", headers=bearer(tenant["apiKey"]),

@@ -14,7 +14,8 @@ import pytest
 from kit import clock
 from service.common import events
 from service.engine import core as engine
-from service.inbox import conversations, outbound
+from service.inbox import conversations
+from service.inbox import work as inbox_work
 from storage.db import connection, db, is_postgres
 from storage.models import Conversation, Event, Message
 from tests.support.factories import queue_message
@@ -26,7 +27,7 @@ def _pending_message(tenant) -> str:
 
 def _claim(message_id: str, lease_seconds: float | None = None) -> engine.Claim | None:
     with connection(), db.atomic():
-        return engine.claim(outbound.MESSAGE_WORK, message_id, lease_seconds=lease_seconds)
+        return engine.claim(inbox_work.MESSAGE_WORK, message_id, lease_seconds=lease_seconds)
 
 
 def _message(message_id: str) -> Message:
@@ -63,7 +64,7 @@ def test_a_lease_that_ran_out_mid_call_leaves_the_message_unknown_and_a_late_ans
     assert found is not None
 
     with connection(), db.atomic():
-        swept = engine.sweep(outbound.MESSAGE_WORK)
+        swept = engine.sweep(inbox_work.MESSAGE_WORK)
     assert swept.lost == [message_id]
     row = _message(message_id)
     assert row.status == "unknown"
@@ -71,7 +72,7 @@ def test_a_lease_that_ran_out_mid_call_leaves_the_message_unknown_and_a_late_ans
     assert row.next_attempt_at is None  # not due, and out of the work index
     assert _claim(message_id) is None  # never sent again automatically
     with connection(), db.atomic():
-        assert engine.sweep(outbound.MESSAGE_WORK).nudged == []
+        assert engine.sweep(inbox_work.MESSAGE_WORK).nudged == []
 
     # The call outlived its lease and then succeeded: the answer still counts.
     with connection(), db.atomic():
@@ -89,7 +90,7 @@ def test_a_message_claim_adds_no_index_entry_on_postgresql(tenant):
     counts = "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = 'message'"
     with connection(), db.atomic():
         before = db.execute_sql(counts).fetchone()
-        assert engine.claim(outbound.MESSAGE_WORK, message_id) is not None
+        assert engine.claim(inbox_work.MESSAGE_WORK, message_id) is not None
         after = db.execute_sql(counts).fetchone()
     assert (after[0] - before[0], after[1] - before[1]) == (1, 1)
 
@@ -100,7 +101,7 @@ def test_an_answer_from_a_worker_that_lost_its_claim_is_ignored(tenant):
     assert first is not None
     with connection(), db.atomic():
         assert engine.finish(first, status="pending", next_attempt_at=None)  # handed back
-        assert engine.sweep(outbound.MESSAGE_WORK).nudged == []  # no next attempt time: not due
+        assert engine.sweep(inbox_work.MESSAGE_WORK).nudged == []  # no next attempt time: not due
     with connection(), db.atomic():
         Message.update(next_attempt_at=Message.created_at).where(Message.id == message_id).execute()
     second = _claim(message_id)
@@ -137,7 +138,7 @@ def test_what_goes_with_an_outcome_is_written_only_with_it(tenant):
     stale = _claim(message_id)
     assert stale is not None
     with connection(), db.atomic():
-        engine.restart(outbound.MESSAGE_WORK, [message_id], status="pending", next_attempt_at=clock.now())
+        engine.restart(inbox_work.MESSAGE_WORK, [message_id], status="pending", next_attempt_at=clock.now())
     held = _claim(message_id)
     assert held is not None
     early, late = clock.now() - dt.timedelta(hours=1), clock.now()
@@ -179,7 +180,7 @@ def test_an_outcome_and_the_next_claim_go_in_one_statement_and_the_outcome_count
     riders = (conversations.touch_outbound_statement(conversation_id, moment), engine.Also(sql, params))
 
     with connection():
-        recorded, claimed = engine.finish_and_claim(held, second, joined=outbound._JOINED, status="sent",
+        recorded, claimed = engine.finish_and_claim(held, second, joined=inbox_work._JOINED, status="sent",
                                                     at=moment, also=riders, platform_message_id="tg-1", error=None)
     assert recorded
     assert claimed is not None
@@ -194,12 +195,12 @@ def test_an_outcome_and_the_next_claim_go_in_one_statement_and_the_outcome_count
     # A row that is not due (claimed already) does not hold the outcome back; a stale outcome is not
     # recorded, and what rides with it is not written, while the next claim is still made.
     with connection():
-        recorded, claimed = engine.finish_and_claim(claimed, second, joined=outbound._JOINED, status="sent",
+        recorded, claimed = engine.finish_and_claim(claimed, second, joined=inbox_work._JOINED, status="sent",
                                                     platform_message_id="tg-2", error=None)
     assert (recorded, claimed) == (True, None)
     assert _message(second).status == "sent"
     with connection():
-        recorded, claimed = engine.finish_and_claim(held, third, joined=outbound._JOINED, status="failed",
+        recorded, claimed = engine.finish_and_claim(held, third, joined=inbox_work._JOINED, status="failed",
                                                     also=riders, error="stale")
         assert Event.select().where(Event.workspace == tenant["workspaceId"], Event.type == "message.sent").count() == 1
     assert not recorded

@@ -65,7 +65,7 @@ def test_a_snapshot_whose_worker_died_is_taken_once_its_lease_runs_out(quiet, mo
     assert analytics_work.run(chore_id) is None  # held: no second worker asks meanwhile
     assert _sweep(analytics_work.SNAPSHOT_WORK) == []
 
-    clock.advance(analytics_work.SNAPSHOT_WORK.lease_seconds() + 1)
+    clock.advance(analytics_work.SNAPSHOT_WORK.lease() + 1)
     assert _sweep(analytics_work.SNAPSHOT_WORK) == [chore_id]
     taken = analytics_work.run(chore_id)
     assert taken is not None and taken.followers == 42
@@ -108,7 +108,7 @@ def test_a_renewal_whose_worker_died_is_run_again_and_then_waits_a_day(quiet, te
     with connection(), db.atomic():
         assert engine.claim(account_work.RENEWAL_WORK, chore_id) is not None  # and the worker dies
     assert account_work.run(chore_id) is None
-    clock.advance(account_work.RENEWAL_WORK.lease_seconds() + 1)
+    clock.advance(account_work.RENEWAL_WORK.lease() + 1)
     assert _sweep(account_work.RENEWAL_WORK) == [chore_id]
     assert account_work.run(chore_id) == "renewed"
     assert renewed == [account_id]
@@ -176,7 +176,7 @@ def test_post_deletions_left_by_a_request_that_died_are_finished_by_the_engine(q
     assert _sweep(post_work.DELETION_WORK) == []
     with connection(), db.atomic():
         assert engine.claim(post_work.DELETION_WORK, made[0]) is not None  # a worker that dies mid-call
-    clock.advance(post_work.lease_seconds() + 1)
+    clock.advance(post_work.DELETION_WORK.lease() + 1)
     assert sorted(_sweep(post_work.DELETION_WORK)) == sorted(made)
     for deletion_id in made:
         post_work.run(deletion_id)

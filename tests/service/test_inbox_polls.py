@@ -15,6 +15,7 @@ from kit.settings import Settings
 from platforms.youtube.rules import POLL_UNITS
 from service.engine import core as engine
 from service.inbox import polling
+from service.inbox import work as inbox_work
 from storage.db import connection, db
 from storage.models import InboxPoll
 from tests.support.processes import api_without_worker
@@ -31,7 +32,7 @@ def api_only(service: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[htt
 
 def _sweep() -> list[str]:
     with connection(), db.atomic():
-        return engine.sweep(polling.POLL_WORK).nudged
+        return engine.sweep(inbox_work.POLL_WORK).nudged
 
 
 def _units(account_id: str) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 from platforms.base import SentMessage
 from service.engine import core as engine
-from service.inbox import outbound
+from service.inbox import work as inbox_work
 from service.inbox.shapes import Message as MessageRecord
 from service.inbox.shapes import message_record
 from storage.db import connection, db
@@ -81,12 +81,12 @@ def test_the_sent_event_carries_the_record_of_the_row_as_finished(tenant):
     queued = queue_message(tenant)
     with connection():
         with db.atomic():
-            found = engine.claim(outbound.MESSAGE_WORK, queued.id, joined=outbound._JOINED)
+            found = engine.claim(inbox_work.MESSAGE_WORK, queued.id, joined=inbox_work._JOINED)
             assert found is not None
-            loaded = outbound._load(found)
+            loaded = inbox_work._load(found)
             assert loaded is not None
         with db.atomic():
-            outbound._finish(found, loaded, SentMessage("tg-77", False, {}))
+            inbox_work._finish(found, loaded, SentMessage("tg-77", False, {}))
         row = Message.get_by_id(queued.id)
         (event,) = Event.select().where(Event.workspace == tenant["workspaceId"], Event.type == "message.sent")
     assert row.status == "sent" and row.platform_message_id == "tg-77"

@@ -1,4 +1,4 @@
-"""A task's group of messages sent one after the other (`outbound.send_group`), against the sandbox
+"""A task's group of messages sent one after the other (`inbox_work.send_group`), against the sandbox
 emulator: each reaches its person once and is recorded with its event, whatever the group's other
 rows are doing; on PostgreSQL a sent outcome goes with the next message's claim, and it is written
 alone when that statement fails."""
@@ -10,6 +10,7 @@ from peewee import OperationalError
 
 from service.engine import core as engine
 from service.inbox import outbound
+from service.inbox import work as inbox_work
 from storage.db import connection, db, is_postgres
 from storage.models import Account, Conversation, Event, Message
 from tests.support.sandbox import connect_account
@@ -61,7 +62,7 @@ def test_a_group_reaches_each_person_once_with_each_outcome_and_event(client, te
         before = {row.id: row.last_message_at for row in Conversation.select().where(
             Conversation.account.in_([bot["id"] for bot in bots]))}
 
-    outbound.send_group(ids)
+    inbox_work.send_group(ids)
 
     assert _statuses(ids) == ["sent"] * 5
     assert sorted(_delivered(client, bots)) == sorted(texts)
@@ -79,12 +80,12 @@ def test_rows_another_worker_holds_or_finished_are_left_alone_and_the_rest_recor
     ids, bots = _queued(client, tenant, ["first", "held", "last"])
     first, held, last = ids
     with connection(), db.atomic():
-        other = engine.claim(outbound.MESSAGE_WORK, held)  # another worker's, mid-call
+        other = engine.claim(inbox_work.MESSAGE_WORK, held)  # another worker's, mid-call
     assert other is not None
 
     # The last row twice (a duplicate task's): the second time it is done, and the outcome written
     # with that claim, which found nothing, still counts.
-    outbound.send_group([first, held, last, last])
+    inbox_work.send_group([first, held, last, last])
 
     assert _statuses(ids) == ["sent", "sending", "sent"]
     assert sorted(_delivered(client, bots)) == ["first", "last"]
@@ -102,7 +103,7 @@ def test_an_outcome_is_written_alone_when_the_statement_with_the_next_claim_fail
         raise OperationalError("the database refused the statement")
 
     monkeypatch.setattr(engine, "finish_and_claim", refused)
-    outbound.send_group(ids)
+    inbox_work.send_group(ids)
 
     # The first message reached its person: its outcome is recorded though the statement that was to
     # carry it failed; the second was never claimed (pending, for the sweeper); the third went on.

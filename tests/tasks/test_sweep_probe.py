@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from service.engine import core as engine
-from service.inbox import outbound
+from service.inbox import work as inbox_work
 from storage.db import connection, db
 from storage.models import Message
 from tasks import engine as engine_tasks
@@ -48,14 +48,14 @@ def test_a_message_whose_task_was_lost_is_handed_out_again(tenant, enqueued, swe
     message_id = _pending_message(tenant)
     with connection():
         engine_tasks.sweep()
-    assert enqueued == [(outbound.MESSAGE_WORK.name, [message_id])]
-    assert swept == [outbound.MESSAGE_WORK.name]
+    assert enqueued == [(inbox_work.MESSAGE_WORK.name, [message_id])]
+    assert swept == [inbox_work.MESSAGE_WORK.name]
 
 
 def test_a_send_whose_worker_died_is_settled_unknown(tenant, enqueued, swept):
     message_id = _pending_message(tenant)
     with connection(), db.atomic():
-        assert engine.claim(outbound.MESSAGE_WORK, message_id, lease_seconds=-1) is not None
+        assert engine.claim(inbox_work.MESSAGE_WORK, message_id, lease_seconds=-1) is not None
     with connection():
         engine_tasks.sweep()
         assert Message.get_by_id(message_id).status == "unknown"
@@ -71,7 +71,7 @@ def test_a_tick_with_nothing_due_sweeps_no_kind(tenant, enqueued, swept):
 
 def test_a_message_waiting_in_the_queue_is_not_handed_out_again_by_the_next_tick(tenant, enqueued, swept):
     message = queue_message(tenant, nudge=True)
-    assert enqueued == [(outbound.MESSAGE_WORK.name, [message.id])]  # its own task, after the commit
+    assert enqueued == [(inbox_work.MESSAGE_WORK.name, [message.id])]  # its own task, after the commit
     with connection():
         engine_tasks.sweep()  # a tick before any worker took that task: a backlog, not a lost task
-    assert enqueued == [(outbound.MESSAGE_WORK.name, [message.id])]
+    assert enqueued == [(inbox_work.MESSAGE_WORK.name, [message.id])]

@@ -139,7 +139,7 @@ def test_a_group_records_each_outcome_and_one_rows_fault_leaves_the_rest(service
     assert (rows[broken].status, rows[broken].claim_token is not None) == ("QUEUED", True)
 
     monkeypatch.setattr(work, "_attempt_loaded", attempt)
-    clock.advance(work.lease_seconds() + 1)
+    clock.advance(work.DELIVERY_WORK.lease() + 1)
     with connection(), db.atomic():
         assert work.sweep_due() == [broken]
     with connection():

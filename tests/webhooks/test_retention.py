@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from kit import clock, settings
+from kit import clock
 from service.common import events
 from service.webhooks import retention
 from storage.db import connection, db
@@ -87,7 +87,7 @@ def test_an_event_not_yet_dispatched_is_kept_past_its_retention(tenant):
 
 def test_a_retention_of_zero_keeps_every_event(client, tenant, receiver, monkeypatch):
     done = _delivered_test_event(client, tenant, receiver)
-    monkeypatch.setattr(settings, "_current", replace(settings.current(), event_retention_days=0))
+    monkeypatch.setattr(retention.settings, "_settings", replace(retention.settings(), event_retention_days=0))
     clock.advance(10 * 365 * 86400)
     _forget_all()
     assert _still_there(done["eventId"]) == (True, 1)
