@@ -103,9 +103,12 @@ def list_user_workspaces(*, user_id: str) -> list[dict[str, Any]]:
     )
     out = []
     for membership in rows:
+        # A member or viewer limited to some profiles sees those alone.
+        limited = membership.profile_ids if membership.role in ("member", "viewer") else None
         profiles = [
             {"id": p.id, "name": p.name}
             for p in Profile.select().where(Profile.workspace == membership.workspace_id).order_by(Profile.created_at)
+            if limited is None or p.id in limited
         ]
         out.append(_workspace_record(membership.workspace.__data__, membership.role, profiles).dump())
     return out
