@@ -76,6 +76,8 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (f"{inbox.PAGE}/{{id}}/live", partial(views.live_partial, live=inbox.THREAD), GET),
         (f"{inbox.PAGE}/{{id}}/reply", inbox.reply, POST),
         (f"{inbox.PAGE}/{{id}}/read", inbox.mark_read, POST),
+        (f"{inbox.PAGE}/{{id}}/share", inbox.share, POST),
+        (f"{inbox.PAGE}/{{id}}/notes", inbox.add_note, POST),
         # Posts, the composer and the posting queues.
         (posts.PAGE, posts.list_page, GET),
         (f"{posts.PAGE}/new", posts.composer, GET),

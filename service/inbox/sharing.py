@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from peewee import fn
+
 from kit import clock, ids
 from kit.errors import ValidationFailed
 from kit.pagination import Page, paginate
@@ -22,7 +24,7 @@ from service.inbox.conversations import get_row
 from service.inbox.shapes import Conversation as ConversationRecord
 from service.inbox.shapes import Note as NoteRecord
 from storage.db import db
-from storage.models import Conversation, ConversationLabel, ConversationNote, Membership
+from storage.models import Conversation, ConversationLabel, ConversationNote, Membership, Message
 
 WAKE_BATCH = 500
 
@@ -152,3 +154,15 @@ def list_notes(*, actor: Actor, conversation_id: str, page: int | None = None, l
 def end_snoozes() -> None:
     """The scheduler's job: `wake_snoozed` each tick."""
     wake_snoozed()
+
+
+def previews(*, actor: Actor, conversation_ids: list[str]) -> dict[str, str]:
+    """The last message's text of each conversation (the inbox list's preview), in one query:
+    message ids begin with their millisecond, so the greatest id of a conversation is its last."""
+    if not conversation_ids:
+        return {}
+    last = (Message.select(fn.MAX(Message.id)).where(Message.conversation.in_(conversation_ids))
+            .group_by(Message.conversation))
+    rows = (Message.select(Message.conversation, Message.text).join(Conversation)
+            .where(Message.id.in_(last), Conversation.workspace == actor.workspace_id))
+    return {row.conversation_id: row.text or "" for row in rows}
