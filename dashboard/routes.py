@@ -60,6 +60,7 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
     return [
         ("/dashboard", home.home, GET),
         ("/dashboard/workspace", frame.switch_workspace, POST),
+        ("/dashboard/review/{id}/{decision:str}", home.review, POST),
         # Accounts and profiles.
         (accounts.PAGE, accounts.accounts_page, GET),
         (f"{accounts.PAGE}/connected", accounts.connected, GET),
