@@ -295,6 +295,8 @@ async def share(request: Request) -> Response:
     try:
         await in_db(lambda: sharing.update(actor=where.actor(), conversation_id=conversation_id, **changes))
     except ServiceError as problem:
+        if problem.status == 404:  # another workspace's conversation: nothing of it shows
+            return views.not_found(request, THREAD.missing)
         return views.failure(request, problem, back)
     words = {"assign_me": "Assigned to you.", "assign": "Assignee changed.", "labels": "Labels saved.",
              "resolve": "Resolved.", "reopen": "Open again.", "snooze": "Snoozed."}
@@ -309,5 +311,7 @@ async def add_note(request: Request) -> Response:
         await in_db(lambda: sharing.add_note(actor=where.actor(), conversation_id=conversation_id,
                                              text=field(form, "note")))
     except ServiceError as problem:
+        if problem.status == 404:
+            return views.not_found(request, THREAD.missing)
         return views.failure(request, problem, back)
     return views.done(request, "Note added (only your team sees it).", back, where, **_kept_filters(form))

@@ -17,8 +17,8 @@ from starlette.responses import RedirectResponse, Response
 
 from dashboard import views
 from dashboard.views import Seat, data_of, field
-from kit import settings
 from kit.errors import ServiceError
+from kit.settings import Settings
 from oauth import shell
 from oauth.shell import in_db, off_db
 from service.identity import audit_log, invitations, members, roles, users, workspaces
@@ -71,7 +71,12 @@ async def remove_member(request: Request) -> Response:
     where = await views.seated(request)
     user_id = request.path_params["id"]
     if request.method == "GET":
-        return views.confirm(request, where, title="Remove member", question="Remove this member from the workspace?",
+        people = await in_db(lambda: members.list_members(actor=where.actor()).dump()["data"])
+        person = next((p for p in people if p["userId"] == user_id), None)
+        if person is None:
+            return views.not_found(request, "No such member in this workspace.")
+        return views.confirm(request, where, title="Remove member",
+                             question=f"Remove {person['email']} from the workspace?",
                              detail="Their sessions end at once and the apps they connected lose access here.",
                              action=f"{PAGE}/{user_id}/remove", button="Remove",
                              cancel=f"{PAGE}?workspace={where.workspace_id}")
@@ -106,23 +111,22 @@ async def audit_page(request: Request) -> Response:
 # --- the invitation's link ------------------------------------------------------------------------
 
 
-def _oidc_name() -> str | None:
-    current = settings.current()
-    return current.oidc_name if current.oidc_issuer and current.oidc_client_id else None
+def _oidc_name(settings: Settings) -> str | None:
+    return settings.oidc_name if settings.oidc_issuer and settings.oidc_client_id else None
 
 
-async def invitation_page(request: Request) -> Response:
+async def invitation_page(request: Request, settings: Settings) -> Response:
     token = request.path_params["token"]
+    form = await request.form() if request.method == "POST" else None
+    if form is not None and not shell.csrf_ok(request, form):
+        return shell.forbidden_csrf(request)
     try:
         invited = await in_db(invitations.pending, token)
     except ServiceError as problem:
         return shell.error_page(request, problem.status, "This invitation cannot be used", views.explain(problem))
-    if request.method == "GET":
+    if form is None:
         return views.render(request, "invitation.html", title="Join a workspace", invited=invited, token=token,
-                            oidc=_oidc_name(), error=None)
-    form = await request.form()
-    if not shell.csrf_ok(request, form):
-        return shell.forbidden_csrf(request)
+                            oidc=_oidc_name(settings), error=None)
     password = str(form.get("password") or "")
     address = request.client.host if request.client else None
     try:
@@ -130,7 +134,7 @@ async def invitation_page(request: Request) -> Response:
             user = await off_db(lambda: users.verify_password(email=invited.email, password=password))
             if user is None:
                 return views.render(request, "invitation.html", status=401, title="Join a workspace", invited=invited,
-                                    token=token, oidc=_oidc_name(), error="That password is not right.")
+                                    token=token, oidc=_oidc_name(settings), error="That password is not right.")
             user_id = user.id
             await in_db(invitations.accept, token, user_id=user_id, ip=address)
         else:
@@ -138,6 +142,6 @@ async def invitation_page(request: Request) -> Response:
                 token, password=password, name=str(form.get("name") or "") or None, ip=address))
     except ServiceError as problem:
         return views.render(request, "invitation.html", status=problem.status, title="Join a workspace",
-                            invited=invited, token=token, oidc=_oidc_name(), error=views.explain(problem))
+                            invited=invited, token=token, oidc=_oidc_name(settings), error=views.explain(problem))
     await shell.sign_in(request, user_id, invited.email, method="invitation")
     return RedirectResponse(f"/dashboard?workspace={invited.workspace_id}", status_code=303)

@@ -124,7 +124,7 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (f"{members.PAGE}/{{id}}/role", members.change_member, POST),
         (f"{members.PAGE}/{{id}}/remove", members.remove_member, BOTH),
         ("/dashboard/invitations/{id}/revoke", members.revoke_invitation, POST),
-        ("/dashboard/invitations/{token}", members.invitation_page, BOTH),
+        ("/dashboard/invitations/{token}", partial(members.invitation_page, settings=settings), BOTH),
         (members.AUDIT, members.audit_page, GET),
         (webhooks.PAGE, webhooks.list_page, GET),
         (webhooks.PAGE, webhooks.create, POST),

@@ -23,7 +23,7 @@ from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
 from service.common import health, idempotency, signals
 from service.engine import core as engine
-from service.identity import oauth_clients
+from service.identity import audit_log, invitations, oauth_clients
 from service.inbox import conversations, pacer, polling, polls, profiles, sharing
 from service.inbox import work as inbox_work
 from service.media import library as media_library
@@ -61,7 +61,7 @@ def wire(settings: Settings) -> None:
     the engine's kinds of durable work and how they reach the queue, and the scheduler's tick jobs."""
     # The settings each module of the service reads: handed in here, never fetched inside a domain.
     for reads_settings in (connect, oauth_clients, idempotency, media_ops, media_library, polls, polling,
-                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention):
+                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention, audit_log, invitations):
         reads_settings.settings.configure(settings)
     signals.disconnect_all()
     # What each kind of platform event stored at /hooks does.

@@ -12,14 +12,16 @@ from typing import Any
 
 from peewee import fn
 
-from kit import clock, ids, settings
+from kit import clock, ids
 from kit.errors import FieldProblem, ValidationFailed
 from kit.pagination import Page, records, window
+from service.common.configured import Configured
 from service.identity.audit_shapes import AuditEntry as EntryRecord
 from service.identity.auth import Actor
 from storage.db import db
 from storage.models import ApiKey, AuditEntry, Membership, OAuthClient, OAuthGrant, User
 
+settings = Configured(__name__)  # handed in by the composition root (wire)
 READ_AUDIT = "read the audit log"
 BATCH = 1000
 
@@ -116,7 +118,7 @@ def _labels(rows: list[AuditEntry]) -> dict[tuple[str, str | None, str | None], 
 def forget_old(*, limit: int | None = None) -> int:
     """Delete up to `limit` rows older than `SWITCHBOARD_AUDIT_RETENTION_DAYS` (0: kept for ever);
     ids begin with their millisecond, so the primary key finds them."""
-    days = settings.current().audit_retention_days
+    days = settings().audit_retention_days
     if days <= 0:
         return 0
     before = ids.first_at("aud", clock.epoch() - days * 86400)

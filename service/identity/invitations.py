@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from kit import clock, ids, mail, settings, tokens
+from kit import clock, ids, mail, tokens
 from kit.errors import Conflict, NotFound, ValidationFailed
 from kit.pagination import Page, records, window
 from service.common import audit
+from service.common.configured import Configured
 from service.identity import members, roles, users
 from service.identity.auth import Actor
 from service.identity.member_shapes import Invitation as InvitationRecord
@@ -25,6 +26,7 @@ from service.identity.member_shapes import InvitationCreated
 from storage.db import db
 from storage.models import Invitation, Membership, User, Workspace
 
+settings = Configured(__name__)  # handed in by the composition root (wire)
 LIFETIME = timedelta(days=7)
 TOKEN_PREFIX = "inv_"  # noqa: S105 - a prefix, not a secret
 
@@ -44,7 +46,7 @@ def _record(row: Invitation) -> dict[str, Any]:
 
 
 def link(token: str) -> str:
-    return f"{settings.current().base_url}/dashboard/invitations/{token}"
+    return f"{settings().base_url}/dashboard/invitations/{token}"
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,6 @@ def test_only_workspace_wide_keys_read_it_and_another_workspace_sees_nothing(cli
 def test_rows_past_the_retention_go(client, tenant, live):
     from dataclasses import replace
 
-    from kit import settings
     from service.identity import audit_log
     from storage.db import connection, db
     from storage.models import AuditEntry
@@ -80,11 +79,11 @@ def test_rows_past_the_retention_go(client, tenant, live):
         for row in AuditEntry.select().where(AuditEntry.workspace == tenant["workspaceId"],
                                              AuditEntry.action == "member.invited"):
             AuditEntry.update(id="aud_0000000000" + row.id[-16:]).where(AuditEntry.id == row.id).execute()
-    before = settings.current()
-    settings.configure(replace(before, audit_retention_days=400))
+    before = audit_log.settings()
+    audit_log.settings.configure(replace(before, audit_retention_days=400))
     try:
         with connection():
             assert audit_log.forget_old() >= 1
     finally:
-        settings.configure(before)
+        audit_log.settings.configure(before)
     assert _log(client, tenant["apiKey"], action="member.invited") == []
