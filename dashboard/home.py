@@ -10,9 +10,11 @@ from starlette.responses import Response
 from dashboard import views
 from kit.errors import ServiceError
 from oauth.shell import in_db
+from service.accounts import health
 from service.analytics import ops as analytics
 from service.identity import workspaces
 from service.identity.auth import Actor, member_actor
+from service.posts import approvals
 
 
 def _follower_summaries(actor: Actor) -> list[dict[str, Any]]:
@@ -38,8 +40,30 @@ def _follower_summaries(actor: Actor) -> list[dict[str, Any]]:
 def _home(user_id: str) -> list[dict[str, Any]]:
     spaces = workspaces.list_user_workspaces(user_id=user_id)
     for ws in spaces:
-        ws["followers"] = _follower_summaries(member_actor(user_id, ws["id"]))
+        actor = member_actor(user_id, ws["id"])
+        ws["followers"] = _follower_summaries(actor)
+        # Owners and admins see what needs them first: accounts to reconnect, posts to review.
+        manages = actor.has_role("admin")
+        ws["attention"] = health.needing_attention(actor=actor) if manages else []
+        ws["review"] = [post.dump() for post in approvals.pending(actor=actor)] if manages else []
     return spaces
+
+
+async def review(request: Request) -> Response:
+    """Approve a member's post, or reject it with a reason (the approval queue on the first page)."""
+    where, form = await views.acting(request)
+    post_id = request.path_params["id"]
+    decision = request.path_params["decision"]
+    try:
+        if decision == "approve":
+            await in_db(lambda: approvals.approve(actor=where.actor(), post_id=post_id))
+        else:
+            await in_db(lambda: approvals.reject(actor=where.actor(), post_id=post_id,
+                                                 reason=views.field(form, "reason")))
+    except ServiceError as problem:
+        return views.failure(request, problem, "/dashboard")
+    return views.done(request, "Approved: it goes out as planned." if decision == "approve" else "Rejected.",
+                      "/dashboard", where)
 
 
 async def home(request: Request) -> Response:

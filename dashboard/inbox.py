@@ -5,6 +5,7 @@ nothing changed, so a new message or a status change shows without reloading."""
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from typing import Any
 from urllib.parse import urlencode
@@ -15,12 +16,13 @@ from starlette.responses import RedirectResponse, Response
 from dashboard import views
 from dashboard.forms import account_name, contact_label, once, platform_name
 from dashboard.views import Seat, data_of, field, flash
-from kit import shapes
+from kit import clock, shapes
 from kit.errors import ServiceError, ValidationFailed
 from oauth.shell import in_db
 from service.accounts import ops as accounts
 from service.accounts import platforms
-from service.inbox import conversations, outbound
+from service.identity import members
+from service.inbox import conversations, outbound, saved_replies, sharing
 from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery, Template
 
 PAGE = "/dashboard/inbox"
@@ -40,14 +42,21 @@ STATUS_TEXT = {
 }
 
 
+# The shared inbox's views of the list: (value, what the person reads).
+SHOWS = (("", "Everything"), ("mine", "Mine"), ("unassigned", "Unassigned"), ("open", "Open"),
+         ("resolved", "Resolved"), ("snoozed", "Snoozed"))
+
+
 class Filters:
     """The list's filters from the query string, checked by the `/v1` query's own shape."""
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, user_id: str) -> None:
         params = request.query_params
         self.platform = params.get("platform", "")
         self.account = params.get("account", "")
         self.unread = params.get("unread") == "1"
+        self.show = params.get("show", "") if params.get("show", "") in dict(SHOWS) else ""
+        self.q = params.get("q", "").strip()
         raw_page = params.get("page", "")
         query: dict[str, Any] = {}
         if self.platform:
@@ -56,13 +65,36 @@ class Filters:
             query["accountId"] = self.account
         if raw_page:
             query["page"] = raw_page
+        if self.q:
+            query["q"] = self.q
+        if self.show == "mine":
+            query["assigneeId"] = user_id
+        elif self.show == "unassigned":
+            query["assigneeId"] = "none"
+        elif self.show:
+            query["status"] = self.show
         self.query = shapes.parse(ConversationQuery, query)  # ValidationFailed: a 422 page
         self.page = self.query.page or 1
 
     def params(self, where: Seat, **extra: Any) -> str:
         values = {"workspace": where.workspace_id, "platform": self.platform, "account": self.account,
-                  "unread": "1" if self.unread else "", **extra}
+                  "unread": "1" if self.unread else "", "show": self.show, "q": self.q, **extra}
         return urlencode({k: v for k, v in values.items() if v})
+
+
+def ago(instant: str | None, now: dt.datetime) -> str:
+    """A relative time for a list row: "just now", "5 min ago", "3 h ago", "2 d ago"."""
+    moment = clock.parse_iso(instant) if instant else None
+    if moment is None:
+        return ""
+    seconds = max(0, int((now - moment).total_seconds()))
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    if seconds < 86400:
+        return f"{seconds // 3600} h ago"
+    return f"{seconds // 86400} d ago"
 
 
 
@@ -71,11 +103,17 @@ def _list(where: Seat, filters: Filters) -> dict[str, Any]:
     found = conversations.list_conversations(actor=actor, **{**dict(filters.query), "limit": LIST_LIMIT},
                                              unread=filters.unread)
     known = {a["id"]: a for a in data_of(accounts.list_accounts(actor=actor, limit=100))}
+    listed = data_of(found)
+    previews = sharing.previews(actor=actor, conversation_ids=[item["id"] for item in listed])
+    people = {m["userId"]: m["email"] for m in members.list_members(actor=actor).dump()["data"]}
+    now = clock.now()
     items = []
-    for item in data_of(found):
+    for item in listed:
         account = known.get(item["accountId"])
         items.append({**item, "contact": contact_label(item), "platformName": platform_name(item["platform"]),
-                      "accountName": account_name(account) if account else ""})
+                      "accountName": account_name(account) if account else "",
+                      "preview": previews.get(item["id"], "")[:120], "ago": ago(item["lastMessageAt"], now),
+                      "assignee": "you" if item["assigneeId"] == actor.user_id else people.get(item["assigneeId"])})
     return {"conversations": items, "total": found.total, "pages": found.pages,
             "accounts": [{**a, "label": f"{platform_name(a['platform'])} · {account_name(a)}"} for a in known.values()]}
 
@@ -88,10 +126,16 @@ def _thread(where: Seat, conversation_id: str) -> dict[str, Any]:
         actor=actor, conversation_id=conversation_id, limit=THREAD_LIMIT, page=first.pages)
     messages = [{**m, "statusText": STATUS_TEXT.get(m["status"], m["status"])} for m in data_of(found)]
     account = accounts.get(actor=actor, account_id=conversation["accountId"]).dump()
+    notes = data_of(sharing.list_notes(actor=actor, conversation_id=conversation_id, limit=100))
+    people = {m["userId"]: m["email"] for m in members.list_members(actor=actor).dump()["data"]}
     return {"conversation": {**conversation, "contact": contact_label(conversation),
                              "platformName": platform_name(conversation["platform"]),
-                             "accountName": account_name(account), "accountStatus": account["status"]},
-            "messages": messages, "earlier": found.total - len(messages)}
+                             "accountName": account_name(account), "accountStatus": account["status"],
+                             "assignee": people.get(conversation["assigneeId"])},
+            "messages": messages, "earlier": found.total - len(messages),
+            "notes": [{**note, "author": people.get(note["authorId"], "an API key")} for note in notes],
+            "people": people, "me": actor.user_id, "can_write": actor.can_write,
+            "saved_replies": data_of(saved_replies.list_replies(actor=actor, limit=100))}
 
 
 THREAD = views.Live(template="inbox_thread.html", seen_id="thread-seen", load=_thread,
@@ -103,6 +147,7 @@ async def inbox_page(request: Request) -> Response:
     where = await views.seat(request)
     filters, listed = await _listed(request, where)
     thread = await THREAD.read(request, where, conversation_id) if conversation_id else None
+    listed["shows"] = SHOWS
     templates = await _templates(where, thread["conversation"]) if thread else None
     context = {"filters": filters, "query": filters.params(where), "current": conversation_id,
                "templates": templates, "reply_key": secrets.token_urlsafe(24),
@@ -123,7 +168,7 @@ async def live_list(request: Request) -> Response:
 async def _listed(request: Request, where: Seat) -> tuple[Filters, dict[str, Any]]:
     """The list's filters and what they find; refused filters are the failure page."""
     try:
-        filters = Filters(request)
+        filters = Filters(request, where.user_id)
         return filters, await in_db(_list, where, filters)
     except ValidationFailed as problem:
         raise views.NoSeat(views.failure(request, problem, PAGE)) from None
@@ -139,6 +184,17 @@ async def reply(request: Request) -> Response:
         text, template = field(form, "text"), _chosen_template(form)
     except ServiceError as problem:
         return views.failure(request, problem, back)
+    saved = field(form, "savedReplyId")
+    if saved and not text and template is None:
+        content_saved: dict[str, Any] = {"saved_reply_id": saved}
+        try:
+            sent_saved = await once(request, where, form, lambda actor: outbound.send_message(
+                actor=actor, conversation_id=conversation_id, **content_saved),
+                answer=lambda sent: (sent.status, {"id": sent.record.id}))
+        except ServiceError as problem:
+            return views.failure(request, problem, back)
+        flash(request, "Saved reply sent." if sent_saved is not None else "This message was sent already.")
+        return RedirectResponse(back, status_code=303)
     if not text and template is None:
         return views.failure(request, ValidationFailed.field("text", "is required: write a message first"), back)
     content: dict[str, Any] = {"template": template} if template is not None else {"text": text}
@@ -211,4 +267,52 @@ def _chosen_template(form: Any) -> Template | None:
 
 def _kept_filters(form: Any) -> dict[str, str]:
     """The list's filters a thread's forms carry, so the page after the action shows the same list."""
-    return {name: field(form, name) for name in ("platform", "account", "unread") if field(form, name)}
+    return {name: field(form, name) for name in ("platform", "account", "unread", "show", "q") if field(form, name)}
+
+
+SNOOZES = {"1h": dt.timedelta(hours=1), "4h": dt.timedelta(hours=4), "1d": dt.timedelta(days=1),
+           "1w": dt.timedelta(days=7)}
+
+
+async def share(request: Request) -> Response:
+    """The shared inbox's actions on a conversation: assign (to me, to someone, to no one), labels,
+    resolve, reopen, snooze. Every rule is the service's (`sharing.update`)."""
+    conversation_id = request.path_params["id"]
+    where, form = await views.acting(request)
+    action = field(form, "action")
+    changes: dict[str, Any] = {}
+    if action == "assign_me":
+        changes["assignee_id"] = where.user_id
+    elif action == "assign":
+        changes["assignee_id"] = field(form, "assigneeId") or None
+    elif action == "labels":
+        changes["labels"] = [part.strip() for part in field(form, "labels").split(",") if part.strip()]
+    elif action in ("resolve", "reopen"):
+        changes["status"] = "resolved" if action == "resolve" else "open"
+    elif action == "snooze":
+        until = clock.now() + SNOOZES.get(field(form, "for"), SNOOZES["4h"])
+        changes.update(status="snoozed", snoozed_until=clock.iso(until))
+    back = f"{PAGE}/{conversation_id}"
+    try:
+        await in_db(lambda: sharing.update(actor=where.actor(), conversation_id=conversation_id, **changes))
+    except ServiceError as problem:
+        if problem.status == 404:  # another workspace's conversation: nothing of it shows
+            return views.not_found(request, THREAD.missing)
+        return views.failure(request, problem, back)
+    words = {"assign_me": "Assigned to you.", "assign": "Assignee changed.", "labels": "Labels saved.",
+             "resolve": "Resolved.", "reopen": "Open again.", "snooze": "Snoozed."}
+    return views.done(request, words.get(action, "Saved."), back, where, **_kept_filters(form))
+
+
+async def add_note(request: Request) -> Response:
+    conversation_id = request.path_params["id"]
+    where, form = await views.acting(request)
+    back = f"{PAGE}/{conversation_id}"
+    try:
+        await in_db(lambda: sharing.add_note(actor=where.actor(), conversation_id=conversation_id,
+                                             text=field(form, "note")))
+    except ServiceError as problem:
+        if problem.status == 404:
+            return views.not_found(request, THREAD.missing)
+        return views.failure(request, problem, back)
+    return views.done(request, "Note added (only your team sees it).", back, where, **_kept_filters(form))

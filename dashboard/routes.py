@@ -29,6 +29,7 @@ from dashboard import (
     home,
     inbox,
     media,
+    members,
     posts,
     sequences,
     views,
@@ -60,6 +61,7 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
     return [
         ("/dashboard", home.home, GET),
         ("/dashboard/workspace", frame.switch_workspace, POST),
+        ("/dashboard/review/{id}/{decision:str}", home.review, POST),
         # Accounts and profiles.
         (accounts.PAGE, accounts.accounts_page, GET),
         (f"{accounts.PAGE}/connected", accounts.connected, GET),
@@ -76,6 +78,8 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (f"{inbox.PAGE}/{{id}}/live", partial(views.live_partial, live=inbox.THREAD), GET),
         (f"{inbox.PAGE}/{{id}}/reply", inbox.reply, POST),
         (f"{inbox.PAGE}/{{id}}/read", inbox.mark_read, POST),
+        (f"{inbox.PAGE}/{{id}}/share", inbox.share, POST),
+        (f"{inbox.PAGE}/{{id}}/notes", inbox.add_note, POST),
         # Posts, the composer and the posting queues.
         (posts.PAGE, posts.list_page, GET),
         (f"{posts.PAGE}/new", posts.composer, GET),
@@ -116,6 +120,13 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (f"{api_keys.PAGE}/{{id}}/revoke", api_keys.revoke_key, BOTH),
         ("/dashboard/settings/connected-apps", connected_apps.connected_apps, GET),
         ("/dashboard/settings/connected-apps/revoke", connected_apps.revoke_app, POST),
+        # Members, invitations and the audit log.
+        (members.PAGE, members.members_page, BOTH),
+        (f"{members.PAGE}/{{id}}/role", members.change_member, POST),
+        (f"{members.PAGE}/{{id}}/remove", members.remove_member, BOTH),
+        ("/dashboard/invitations/{id}/revoke", members.revoke_invitation, POST),
+        ("/dashboard/invitations/{token}", partial(members.invitation_page, settings=settings), BOTH),
+        (members.AUDIT, members.audit_page, GET),
         (webhooks.PAGE, webhooks.list_page, GET),
         (webhooks.PAGE, webhooks.create, POST),
         (f"{webhooks.PAGE}/deliveries/{{id}}/redeliver", webhooks.redeliver, POST),

@@ -27,7 +27,7 @@ from markupsafe import Markup
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kit.errors import ServiceError
 from oauth import shell
@@ -71,16 +71,31 @@ class NoSeat(Exception):
 
 class NoSeatAnswers:
     """ASGI middleware on every dashboard route (inside the session's): a view's `NoSeat` is
-    answered with its page, so no view writes that answer itself."""
+    answered with its page, so no view writes that answer itself; so is a service's refusal that a
+    view let through (a role that may not, a resource outside the person's profiles): a page with
+    the service's status and words, a 403 naming the role it needs."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, tracked_send)
         except NoSeat as no:
             await no.response(scope, receive, send)
+        except ServiceError as problem:
+            if started:
+                raise
+            heading = "You need another role" if problem.status == 403 else "That did not work"
+            refused = error_page(Request(scope, receive), problem.status, heading, explain(problem), problem.code)
+            await refused(scope, receive, send)
 
 
 async def signed_in(request: Request) -> tuple[str, str]:

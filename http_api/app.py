@@ -15,13 +15,16 @@ from http_api.routes import (
     accounts,
     analytics,
     api_keys,
+    approvals,
     automations,
     broadcasts,
     connect,
     conversations,
     health,
     media,
+    members,
     posts,
+    saved_replies,
     sequences,
     webhooks,
     workspaces,
@@ -30,7 +33,8 @@ from http_api.routing import Endpoint, Operation, error_response, json_response
 from kit.errors import BadRequest, MethodNotAllowed, NotFound
 
 ROUTE_MODULES = [health, api_keys, workspaces, accounts, connect, conversations, broadcasts, posts, media, webhooks,
-                 analytics, automations, sequences]
+                 analytics, automations, sequences, members, saved_replies,
+                 approvals]
 
 
 def all_operations() -> list[Operation]:

@@ -231,6 +231,8 @@ def _execute(op: Operation, request: Request, raw: bytes, admitted: ratelimit.Qu
                 return _to_response(op, op.handler(call), headers)
         actor = authenticate_api_key(_authorization(request), arrived=arrived)
         log_context.workspace_id.set(actor.workspace_id)
+        if request.client is not None:  # for the audit log
+            actor = actor.at(request.client.host)
         quota = admitted or ratelimit.hit(actor.credential_id, limit=rate_limit)
         headers.update(quota.headers())
         query = _query(op, request)

@@ -112,6 +112,11 @@ class Settings:
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
     oidc_client_secret: str | None = None
+    oidc_name: str = "your identity provider"  # on the sign-in button
+    # Mail to people (invitations, accounts to reconnect): `smtp://user:pass@host:port` or `smtps://...`.
+    smtp_url: str | None = None
+    mail_from: str = "switchboard@localhost"
+    audit_retention_days: int = 400  # audit log rows older than this go (0: kept for ever)
     platform_base_urls: dict[str, str] = field(default_factory=dict)
     platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     meta_app_secret: str = ""
@@ -186,6 +191,10 @@ class Settings:
             oidc_issuer=env.get("SWITCHBOARD_OIDC_ISSUER") or None,
             oidc_client_id=env.get("SWITCHBOARD_OIDC_CLIENT_ID") or None,
             oidc_client_secret=env.get("SWITCHBOARD_OIDC_CLIENT_SECRET") or None,
+            oidc_name=env.get("SWITCHBOARD_OIDC_NAME") or "your identity provider",
+            smtp_url=env.get("SWITCHBOARD_SMTP_URL") or None,
+            mail_from=env.get("SWITCHBOARD_MAIL_FROM") or "switchboard@localhost",
+            audit_retention_days=int(env.get("SWITCHBOARD_AUDIT_RETENTION_DAYS") or 400),
             platform_base_urls=platform_urls,
             platform_oauth_clients=oauth_clients,
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",

@@ -37,7 +37,7 @@ from kit.errors import Forbidden, ServiceError, Unauthorized
 from kit.pagination import Page
 from mcp_server import asking
 from service.identity import workspaces
-from service.identity.auth import Actor
+from service.identity.auth import Actor, person_actor
 from storage import requests
 
 log = logging.getLogger("switchboard.mcp")
@@ -100,13 +100,13 @@ def actor_for(scope: str, what: str) -> Actor:
         # call gets here; kept for any path that reaches a tool without it.
         raise Forbidden(f"{what} needs the `{scope}` scope, which this connection was not granted. Connect "
                         "again and allow it.")
-    return Actor(
-        workspace_id=claims["workspace_id"],
-        permission="read-write" if "write" in token.scopes else "read",
-        profile_ids=None,
-        credential_id=claims["grant_id"],
-        user_id=token.subject,
-    )
+    # The person's role now, read with the token: the token never acts above it (service.identity).
+    person_profiles = claims.get("profile_ids")
+    return person_actor(workspace_id=claims["workspace_id"], user_id=token.subject,
+                        role=claims.get("role", "member"),
+                        profile_ids=list(person_profiles) if person_profiles is not None else None,
+                        credential_id=claims["grant_id"], scopes=tuple(token.scopes),
+                        client_id=token.client_id)
 
 
 def _execute(definition: ToolDef, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -39,7 +39,7 @@ def _verify_oauth(token: str) -> AccessToken | None:
         resource=info.resource,
         subject=info.user_id,
         claims={"kind": "oauth", "workspace_id": info.workspace_id, "grant_id": info.grant_id,
-                "token_id": info.token_id},
+                "token_id": info.token_id, "role": info.role, "profile_ids": info.profile_ids},
     )
 
 

@@ -152,10 +152,11 @@ def csrf_ok(request: Request, form: Any) -> bool:
     return bool(expected and isinstance(presented, str) and hmac.compare_digest(expected, presented))
 
 
-async def sign_in(request: Request, user_id: str, email: str) -> None:
+async def sign_in(request: Request, user_id: str, email: str, method: str = "password") -> None:
     """A new session for this person: nothing of the anonymous one (its CSRF token) survives, and
     the session is a row in storage (`service.identity.sessions`) that sign-out and a password change end."""
-    session_id = await in_db(sessions.start, user_id=user_id)
+    session_id = await in_db(sessions.start, user_id=user_id, email=email, method=method,
+                             ip=request.client.host if request.client else None)
     request.session.clear()
     request.session.update({"sid": session_id, "uid": user_id, "email": email, "csrf": secrets.token_urlsafe(32)})
 

@@ -22,12 +22,19 @@ from oauth.shell import (
     sign_out,
 )
 from oauth.signin_context import waiting_app
-from service.common import ratelimit
+from service.common import audit, ratelimit
 from service.identity import users
 
 
+def _refused(*, email: str, address: str | None) -> None:
+    """A refused sign-in is in the audit log (its attempt was counted before it was judged)."""
+    audit.signin(user_id=None, email=email[:320], succeeded=False, ip=address, reason="wrong e-mail or password")
+
+
 def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
-    oidc_on = bool(settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret)
+    # The sign-in button names the provider (`SWITCHBOARD_OIDC_NAME`); None: no provider configured.
+    oidc_on = settings.oidc_name if settings.oidc_issuer and settings.oidc_client_id and settings.oidc_client_secret \
+        else None
 
     async def login(request: Request) -> Response:
         if request.method == "GET":
@@ -54,6 +61,7 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
             return page
         user = await off_db(lambda: users.verify_password(email=email, password=str(form.get("password") or "")))
         if user is None:
+            await in_db(_refused, email=email, address=address)
             return render(request, "login.html", status=401, title="Sign in", next=next_url, email=email,
                           error="The e-mail or the password is not right.", oidc=oidc_on,
                           app=await waiting_app(next_url))

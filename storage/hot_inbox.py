@@ -12,12 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from storage.db import db
 from storage.hot import run
 
 # The columns of a conversation record, in the order `page` returns them.
 COLUMNS = (
     "id", "account_id", "platform", "contact_handle", "contact_name", "external_conversation_id",
-    "last_message_at", "last_inbound_at", "unread_count", "status", "created_at", "updated_at",
+    "last_message_at", "last_inbound_at", "unread_count", "status", "snoozed_until", "assignee_id", "labels",
+    "created_at", "updated_at",
 )
 _SELECT = ", ".join(COLUMNS)
 
@@ -29,6 +31,45 @@ class Filters:
     account_id: str | None = None
     platform: str | None = None  # lower case, as stored
     unread: bool = False  # only conversations with inbound messages since the last reply
+    status: str | None = None
+    assignee_id: str | None = None  # "none": unassigned
+    label: str | None = None
+    words: tuple[str, ...] | None = None  # a search: every word begins a word of the contact or a message
+
+    @property
+    def counted(self) -> bool:
+        """Whether the per-account counts answer the total (filters they know nothing of: no)."""
+        return not (self.unread or self.status or self.assignee_id or self.label or self.words is not None)
+
+
+# Search (the shared inbox's `q`): what each database offers, never LIKE over every message.
+# SQLite: the FTS5 tables of migration 28; PostgreSQL: the GIN indexes over tsvectors of migration
+# 28 (the expressions match the indexes' exactly). The conversations a search hits are found once,
+# from both indexes, and joined to the list's own filters: no conversation is tested row by row.
+_SQLITE_HITS = (
+    "WITH hits (hit) AS MATERIALIZED ("
+    "SELECT id FROM conversation WHERE rowid IN (SELECT rowid FROM conversation_fts WHERE conversation_fts MATCH ?)"
+    " UNION SELECT conversation_id FROM message WHERE rowid IN"
+    " (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)) "
+)
+_POSTGRES_HITS = (
+    "WITH hits (hit) AS MATERIALIZED ("
+    "SELECT id FROM conversation WHERE to_tsvector('simple', switchboard_fold(coalesce(contact_name, '') || ' ' ||"
+    " coalesce(contact_handle, ''))) @@ to_tsquery('simple', switchboard_fold(?))"
+    " UNION SELECT conversation_id FROM message"
+    " WHERE to_tsvector('simple', switchboard_fold(coalesce(text, ''))) @@ to_tsquery('simple', switchboard_fold(?))) "
+)
+
+
+def _hits(words: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """The search's CTE. As a person types: every word but the last is a whole word, the last the
+    start of one (a prefix over every word of the index costs far more than a word)."""
+    *whole, last = words
+    if db.obj.param == "?":
+        match = " ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])
+        return _SQLITE_HITS, [match, match]
+    query = " & ".join([*whole, f"{last}:*"])
+    return _POSTGRES_HITS, [query, query]
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -44,21 +85,52 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
         params.append(filters.platform)
     if filters.unread:
         parts.append("unread_count > 0")
+    if filters.status is not None:
+        parts.append("status = ?")
+        params.append(filters.status)
+    if filters.assignee_id == "none":
+        parts.append("assignee_id IS NULL")
+    elif filters.assignee_id is not None:
+        parts.append("assignee_id = ?")
+        params.append(filters.assignee_id)
+    if filters.label is not None:
+        parts.append("id IN (SELECT conversation_id FROM conversation_label WHERE workspace_id = ? AND label = ?)")
+        params += [filters.workspace_id, filters.label]
     return " AND ".join(parts), params
 
 
 def total(filters: Filters) -> int:
     """How many conversations match: a sum over the per-account counts (see `ConversationCount`)."""
-    if filters.profile_ids == ():
+    if filters.profile_ids == () or filters.words == ():
         return 0
     where, params = _where(filters)
-    if filters.unread:
-        # The per-account counts know nothing of unread: count the rows (few are unread at a time,
-        # and the filter's walk stops at the workspace's own index range).
+    if filters.words:
+        cte, values = _hits(filters.words)
+        row = run(f"{cte}SELECT COUNT(*) FROM conversation JOIN hits ON hit = id WHERE {where}",  # noqa: S608 - placeholders only
+                  (*values, *params)).fetchone()
+        return int(row[0])
+    if not filters.counted:
+        # The per-account counts know nothing of unread, status, assignee, label or a search: count
+        # the rows (the filter's walk stops at the workspace's own index range, or the search's hits).
         row = run(f"SELECT COUNT(*) FROM conversation WHERE {where}", tuple(params)).fetchone()  # noqa: S608 - placeholders only
         return int(row[0])
     row = run(f"SELECT COALESCE(SUM(total), 0) FROM conversation_count WHERE {where}", tuple(params)).fetchone()  # noqa: S608 - placeholders only
     return int(row[0])
+
+
+def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[Any, ...]], int]:
+    """A search's page and its total in one statement (the search's hits are found once, not once
+    for the count and again for the page); the total is counted apart only past the last page."""
+    if filters.profile_ids == () or not filters.words:
+        return [], 0
+    where, params = _where(filters)
+    cte, values = _hits(filters.words)
+    sql = (f"{cte}SELECT {_SELECT}, COUNT(*) OVER () FROM conversation JOIN hits ON hit = id"  # noqa: S608 - placeholders only
+           f" WHERE {where} ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
+    rows = list(run(sql, (*values, *params, limit, offset)).fetchall())
+    if not rows:
+        return [], total(filters) if offset else 0
+    return [row[:-1] for row in rows], int(rows[0][-1])
 
 
 def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:
@@ -67,7 +139,7 @@ def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:
     A deferred join: the inner query walks only the covering index (filter, activity_at, id) past
     the OFFSET, and whole rows are read for the page alone, so page 1000 costs about what page 1 does.
     """
-    if filters.profile_ids == ():
+    if filters.profile_ids == () or filters.words == ():
         return []
     where, params = _where(filters)
     sql = (

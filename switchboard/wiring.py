@@ -12,6 +12,7 @@ from kit import files, metrics
 from kit import settings as settings_module
 from kit.settings import Settings
 from service.accounts import adapters, connect
+from service.accounts import health as account_health
 from service.accounts import work as account_work
 from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
@@ -22,8 +23,8 @@ from service.broadcasts import ops as broadcasts
 from service.broadcasts import work as broadcast_work
 from service.common import health, idempotency, signals
 from service.engine import core as engine
-from service.identity import oauth_clients
-from service.inbox import conversations, pacer, polling, polls, profiles
+from service.identity import audit_log, invitations, oauth_clients
+from service.inbox import conversations, pacer, polling, polls, profiles, sharing
 from service.inbox import work as inbox_work
 from service.media import library as media_library
 from service.media import ops as media_ops
@@ -60,7 +61,7 @@ def wire(settings: Settings) -> None:
     the engine's kinds of durable work and how they reach the queue, and the scheduler's tick jobs."""
     # The settings each module of the service reads: handed in here, never fetched inside a domain.
     for reads_settings in (connect, oauth_clients, idempotency, media_ops, media_library, polls, polling,
-                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention):
+                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention, audit_log, invitations):
         reads_settings.settings.configure(settings)
     signals.disconnect_all()
     # What each kind of platform event stored at /hooks does.
@@ -71,6 +72,8 @@ def wire(settings: Settings) -> None:
     # Sequences enrol new conversations and story replies, and stop when the contact writes.
     signals.conversation_started.connect(sequences.conversation_started)
     signals.contact_wrote.connect(sequences.contact_wrote)
+    # A contact's message opens a resolved or snoozed conversation of the shared inbox again.
+    signals.contact_wrote.connect(sharing.reopen_on_inbound)
     # A contact known only by a scoped id (Instagram, Facebook) gets their name read from the platform.
     signals.contact_wrote.connect(profiles.contact_wrote)
     # An account's record shows where its inbox stands.
@@ -103,7 +106,8 @@ def wire(settings: Settings) -> None:
     engine.register(inbox_work.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcast_completion.complete_finished,
-                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events])
+                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events, sharing.end_snoozes,
+                        account_health.notify_job])
 
 
 def prepare(settings: Settings) -> None:

@@ -2,8 +2,17 @@ from http_api.declare import op
 from http_api.routing import Call, Reply
 from kit.pagination import Page
 from kit.shapes import PageQuery, page_of
-from service.inbox import conversations, outbound
-from service.inbox.shapes import Conversation, ConversationQuery, Message, SendMessage, StartConversation
+from service.inbox import conversations, outbound, sharing
+from service.inbox.shapes import (
+    AddNote,
+    Conversation,
+    ConversationQuery,
+    Message,
+    Note,
+    SendMessage,
+    StartConversation,
+    UpdateConversation,
+)
 
 
 def start(call: Call) -> Reply:
@@ -17,6 +26,19 @@ def list_(call: Call) -> Page:
 
 def get(call: Call) -> Conversation:
     return conversations.get_conversation(actor=call.actor, conversation_id=call.path["id"])
+
+
+def update(call: Call) -> Conversation:
+    return sharing.update(actor=call.actor, conversation_id=call.path["id"],
+                          **{name: getattr(call.body, name) for name in call.body.model_fields_set})
+
+
+def add_note(call: Call) -> Note:
+    return sharing.add_note(actor=call.actor, conversation_id=call.path["id"], text=call.body.text)
+
+
+def notes(call: Call) -> Page:
+    return sharing.list_notes(actor=call.actor, conversation_id=call.path["id"], **dict(call.query))
 
 
 def messages(call: Call) -> Page:
@@ -77,10 +99,22 @@ OPERATIONS = [
                    "events (by Account Activity webhook, else polled), TikTok Business Messaging (the person "
                    "writes first), and on YouTube the comment threads on the channel's videos (polled; "
                    "`externalConversationId` is the thread's id). Polled platforms are read every "
-                   "`SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account."),
+                   "`SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account. The shared inbox filters by `status`, "
+                   "`assigneeId` (`none`: unassigned) and `label`; `q` searches the contact's name and handle and "
+                   "the messages' text (whole words, the last one may be cut short; case and accents ignored)."),
     op("GET", "/conversations/{id}", get, summary="Get a conversation", tag="Inbox", operation_id="getConversation",
        answer=Conversation),
+    op("PATCH", "/conversations/{id}", update, summary="Change a conversation's status, assignee or labels",
+       tag="Inbox", operation_id="updateConversation", body=UpdateConversation, answer=Conversation,
+       description="The shared inbox: `status` open, resolved or snoozed (with `snoozedUntil`, a future instant: "
+                   "the conversation opens again by itself then, or when the contact writes), `assigneeId` (a "
+                   "member who may see the conversation's profile, else 422; null unassigns), `labels` (the whole "
+                   "set, at most 20). Only the fields sent change; `conversation.updated` follows."),
     op("GET", "/conversations/{id}/messages", messages, summary="A conversation's messages, oldest first",
        tag="Inbox", operation_id="listMessages", query=PageQuery, answer=page_of(Message)),
+    op("GET", "/conversations/{id}/notes", notes, summary="A conversation's internal notes, oldest first",
+       tag="Inbox", operation_id="listNotes", query=PageQuery, answer=page_of(Note)),
+    op("POST", "/conversations/{id}/notes", add_note, summary="Add an internal note (never sent to the contact)",
+       tag="Inbox", operation_id="addNote", ok=201, body=AddNote, answer=Note),
     _send,
 ]

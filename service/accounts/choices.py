@@ -94,6 +94,7 @@ def choose(*, actor: Actor, platform: str, selection: str, ids: list[str]) -> Ch
     """
     with db.atomic():
         row, kept = _live(actor=actor, platform=platform, selection=selection)
+        actor.require_role("admin", "connect or disconnect accounts")
         actor.require_write()
         by_id = {item["id"]: item for item in kept}
         unknown = [index for index, value in enumerate(ids) if value not in by_id]

@@ -18,6 +18,7 @@ from service.accounts import adapters, choices
 from service.accounts import ops as accounts
 from service.accounts.connect_shapes import ConnectStart, SelectionOffered, TokenConnection, WebhookSubscription
 from service.accounts.shapes import Account as AccountRecord
+from service.common import audit
 from service.common.configured import Configured
 from service.identity import workspaces
 from service.identity.auth import Actor
@@ -49,6 +50,7 @@ def start_oauth(*, actor: Actor, platform: str, profile_id: str, redirect_url: s
     if platform not in OAUTH_PLATFORMS:
         raise ValidationFailed.field("platform", "connects with a token, not OAuth: use POST /v1/connect/" + platform)
     workspaces.get_profile_row(actor=actor, profile_id=profile_id)
+    actor.require_role("admin", accounts.CONNECT_ACCOUNTS)
     actor.require_write()
     if redirect_url is not None and not _acceptable_redirect(redirect_url):
         raise ValidationFailed.field("redirectUrl", "must be an absolute https URL (or http on localhost)")
@@ -143,6 +145,7 @@ def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnecti
     (`phoneNumberId`, `wabaId`, `accessToken` checked against the Graph API)."""
     with db.atomic():
         workspaces.get_profile_row(actor=actor, profile_id=connection.profile_id)
+        actor.require_role("admin", accounts.CONNECT_ACCOUNTS)
         actor.require_write()
     try:
         identity = adapters.adapter(platform).connect_with_token(**connection.credentials())
@@ -156,12 +159,15 @@ def connect_with_token(*, actor: Actor, platform: str, connection: TokenConnecti
     except PlatformFailure as failure:
         raise adapters.as_service_error(failure) from None
     with db.atomic():
-        return AccountRecord.model_validate(_store(actor.workspace_id, connection.profile_id, platform, identity))
+        stored = _store(actor.workspace_id, connection.profile_id, platform, identity)
+        audit.record(actor, "account.connected", target=("account", stored.id), details={"platform": platform})
+        return AccountRecord.model_validate(stored)
 
 
 def subscribe_webhooks(*, actor: Actor, platform: str, account_id: str) -> WebhookSubscription:
     with db.atomic():
         account = accounts.get_row(actor=actor, account_id=account_id)
+        actor.require_role("admin", accounts.CONNECT_ACCOUNTS)
         actor.require_write()
     if platform not in SUBSCRIBABLE:
         raise ValidationFailed.field("platform", "must be " + _one_of(sorted(SUBSCRIBABLE)))

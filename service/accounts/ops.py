@@ -10,7 +10,7 @@ from kit.pagination import Page, paginate
 from service.accounts import adapters
 from service.accounts.shapes import Account as AccountRecord
 from service.accounts.shapes import AccountDeleted
-from service.common import events, signals
+from service.common import audit, events, signals
 from service.identity.auth import Actor
 from storage.db import db
 from storage.models import Account
@@ -82,6 +82,7 @@ def connect(
     account.credentials = crypto.encrypt_json(credentials)
     account.credentials_expire_at = adapters.lapses_at(platform, credentials)
     account.credentials_checked_at = None
+    account.health_notified_at = None
     account.status = "connected"
     account.needs_reauth = False
     account.connected_at = moment
@@ -93,8 +94,12 @@ def connect(
     return account
 
 
+CONNECT_ACCOUNTS = "connect or disconnect accounts"
+
+
 def disconnect(*, actor: Actor, account_id: str) -> AccountRecord:
     account = get_row(actor=actor, account_id=account_id)
+    actor.require_role("admin", CONNECT_ACCOUNTS)
     actor.require_write()
     if account.status != "disconnected":
         moment = clock.now()
@@ -105,17 +110,20 @@ def disconnect(*, actor: Actor, account_id: str) -> AccountRecord:
         account.save()
         events.emit(workspace_id=account.workspace_id, type="account.disconnected",
                     data=AccountRecord.model_validate(account).dump())
+        audit.record(actor, "account.disconnected", target=("account", account.id))
     return AccountRecord.model_validate(account)
 
 
 def delete_permanently(*, actor: Actor, account_id: str) -> AccountDeleted:
     account = get_row(actor=actor, account_id=account_id)
+    actor.require_role("admin", CONNECT_ACCOUNTS)
     actor.require_write()
     if account.status == "connected":
         raise Conflict("Disconnect the account before deleting it permanently.")
     # Each domain that keeps rows for the account deletes them and says how many of what went.
     counts = {"postTargets": 0, "conversations": 0, **dict(signals.account_deleting.send(account.id))}
     account.delete_instance()
+    audit.record(actor, "account.deleted", target=("account", account.id), details=counts)
     return AccountDeleted(id=account.id, deleted=True, post_targets=counts["postTargets"],
                           conversations=counts["conversations"])
 

@@ -23,6 +23,9 @@ CATALOGUE: dict[str, str] = {
     "post.partial": "A post was published on some targets and failed on others.",
     "post.failed": "A post failed on every target.",
     "post.cancelled": "A scheduled post was cancelled.",
+    "post.approval_requested": "A member's post waits for an owner or an admin to approve it.",
+    "post.approved": "A post waiting for approval was approved and goes on.",
+    "post.rejected": "A post waiting for approval was rejected, with a reason.",
     "account.connected": "A platform account was connected.",
     "account.disconnected": "A platform account was disconnected.",
     "conversation.started": "A new conversation began, inbound or through the API.",
@@ -38,6 +41,7 @@ CATALOGUE: dict[str, str] = {
     "sequence.stopped": "An enrolment was stopped before its last step.",
     "media.uploaded": "A media upload was completed.",
     "webhook.test": "A test event sent on request to one endpoint.",
+    "conversation.updated": "A conversation's status, assignee or labels changed (the shared inbox).",
 }
 
 

@@ -7,10 +7,13 @@ from datetime import timedelta
 from kit import clock, ids, tokens
 from kit.errors import Forbidden, NotFound, ValidationFailed
 from kit.pagination import Page, paginate
+from service.common import audit
 from service.identity.api_key_shapes import ApiKey as KeyRecord
 from service.identity.api_key_shapes import ApiKeyCreated, ApiKeyRevoked
 from service.identity.auth import Actor
 from storage.models import ApiKey, Profile
+
+MANAGE_KEYS = "manage API keys"
 
 
 def create(
@@ -23,6 +26,7 @@ def create(
     expires_in_days: int | None = None,
 ) -> ApiKeyCreated:
     actor.require_write()
+    actor.require_role("admin", MANAGE_KEYS)
     if scope == "full":
         actor.require_full_scope("create a key with scope full")
         if profile_ids:
@@ -43,7 +47,7 @@ def create(
             raise ValidationFailed.field("profileIds", "names profiles that do not exist: " + ", ".join(missing))
         if any(not actor.sees_profile(pid) for pid in profile_ids):
             raise Forbidden("A key cannot grant profiles that it cannot act on itself.")
-    return create_key(
+    created = create_key(
         workspace_id=actor.workspace_id,
         name=name,
         scope=scope,
@@ -51,6 +55,9 @@ def create(
         permission=permission,
         expires_in_days=expires_in_days,
     )
+    audit.record(actor, "key.created", target=("key", created.id),
+                 details={"name": name, "scope": scope, "permission": permission})
+    return created
 
 
 def create_key(
@@ -84,6 +91,7 @@ def create_key(
 def list_keys(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
     """The workspace's keys; a key limited to profiles sees only keys whose profiles lie within its own
     (not the workspace-wide keys, nor keys of profiles it cannot act on)."""
+    actor.require_role("admin", MANAGE_KEYS)
     query = ApiKey.select().where(ApiKey.workspace == actor.workspace_id)
     if actor.profile_ids is not None:
         # profile_ids is a JSON list: few keys per workspace, so the rule is applied here, not in SQL.
@@ -97,6 +105,7 @@ def list_keys(*, actor: Actor, page: int | None = None, limit: int | None = None
 
 
 def revoke(*, actor: Actor, key_id: str) -> ApiKeyRevoked:
+    actor.require_role("admin", MANAGE_KEYS)
     key = ApiKey.get_or_none(ApiKey.id == key_id, ApiKey.workspace == actor.workspace_id)
     if key is None:
         raise NotFound("No API key with that id.")
@@ -109,4 +118,5 @@ def revoke(*, actor: Actor, key_id: str) -> ApiKeyRevoked:
     if key.revoked_at is None:
         key.revoked_at = key.updated_at = clock.now()
         key.save()
+        audit.record(actor, "key.revoked", target=("key", key.id), details={"name": key.name})
     return ApiKeyRevoked.model_validate(key)

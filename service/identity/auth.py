@@ -1,18 +1,20 @@
-"""Who is acting: an `Actor` built from an API key (or, at /mcp, an OAuth token).
+"""Who is acting: an `Actor` built from an API key, an OAuth token (at /mcp) or a dashboard session.
 
-Every service function takes `actor=` and asks it the tenancy questions, so /v1 and MCP answer
-them alike: another workspace's resource is 404, outside the key's profiles 403, a write with a
-read key 403.
+Every service function takes `actor=` and asks it the tenancy questions, so /v1, MCP and the
+dashboard answer them alike: another workspace's resource is 404, outside the key's (or the
+member's) profiles 403, a write with a read key (or as a viewer) 403, and an action above the
+person's role 403 naming the role it needs (`service.identity.roles`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kit import clock, tokens
 from kit.errors import Forbidden, Unauthorized
 from service.common import epochs
+from service.identity import roles
 from storage import hot
 from storage.db import db
 from storage.models import ApiKey, Membership
@@ -29,6 +31,11 @@ class Actor:
     profile_ids: frozenset[str] | None  # None: every profile of the workspace, also later ones
     credential_id: str  # the key or token id: rate limits and idempotency are kept per credential
     user_id: str | None = None
+    # The person's role in the workspace (a session or an OAuth token); None for an API key, which
+    # keeps its own scope and permission.
+    role: str | None = None
+    client_id: str | None = None  # the OAuth client acting for the person (MCP), for the audit log
+    ip: str | None = None  # the caller's address, for the audit log
 
     @property
     def can_write(self) -> bool:
@@ -36,18 +43,36 @@ class Actor:
 
     def require_write(self) -> None:
         if not self.can_write:
-            raise Forbidden("This key is read-only.")
+            if self.role == "viewer":
+                raise Forbidden(roles.refusal("member", self.role, "change anything"))
+            raise Forbidden("This key is read-only." if self.role is None
+                            else "This connection was granted read access only.")
 
     def sees_profile(self, profile_id: str) -> bool:
         return self.profile_ids is None or profile_id in self.profile_ids
 
     def require_profile(self, profile_id: str) -> None:
         if not self.sees_profile(profile_id):
-            raise Forbidden("This key is not allowed to act on that profile.")
+            raise Forbidden("This key is not allowed to act on that profile." if self.role is None
+                            else "You are not allowed to act on that profile.")
 
     def require_full_scope(self, what: str) -> None:
         if self.profile_ids is not None:
-            raise Forbidden(f"A key limited to profiles cannot {what}.")
+            raise Forbidden(f"A key limited to profiles cannot {what}." if self.role is None
+                            else f"A member limited to some profiles cannot {what}.")
+
+    def has_role(self, needed: str) -> bool:
+        """Whether the person's role reaches `needed`; an API key has every role its permission allows."""
+        return self.role is None or roles.at_least(self.role, needed)
+
+    def require_role(self, needed: str, what: str) -> None:
+        """403 naming the role an action needs, when the person's role is below it."""
+        if self.role is not None and not roles.at_least(self.role, needed):
+            raise Forbidden(roles.refusal(needed, self.role, what))
+
+    def at(self, ip: str | None) -> Actor:
+        """The same actor, calling from `ip` (for the audit log)."""
+        return self if ip is None or ip == self.ip else replace(self, ip=ip)
 
 
 # Keys this process has checked, by SHA-256 of the key: the database and epoch they were read at,
@@ -146,9 +171,25 @@ def _quiet_until(key: hot.KeyRow) -> float:
     return until if key.expires_at is None else min(until, clock.epoch_of(key.expires_at))
 
 
-def member_actor(user_id: str, workspace_id: str) -> Actor:
-    """The person acting in one of their workspaces from the dashboard."""
-    if not Membership.select().where(Membership.user == user_id, Membership.workspace == workspace_id).exists():
+def person_actor(*, workspace_id: str, user_id: str, role: str, profile_ids: list[str] | None,
+                 credential_id: str, scopes: tuple[str, ...] | None = None, client_id: str | None = None,
+                 ip: str | None = None) -> Actor:
+    """A person acting in a workspace with their current role: from the dashboard, or through an
+    OAuth token (`scopes`) that never gives more than the role does, also after it was lowered.
+    Owners and admins act on every profile; a member or viewer on their `profile_ids` when set."""
+    permission = roles.permission_of(role)
+    if scopes is not None and "write" not in scopes:
+        permission = "read"
+    limited = role in roles.LIMITABLE and profile_ids is not None
+    return Actor(workspace_id=workspace_id, permission=permission,
+                 profile_ids=frozenset(profile_ids or []) if limited else None,
+                 credential_id=credential_id, user_id=user_id, role=role, client_id=client_id, ip=ip)
+
+
+def member_actor(user_id: str, workspace_id: str, *, ip: str | None = None) -> Actor:
+    """The person acting in one of their workspaces from the dashboard, with their role there now."""
+    membership = Membership.get_or_none(Membership.user == user_id, Membership.workspace == workspace_id)
+    if membership is None:
         raise PermissionError("not a member")
-    return Actor(workspace_id=workspace_id, permission="read-write", profile_ids=None,
-                 credential_id=f"session:{user_id}", user_id=user_id)
+    return person_actor(workspace_id=workspace_id, user_id=user_id, role=membership.role,
+                        profile_ids=membership.profile_ids, credential_id=f"session:{user_id}", ip=ip)

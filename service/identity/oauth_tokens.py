@@ -19,10 +19,12 @@ from typing import Any
 
 from kit import clock, ids, tokens
 from kit.errors import NotFound
-from service.identity.auth import Actor
+from service.common import audit
+from service.identity import roles
+from service.identity.auth import Actor, person_actor
 from storage import hot
 from storage.db import db
-from storage.models import OAuthCode, OAuthGrant, OAuthToken, Workspace
+from storage.models import Membership, OAuthCode, OAuthGrant, OAuthToken, Workspace
 
 SCOPES = ("read", "write")
 CODE_LIFETIME = timedelta(minutes=10)
@@ -70,6 +72,7 @@ def save_code(
     code_challenge_method: str,
 ) -> None:
     moment = clock.now()
+    scope = scope_within_role(user_id=user_id, workspace_id=workspace_id, scope=scope)
     OAuthCode.create(
         code_hash=tokens.sha256_hex(code),
         client_id=client_id,
@@ -84,6 +87,19 @@ def save_code(
         expires_at=moment + CODE_LIFETIME,
         created_at=moment,
     )
+    audit.record(None, "app.authorized", workspace_id=workspace_id, target=("oauth_client", client_id),
+                 user_id=user_id, details={"scope": scope, "clientName": client_name})
+
+
+def scope_within_role(*, user_id: str, workspace_id: str, scope: str) -> str:
+    """What the person may grant in that workspace: a viewer grants `read` only. (The token check
+    holds the role again at every call, so a role lowered later lowers the token too.)"""
+    membership = Membership.get_or_none(Membership.user == user_id, Membership.workspace == workspace_id)
+    if membership is None:
+        raise NotFound("No workspace with that id.")
+    if roles.permission_of(membership.role) == "read":
+        return normalise_scope(" ".join(part for part in scope_list(scope) if part != "write"))
+    return scope
 
 
 def claim_code(code: str, *, client_id: str) -> OAuthCode | None:
@@ -234,15 +250,15 @@ class TokenInfo:
     resource: str
     expires_at: datetime
 
+    role: str = "member"  # the person's role in the workspace now (the token never gives more)
+    profile_ids: tuple[str, ...] | None = None  # a member or viewer limited to some profiles
+
     def actor(self) -> Actor:
-        """The token acts in its workspace for its user; `write` is what makes it read-write."""
-        return Actor(
-            workspace_id=self.workspace_id,
-            permission="read-write" if "write" in self.scopes else "read",
-            profile_ids=None,
-            credential_id=self.grant_id,
-            user_id=self.user_id,
-        )
+        """The token acts in its workspace for its user, within the person's current role: `write`
+        makes it read-write only where the role writes (a viewer's token reads)."""
+        return person_actor(workspace_id=self.workspace_id, user_id=self.user_id, role=self.role,
+                            profile_ids=list(self.profile_ids) if self.profile_ids is not None else None,
+                            credential_id=self.grant_id, scopes=self.scopes, client_id=self.client_id)
 
 
 # Written by hand, as a token's first request in a process runs it: the revocation, expiry and
@@ -251,7 +267,7 @@ class TokenInfo:
 # grant revoked by hand.)
 _LIVE_ACCESS_SQL = (
     "SELECT t.id, t.grant_id, t.client_id, t.user_id, t.workspace_id, t.scope, t.resource, t.access_expires_at,"
-    " g.last_used_at FROM o_auth_token AS t JOIN o_auth_grant AS g ON g.id = t.grant_id"
+    " g.last_used_at, m.role, m.profile_ids FROM o_auth_token AS t JOIN o_auth_grant AS g ON g.id = t.grant_id"
     # The person must still belong to the workspace the token was issued for.
     " JOIN membership AS m ON m.user_id = t.user_id AND m.workspace_id = t.workspace_id"
     " WHERE t.access_hash = ? AND t.revoked_at IS NULL AND g.revoked_at IS NULL AND t.access_expires_at > ?"
@@ -291,6 +307,8 @@ def verify_access_token(presented: str) -> TokenInfo | None:
         scopes=tuple(scope_list(row[5])),
         resource=row[6],
         expires_at=OAuthToken.access_expires_at.python_value(row[7]),
+        role=row[9],
+        profile_ids=_profiles(row[10]),
     )
     last_used = OAuthGrant.last_used_at.python_value(row[8])
     if last_used is not None and (moment - last_used).total_seconds() <= LAST_USED_RESOLUTION_SECONDS:
@@ -302,6 +320,11 @@ def verify_access_token(presented: str) -> TokenInfo | None:
     # connection holds the lock) for a thread to make.
     db.after_commit(lambda: _remember(digest, epoch, info, moment))
     return info
+
+
+def _profiles(stored: Any) -> tuple[str, ...] | None:
+    value = Membership.profile_ids.python_value(stored)
+    return None if value is None else tuple(value)
 
 
 def _remember(digest: str, epoch: tuple[int, int], info: TokenInfo, last_used: datetime) -> None:
@@ -355,7 +378,7 @@ def list_connected_apps(*, user_id: str) -> list[dict[str, Any]]:
     return list(apps.values())
 
 
-def revoke_connected_app(*, user_id: str, client_id: str, workspace_id: str) -> int:
+def revoke_connected_app(*, user_id: str, client_id: str, workspace_id: str, ip: str | None = None) -> int:
     """End every live grant of this client for this person in this workspace; how many ended."""
     grants = [
         g.id
@@ -370,4 +393,6 @@ def revoke_connected_app(*, user_id: str, client_id: str, workspace_id: str) -> 
         raise NotFound("No connected app with that id.")
     for grant_id in grants:
         revoke_grant(grant_id, reason="dashboard")
+    audit.record(None, "app.revoked", workspace_id=workspace_id, target=("oauth_client", client_id),
+                 user_id=user_id, ip=ip, label=None)
     return len(grants)

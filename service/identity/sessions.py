@@ -12,17 +12,21 @@ import secrets
 from datetime import timedelta
 
 from kit import clock, tokens
+from service.common import audit
 from storage.models import DashboardSession
 
 LIFETIME = timedelta(days=14)
 
 
-def start(*, user_id: str) -> str:
-    """A new session for this person; returns the id for the cookie (shown nowhere else)."""
+def start(*, user_id: str, email: str | None = None, ip: str | None = None, method: str | None = None) -> str:
+    """A new session for this person; returns the id for the cookie (shown nowhere else). With
+    `method` (`password`, `oidc`, `invitation`) the sign-in is in the audit log, in this transaction."""
     session_id = secrets.token_urlsafe(32)
     moment = clock.now()
     DashboardSession.create(id_hash=tokens.sha256_hex(session_id), user=user_id, created_at=moment,
                             expires_at=moment + LIFETIME)
+    if method is not None:
+        audit.signin(user_id=user_id, email=email or "", succeeded=True, ip=ip, method=method)
     return session_id
 
 

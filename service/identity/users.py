@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -97,18 +98,43 @@ def set_password(*, email: str, password: str) -> User:
     return user
 
 
-def link_identity(*, subject: str, email: str | None, email_verified: bool) -> User | None:
-    """The person this identity signs in as, linking it on first use; None when refused."""
+@dataclass(frozen=True)
+class Linked:
+    """Who an identity signs in as, or why not (`refusal`: words for the log, never an e-mail)."""
+
+    user: User | None
+    refusal: str | None = None
+    joined: str | None = None  # the workspace an invitation let them into
+
+
+def link_identity(*, subject: str, email: str | None, email_verified: bool,
+                  invitation: str | None = None, ip: str | None = None) -> Linked:
+    """The person this identity signs in as, linking it on first use; `refusal` when refused.
+
+    A first sign-in links through a verified e-mail of an existing user, never creating a second
+    one. With a live invitation (`invitation`, its link's token) for that very e-mail, the person
+    is made a user (if new) and joins the workspace. Call it inside a transaction."""
+    from service.identity import invitations  # the invitations' module signs people up through here
+
     user = User.get_or_none(User.oidc_subject == subject)
-    if user is not None:
-        return user
-    if not email or not email_verified:
-        return None
-    user = User.get_or_none(User.email == normalise_email(email))
-    if user is None or (user.oidc_subject and user.oidc_subject != subject):
-        return None
-    user.oidc_subject = subject
-    user.email_verified = True
-    user.updated_at = clock.now()
-    user.save()
-    return user
+    if user is None:
+        if not email:
+            return Linked(None, "the identity provider gave no e-mail address")
+        if not email_verified:
+            return Linked(None, "the identity provider has not verified the e-mail address")
+        user = User.get_or_none(User.email == normalise_email(email))
+        invited = invitations.invited_email(invitation) if invitation else None
+        if user is None and invited != normalise_email(email):
+            return Linked(None, "no user has that e-mail address and no invitation for it was presented")
+        if user is not None and user.oidc_subject and user.oidc_subject != subject:
+            return Linked(None, "the e-mail's user is linked to another identity of the provider")
+        if user is None:
+            user = create_user(email=email, email_verified=True)
+        user.oidc_subject = subject
+        user.email_verified = True
+        user.updated_at = clock.now()
+        user.save()
+    joined = None
+    if invitation and invitations.invited_email(invitation) == user.email:
+        joined = invitations.accept(invitation, user_id=user.id, ip=ip)
+    return Linked(user, joined=joined)

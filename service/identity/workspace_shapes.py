@@ -54,9 +54,9 @@ class ProfileRef(Record):
 class Workspace(Record):
     id: str
     name: str
-    role: Literal["owner", "member"] = Field(description=(
-        "The caller's role. An API key acts as `owner` when it has scope `full` and permission `read-write`, "
-        "else as `member`."))
+    role: Literal["owner", "admin", "member", "viewer"] = Field(description=(
+        "The caller's role. A person (an MCP connection) has their role in the workspace; an API key acts "
+        "as `owner` when it has scope `full` and permission `read-write`, else as `member`."))
     profiles: list[ProfileRef]
     created_at: Instant
     updated_at: Instant

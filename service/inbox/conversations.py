@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -89,10 +90,16 @@ def list_conversations(
     page: int | None = None,
     limit: int | None = None,
     unread: bool = False,
+    status: str | None = None,
+    assignee_id: str | None = None,
+    label: str | None = None,
+    q: str | None = None,
 ) -> Page:
     """The workspace's conversations, newest `lastMessageAt` first (a conversation without messages
     yet sorts by its creation). `platform` is the upper-case filter of the contract; `unread` keeps
-    those with inbound messages nobody has answered or marked read (the dashboard's filter)."""
+    those with inbound messages nobody has answered or marked read (the dashboard's filter); the
+    shared inbox filters by `status`, `assignee_id` (`none`: unassigned) and `label`, and `q`
+    searches contacts and messages (`search_words`)."""
     profile_ids = None if actor.profile_ids is None else tuple(sorted(actor.profile_ids))
     if profile_id is not None:
         actor.require_profile(profile_id)
@@ -107,13 +114,31 @@ def list_conversations(
         account_id=account_id,
         platform=platform.lower() if platform is not None else None,
         unread=unread,
+        status=status,
+        assignee_id=assignee_id,
+        label=label,
+        words=search_words(q) if q is not None else None,
     )
     page, limit, offset = window(page, limit)
-    total = hot_inbox.total(filters)
-    rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
+    if filters.words is not None:
+        rows, total = hot_inbox.searched(filters, limit=limit, offset=offset)
+    else:
+        total = hot_inbox.total(filters)
+        rows = hot_inbox.page(filters, limit=limit, offset=offset) if offset < total else []
     columns = hot_inbox.COLUMNS  # the record's fields, in the order of the row
     found = records(ConversationRecord, [dict(zip(columns, row, strict=True)) for row in rows])
     return Page(ConversationRecord, found, page, limit, total)
+
+
+_WORD = re.compile(r"[^\W_]+")
+MAX_SEARCH_WORDS = 8
+
+
+def search_words(q: str) -> tuple[str, ...]:
+    """The words of a search, as both databases' tokenizers cut text (letters and digits; the rest
+    separates words), at most eight: each must be a word of the contact's name or handle or of a
+    message, the last the start of one (as a person types). No word at all finds nothing."""
+    return tuple(_WORD.findall(q))[:MAX_SEARCH_WORDS]
 
 
 def get_messages(

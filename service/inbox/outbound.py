@@ -42,9 +42,10 @@ from platforms.base import (
     Button,
 )
 from service.accounts import adapters
-from service.common import idempotency
+from service.common import audit, idempotency
 from service.engine import core as engine
 from service.identity.auth import Actor
+from service.inbox import saved_replies
 from service.inbox.conversations import WINDOW_MESSAGE, get_row
 from service.inbox.shapes import Message as MessageRecord
 from service.inbox.work import MESSAGE_WORK, send
@@ -215,6 +216,7 @@ def _check_extras(actor: Actor, account: Account, *, text: str | None, template:
 def send_message(
     *, actor: Actor, conversation_id: str, text: str | None = None, template: Any = None,
     button_label: str | None = None, button_url: str | None = None, media_ids: list[str] | None = None,
+    saved_reply_id: str | None = None,
 ) -> Sent:
     """Reply to a contact from the inbox, and wait a little for the platform's answer.
 
@@ -229,6 +231,11 @@ def send_message(
         conversation = get_row(actor=actor, conversation_id=conversation_id)
         actor.require_write()
         account = Account.get_by_id(conversation.account_id)
+        if saved_reply_id is not None:
+            if text is not None or template is not None:
+                raise ValidationFailed.field("savedReplyId", "give a saved reply or text, not both")
+            text = saved_replies.render(actor=actor, reply_id=saved_reply_id, conversation=conversation,
+                                        account=account)
         if template is not None and not isinstance(template, dict):
             template = template.model_dump()  # the request's shape: name, language, parameters
         if (button_label is None) != (button_url is None):
@@ -239,6 +246,8 @@ def send_message(
         message = queue_outbound(conversation, account, text=text, template=template, button=button, source="inbox",
                                  nudge=False, media_ids=media_ids)
         idempotency.attach(message.id)
+        audit.record(actor, "message.sent", target=("message", message.id),
+                     details={"conversationId": conversation.id})
     return settle(message.id)
 
 

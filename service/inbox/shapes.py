@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
@@ -25,7 +26,9 @@ PLATFORM_FILTER = ("INSTAGRAM", "WHATSAPP", "TIKTOK", "TELEGRAM", "YOUTUBE", "X"
 DIRECTIONS = ("inbound", "outbound")
 MESSAGE_STATUSES = ("received", "pending", "sending", "sent", "delivered", "read", "failed", "unknown")
 SOURCES = ("inbox", "broadcast", "sequence", "automation")
-CONVERSATION_STATUSES = ("open",)
+CONVERSATION_STATUSES = ("open", "resolved", "snoozed")
+MAX_LABELS = 20
+Label = Annotated[str, Field(min_length=1, max_length=50)]
 MAX_TEXT = 4096
 
 Text255 = Annotated[str, Field(min_length=1, max_length=255)]
@@ -40,6 +43,46 @@ class ConversationQuery(PageQuery):
         "(lower case included) → 422.")
     account_id: Id = LEFT_OUT
     profile_id: Id = LEFT_OUT
+    status: Literal[CONVERSATION_STATUSES] = LEFT_OUT  # type: ignore[valid-type]
+    assignee_id: Id = Field(LEFT_OUT, description="A member's user id, or `none` for unassigned conversations.")
+    label: Label = LEFT_OUT
+    q: Annotated[str, Field(min_length=1, max_length=200)] = Field(LEFT_OUT, description=(
+        "Search over the contact's name and handle and the messages' text (case- and accent-insensitive): "
+        "every word must be one of theirs, the last may be the start of one (as you type). Newest first."))
+
+
+class UpdateConversation(Body):
+    status: Literal[CONVERSATION_STATUSES] = Field(LEFT_OUT, description=(  # type: ignore[valid-type]
+        "`snoozed` needs `snoozedUntil`; an inbound message opens a resolved or snoozed conversation again."))
+    snoozed_until: Annotated[str, Field(min_length=1, max_length=64, examples=["2026-12-02T09:00:00Z"])] = Field(
+        LEFT_OUT, description="An instant in the future: the conversation opens again by itself then.")
+    assignee_id: Id | None = Field(LEFT_OUT, description=(
+        "A member who may see the conversation's profile (else 422), or null to unassign."))
+    labels: list[Label] = Field(LEFT_OUT, max_length=MAX_LABELS, description="The whole set (at most 20).")
+
+
+class UpdateConversationTool(UpdateConversation):
+    """`update_conversation` as an MCP tool: the conversation's id is an argument (on /v1, the path)."""
+
+    conversation_id: Id
+
+
+class AddNote(Body):
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+
+
+class AddNoteTool(AddNote):
+    """`add_note` as an MCP tool."""
+
+    conversation_id: Id
+
+
+class Note(Record):
+    id: str
+    conversation_id: str
+    author_id: str | None
+    text: str
+    created_at: Instant
 
 
 class MessagesQuery(PageQuery):
@@ -91,6 +134,32 @@ class SendMessage(Body):
         "Completed media (`med_...`) sent with the text as their caption, where the platform takes attachments "
         "in a direct message: Telegram and WhatsApp, one image or video a message (caption at most 1,024 "
         "characters). Elsewhere → 422 naming `mediaIds`."))
+    saved_reply_id: Id = Field(LEFT_OUT, description=(
+        "Send a saved reply (instead of `text`), its variables filled for this conversation."))
+
+
+class SavedReplyBody(Body):
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = Field(description=(
+        "`{{contact.name}}`, `{{contact.handle}}` and `{{account.name}}` are filled in when it is sent."))
+
+
+class SavedReplyChange(Body):
+    name: Annotated[str, Field(min_length=1, max_length=200)] = LEFT_OUT
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] = LEFT_OUT
+
+
+class SavedReply(Record):
+    id: str
+    name: str
+    text: str
+    created_at: Instant
+    updated_at: Instant
+
+
+class SavedReplyDeleted(Record):
+    id: str
+    deleted: bool
 
 
 class SendMessageTo(SendMessage):
@@ -100,6 +169,13 @@ class SendMessageTo(SendMessage):
 
 
 # -- records -----------------------------------------------------------------------------------
+
+
+def _labels(value: Any) -> Any:
+    # The list's hand-written read hands the stored JSON text over as it is.
+    if isinstance(value, str):
+        return json.loads(value)
+    return value or []
 
 
 class Conversation(Record):
@@ -115,6 +191,9 @@ class Conversation(Record):
         "The contact's last message: Instagram, Facebook and WhatsApp take free-form replies for 24 h after it."))
     unread_count: int = Field(ge=0, description="Inbound messages since the last reply.")
     status: Literal[CONVERSATION_STATUSES]  # type: ignore[valid-type]
+    snoozed_until: NullableInstant = None
+    assignee_id: str | None = None
+    labels: Annotated[list[str], BeforeValidator(_labels)] = Field(default_factory=list)
     created_at: Instant
     updated_at: Instant
 

@@ -8,7 +8,7 @@ transaction. How one target is published exactly once is `service/posts/publishi
 
 Targets are validated against each platform's capabilities and rules before anything is saved
 (`checks.py`); lists and the calendar are `listing.py`; the record and its events `records.py`.
-The posts modules import one way: `records` ← `checks`, `listing`, `publishing` ← `ops`.
+The posts modules import one way: `records` ← `checks`, `listing`, `publishing`, `approvals` ← `ops`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from kit import clock, ids
 from kit.errors import Conflict, ValidationFailed
 from service.common import idempotency
 from service.identity.auth import Actor
-from service.posts import publishing, queue, work
+from service.posts import approvals, publishing, queue, work
 from service.posts.checks import TextMeasure, check, measure
 from service.posts.listing import CalendarEntry, calendar, list_posts, published_counts
 from service.posts.records import emit, get_row, options_of, record
@@ -96,7 +96,10 @@ def create(*, actor: Actor, content: str, targets: list[Any], media_ids: list[st
                            status=_status_of(due, publish_now), scheduled_for=due if not publish_now else checked.due,
                            timezone=timezone, source="service", created_at=moment, updated_at=moment)
         target_ids = _write_targets(post, targets, checked.accounts, due, slots)
-        _after_write(post, target_ids)
+        if approvals.held(actor, post):  # a member's post waits for an owner or an admin
+            approvals.hold(actor, post)
+        else:
+            _after_write(post, target_ids)
         # Under an Idempotency-Key, the post is the key's: a retry after a crash finds it, never a second.
         idempotency.attach(post.id)
         return record(post)

@@ -35,7 +35,8 @@ def record(post: Post, targets: list[PostTarget] | None = None) -> PostRecord:
     return PostRecord.model_validate(dict(
         id=post.id, content=post.content, media_ids=list(post.media_ids or []), status=post.status,
         scheduled_for=post.scheduled_for, timezone=post.timezone, published_at=post.published_at, source=post.source,
-        targets=[_target_record(post, t) for t in targets], created_at=post.created_at, updated_at=post.updated_at))
+        targets=[_target_record(post, t) for t in targets], rejection_reason=post.rejection_reason,
+        created_at=post.created_at, updated_at=post.updated_at))
 
 
 def emit(post: Post, event_type: str, targets: list[PostTarget] | None = None) -> None:

@@ -9,7 +9,8 @@ from pydantic import BeforeValidator, Field
 from kit.shapes import LEFT_OUT, Body, Id, Instant, NullableInstant, PageQuery, Query, Record, rule
 from service.accounts.shapes import PLATFORMS
 
-POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled")
+POST_STATUSES = ("draft", "scheduled", "publishing", "published", "partial", "failed", "cancelled", "pending_approval",
+                 "rejected")
 TARGET_STATUSES = ("queued", "publishing", "published", "failed", "unknown")
 SOURCES = ("service", "external")
 SOURCE_FILTER = ("all", "service", "external")
@@ -141,8 +142,20 @@ class Post(Record):
     published_at: NullableInstant
     source: Literal[SOURCES]  # type: ignore[valid-type]
     targets: list[Target]
+    rejection_reason: str | None = Field(None, description="Why an owner or admin rejected it (`rejected`).")
     created_at: Instant
     updated_at: Instant
+
+
+class RejectPost(Body):
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class PostReason(Body):
+    """`reject_post` as a tool."""
+
+    post_id: Id
+    reason: Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 class PlatformDeletion(Record):

@@ -20,7 +20,7 @@ from typing import Any
 from kit import clock, ids, net
 from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from kit.pagination import Page, paginate
-from service.common import events, idempotency
+from service.common import audit, events, idempotency
 from service.common.configured import Configured
 from service.identity.auth import Actor
 from service.webhooks import work
@@ -61,11 +61,16 @@ def _check_url(url: str) -> str:
 
 
 def _require_admin(actor: Actor) -> None:
+    actor.require_role("admin", MANAGE_WEBHOOKS)
     actor.require_write()
     actor.require_full_scope("manage webhook endpoints (they receive every profile's events)")
 
 
+MANAGE_WEBHOOKS = "manage webhooks"
+
+
 def get_row(*, actor: Actor, webhook_id: str) -> WebhookEndpoint:
+    actor.require_role("admin", MANAGE_WEBHOOKS)
     endpoint = WebhookEndpoint.get_or_none(WebhookEndpoint.id == webhook_id,
                                            WebhookEndpoint.workspace == actor.workspace_id)
     if endpoint is None:
@@ -86,6 +91,7 @@ def create(*, actor: Actor, url: str, events: list[str] | None = None,
             enabled=True, secret=seal(secret), created_at=moment, updated_at=moment,
         )
         idempotency.attach(endpoint.id)
+        audit.record(actor, "webhook.created", target=("webhook", endpoint.id), details={"url": url})
     return WebhookCreated(**dict(Webhook.model_validate(endpoint)), secret=secret)
 
 
@@ -98,6 +104,7 @@ def created(*, actor: Actor, webhook_id: str) -> WebhookCreated:
 
 
 def list_endpoints(*, actor: Actor, page: int | None = None, limit: int | None = None) -> Page:
+    actor.require_role("admin", MANAGE_WEBHOOKS)
     query = (WebhookEndpoint.select().where(WebhookEndpoint.workspace == actor.workspace_id)
              .order_by(WebhookEndpoint.created_at, WebhookEndpoint.id))
     return paginate(query, page=page, limit=limit, record=Webhook)
@@ -123,6 +130,7 @@ def update(*, actor: Actor, webhook_id: str, **changes: Any) -> Webhook:
                 setattr(endpoint, field, changes[field])
         endpoint.updated_at = clock.now()
         endpoint.save()
+        audit.record(actor, "webhook.updated", target=("webhook", endpoint.id), details={"fields": sorted(changes)})
     return Webhook.model_validate(endpoint)
 
 
@@ -132,6 +140,7 @@ def delete(*, actor: Actor, webhook_id: str) -> WebhookDeleted:
     _require_admin(actor)
     WebhookDelivery.delete().where(WebhookDelivery.endpoint == endpoint.id).execute()
     endpoint.delete_instance()
+    audit.record(actor, "webhook.deleted", target=("webhook", endpoint.id))
     return WebhookDeleted(id=endpoint.id, deleted=True)
 
 
@@ -149,6 +158,7 @@ def rotate_secret(*, actor: Actor, webhook_id: str) -> WebhookSecret:
     endpoint.previous_secrets = seal(live[:MAX_LIVE_OLD_SECRETS])
     endpoint.updated_at = moment
     endpoint.save()
+    audit.record(actor, "webhook.secret_rotated", target=("webhook", endpoint.id))
     return WebhookSecret(secret=secret)
 
 
@@ -188,6 +198,7 @@ def list_deliveries(*, actor: Actor, webhook_id: str, status: str | None = None,
 
 
 def get_delivery(*, actor: Actor, delivery_id: str) -> DeliveryRecord:
+    actor.require_role("admin", MANAGE_WEBHOOKS)
     delivery = WebhookDelivery.get_or_none(WebhookDelivery.id == delivery_id,
                                            WebhookDelivery.workspace == actor.workspace_id)
     if delivery is None:
@@ -197,6 +208,7 @@ def get_delivery(*, actor: Actor, delivery_id: str) -> DeliveryRecord:
 
 def redeliver(*, actor: Actor, delivery_id: str) -> DeliveryRecord:
     """A new delivery row of the same event to the same endpoint (same envelope id), whatever the old one's state."""
+    actor.require_role("admin", MANAGE_WEBHOOKS)
     old = WebhookDelivery.get_or_none(WebhookDelivery.id == delivery_id,
                                       WebhookDelivery.workspace == actor.workspace_id)
     if old is None:

@@ -47,6 +47,7 @@ from storage.migrations import (
     m0025_event_outbox_unlocked,
     m0026_undispatched_events,
     m0027_confirm_before_reaching_people,
+    m0028_teams,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -79,6 +80,7 @@ MIGRATIONS: list[Migration] = [
     (25, "event outbox without a row lock on its workspace", m0025_event_outbox_unlocked.apply),
     (26, "undispatched events in dispatch order", m0026_undispatched_events.apply),
     (27, "confirm before reaching people", m0027_confirm_before_reaching_people.apply),
+    (28, "teams: roles, invitations, audit log, shared inbox", m0028_teams.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

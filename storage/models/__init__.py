@@ -13,7 +13,9 @@ from storage.models.base import BaseModel, JSONField
 from storage.models.broadcasts import Broadcast, BroadcastRecipient
 from storage.models.identity import (
     ApiKey,
+    AuditEntry,
     DashboardSession,
+    Invitation,
     Membership,
     OAuthClient,
     OAuthCode,
@@ -27,10 +29,13 @@ from storage.models.inbox import (
     ContactLookup,
     Conversation,
     ConversationCount,
+    ConversationLabel,
+    ConversationNote,
     InboxPoll,
     Message,
     PaceSlot,
     PlatformQuota,
+    SavedReply,
 )
 from storage.models.kit import IdempotencyRecord, RateLimitCounter, SchedulerState
 from storage.models.posts import Media, Post, PostDeletion, PostingQueue, PostTarget
@@ -81,6 +86,11 @@ ALL_MODELS: list[type[BaseModel]] = [
     ContactLookup,
     InboxPoll,
     PlatformQuota,
+    Invitation,
+    AuditEntry,
+    ConversationLabel,
+    ConversationNote,
+    SavedReply,
 ]
 
 __all__ = [
@@ -88,6 +98,7 @@ __all__ = [
     "Account",
     "AccountChore",
     "ApiKey",
+    "AuditEntry",
     "AutomationContact",
     "AutomationLog",
     "BaseModel",
@@ -99,6 +110,8 @@ __all__ = [
     "ContactLookup",
     "Conversation",
     "ConversationCount",
+    "ConversationLabel",
+    "ConversationNote",
     "DashboardSession",
     "Enrollment",
     "Event",
@@ -106,6 +119,7 @@ __all__ = [
     "IdempotencyRecord",
     "InboundRecord",
     "InboxPoll",
+    "Invitation",
     "JSONField",
     "Media",
     "Membership",
@@ -123,6 +137,7 @@ __all__ = [
     "Profile",
     "PublicReply",
     "RateLimitCounter",
+    "SavedReply",
     "SchedulerState",
     "Sequence",
     "User",

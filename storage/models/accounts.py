@@ -26,6 +26,8 @@ class Account(BaseModel):
     # tokens) lapse, in the clear so a daily job can find them; and when it last tried.
     credentials_expire_at = DateTimeField(null=True, index=True)
     credentials_checked_at = DateTimeField(null=True)
+    # When owners and admins were mailed that it needs reconnecting (once; a reconnect clears it).
+    health_notified_at = DateTimeField(null=True)
     connected_at = DateTimeField(default=now)
     disconnected_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)

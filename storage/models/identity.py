@@ -11,6 +11,7 @@ from storage.models.base import BaseModel, JSONField
 class Workspace(BaseModel):
     id = CharField(primary_key=True, max_length=40)
     name = CharField(max_length=200)
+    post_approval = BooleanField(default=False)  # a member's posts wait for an owner's or admin's approval
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
     # An MCP client that can ask the person (elicitation) confirms before a tool reaches people.
@@ -23,6 +24,7 @@ class User(BaseModel):
     password_hash = CharField(max_length=255, null=True)  # null for identity-provider-only users
     email_verified = BooleanField(default=False)
     oidc_subject = CharField(max_length=255, null=True, unique=True)
+    name = CharField(max_length=200, null=True)  # as the person gave it (an invitation's sign-up)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 
@@ -32,11 +34,32 @@ class Membership(BaseModel):
     user_id: str  # the foreign key column, for type checkers
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", backref="memberships")
     workspace_id: str  # the foreign key column, for type checkers
-    role = CharField(max_length=16)  # owner | member
+    role = CharField(max_length=16)  # owner | admin | member | viewer (service.identity.roles)
+    # A member or viewer limited to some profiles: their ids; null: every profile of the workspace.
+    profile_ids = JSONField(null=True)
     created_at = DateTimeField(default=now)
 
     class Meta:
         primary_key = CompositeKey("user", "workspace")
+
+
+class Invitation(BaseModel):
+    """An invitation to join a workspace: a single-use link, valid 7 days. Only the SHA-256 of the
+    link's token is kept; the link itself is shown once to the inviter (and e-mailed)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    email = CharField(max_length=320)  # lower-cased
+    role = CharField(max_length=16)
+    profile_ids = JSONField(null=True)
+    token_hash = CharField(max_length=64, unique=True)
+    invited_by = CharField(max_length=40, null=True)  # the inviting user's id (null: an API key)
+    created_at = DateTimeField(default=now)
+    expires_at = DateTimeField()
+    accepted_at = DateTimeField(null=True)
+    accepted_by = CharField(max_length=40, null=True)
+    revoked_at = DateTimeField(null=True)
 
 
 class Profile(BaseModel):
@@ -159,3 +182,25 @@ class OAuthToken(BaseModel):
     refresh_used_at = DateTimeField(null=True)  # set when rotated: presenting it again is reuse
     revoked_at = DateTimeField(null=True)
     created_at = DateTimeField(default=now)
+
+
+class AuditEntry(BaseModel):
+    """One change or sign-in: who did it (a user, an API key, an OAuth client acting for a user, or
+    the system), what, to what, and from where. Written in the transaction of the change itself.
+    Ids begin with their millisecond: the primary key reads newest first and finds the old ones."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = CharField(max_length=40, null=True)  # null: a sign-in that named no workspace
+    at = DateTimeField(default=now)
+    actor_type = CharField(max_length=16)  # user | key | oauth_client | system
+    actor_id = CharField(max_length=2048, null=True)
+    actor_label = CharField(max_length=400, null=True)
+    user_id = CharField(max_length=40, null=True)  # the person behind a session or an OAuth client
+    action = CharField(max_length=64)
+    target_type = CharField(max_length=32, null=True)
+    target_id = CharField(max_length=2048, null=True)
+    ip = CharField(max_length=64, null=True)
+    details = JSONField(null=True)
+
+    class Meta:
+        indexes = ((("workspace", "id"), False),)

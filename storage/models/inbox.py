@@ -39,7 +39,10 @@ class Conversation(BaseModel):
     last_inbound_at = DateTimeField(null=True)  # opens the 24 h window of Meta platforms
     activity_at = DateTimeField()  # the list's sort key: last_message_at, or created_at before any message
     unread_count = IntegerField(default=0)
-    status = CharField(max_length=16, default="open")
+    status = CharField(max_length=16, default="open")  # open | resolved | snoozed (a shared inbox)
+    snoozed_until = DateTimeField(null=True)  # a snoozed conversation opens again by itself at this time
+    assignee_id = CharField(max_length=40, null=True)  # a member's user id
+    labels = JSONField(null=True)  # short strings; each also a `ConversationLabel` row, for the filter
     # When the contact's profile (name, handle) was last read from the platform, or tried: read
     # again when the contact writes after a long silence (service/inbox/profiles.py).
     contact_profile_at = DateTimeField(null=True)
@@ -54,7 +57,35 @@ class Conversation(BaseModel):
             (("workspace", "platform", "activity_at", "id"), False),
             (("account", "activity_at", "id"), False),
             (("profile", "activity_at", "id"), False),
+            (("workspace", "status", "activity_at", "id"), False),
+            (("workspace", "assignee_id", "activity_at", "id"), False),
+            (("snoozed_until",), False),
         )
+
+
+class ConversationLabel(BaseModel):
+    """A label on a conversation, one row each, so that a list filtered by a label reads an index."""
+
+    conversation = ForeignKeyField(Conversation, on_delete="CASCADE", index=False)
+    conversation_id: str  # the foreign key column, for type checkers
+    workspace_id = CharField(max_length=40)
+    label = CharField(max_length=50)
+
+    class Meta:
+        primary_key = CompositeKey("conversation", "label")
+        indexes = ((("workspace_id", "label", "conversation"), False),)
+
+
+class ConversationNote(BaseModel):
+    """An internal note on a conversation: for the team, never sent to the contact."""
+
+    id = CharField(primary_key=True, max_length=40)
+    conversation = ForeignKeyField(Conversation, on_delete="CASCADE", index=True)
+    conversation_id: str  # the foreign key column, for type checkers
+    workspace_id = CharField(max_length=40)
+    author_id = CharField(max_length=40, null=True)  # the member who wrote it (null: an API key)
+    text = TextField()
+    created_at = DateTimeField(default=now)
 
 
 class Message(WorkModel):
@@ -152,3 +183,16 @@ class PlatformQuota(BaseModel):
 
     class Meta:
         primary_key = CompositeKey("platform", "day")
+
+
+class SavedReply(BaseModel):
+    """A reply the team keeps for reuse, with variables filled when sent (`{{contact.name}}`, ...)."""
+
+    id = CharField(primary_key=True, max_length=40)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=True)
+    workspace_id: str  # the foreign key column, for type checkers
+    name = CharField(max_length=200)
+    text = TextField()
+    created_by = CharField(max_length=40, null=True)
+    created_at = DateTimeField(default=now)
+    updated_at = DateTimeField(default=now)

@@ -38,8 +38,11 @@ class Post(BaseModel):
     workspace_id: str  # the foreign key column, for type checkers
     content = TextField()
     media_ids = JSONField(default=list)
-    # draft | scheduled | publishing | published | partial | failed | cancelled
+    # draft | scheduled | publishing | published | partial | failed | cancelled | pending_approval | rejected
     status = CharField(max_length=16)
+    # A post held for approval: what it would have done ({"status", "due": {target id: instant}}).
+    approval = JSONField(null=True)
+    rejection_reason = TextField(null=True)
     scheduled_for = DateTimeField(null=True)
     timezone = CharField(max_length=64, null=True)
     published_at = DateTimeField(null=True)

@@ -174,7 +174,7 @@ def test_the_same_person_switches_between_their_workspaces(browser, client, tena
     from storage.models import Membership
 
     with connection(), db.atomic():  # the owner of one workspace is made a member of the other
-        Membership.create(user=tenant["userId"], workspace=other_tenant["workspaceId"], role="member")
+        Membership.create(user=tenant["userId"], workspace=other_tenant["workspaceId"], role="admin")
     page = browser.get("/dashboard/accounts")
     answer = browser.post("/dashboard/workspace", data={
         "csrf_token": hidden(page.text, "csrf_token"), "workspaceId": other_tenant["workspaceId"],
