@@ -19,10 +19,14 @@ class WorkspaceSettings(Record):
     confirm_before_reaching_people: bool = Field(description=(
         "An MCP client that can ask the person (elicitation) asks before a tool messages or publishes to "
         "people: a broadcast or a post sent now, a direct message, a delete. On by default."))
+    post_approval: bool = Field(description=(
+        "A member's post waits as `pending_approval` until an owner or admin approves or rejects it. Off by "
+        "default; changed by owners and admins."))
 
 
 class UpdateWorkspaceSettings(Body):
     confirm_before_reaching_people: bool = LEFT_OUT
+    post_approval: Annotated[bool, Field(strict=True)] = LEFT_OUT
 
 
 class CreateProfile(Body):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from kit import clock, ids
 from kit.errors import Conflict, NotFound
 from kit.pagination import Page, paginate
-from service.common import epochs
+from service.common import audit, epochs
 from service.identity import members
 from service.identity.auth import Actor
 from service.identity.workspace_shapes import Profile as ProfileRecord
@@ -162,20 +164,29 @@ def confirms_before_reaching_people(workspace_id: str) -> bool:
 def get_settings(*, actor: Actor, workspace_id: str) -> WorkspaceSettings:
     if workspace_id != actor.workspace_id:
         raise NotFound("No workspace with that id.")
-    return WorkspaceSettings(confirm_before_reaching_people=confirms_before_reaching_people(workspace_id))
+    approval = Workspace.select(Workspace.post_approval).where(Workspace.id == workspace_id).scalar()
+    return WorkspaceSettings(confirm_before_reaching_people=confirms_before_reaching_people(workspace_id),
+                             post_approval=bool(approval))
 
 
-def update_settings(*, actor: Actor, workspace_id: str,
-                    confirm_before_reaching_people: bool | None = None) -> WorkspaceSettings:
-    """The workspace's settings: a workspace-wide read-write key (or its owner) only, never an
+def update_settings(*, actor: Actor, workspace_id: str, confirm_before_reaching_people: bool | None = None,
+                    post_approval: bool | None = None) -> WorkspaceSettings:
+    """The workspace's settings: owners and admins, or a workspace-wide read-write key; never an
     assistant's own connection (no MCP tool changes them)."""
     if workspace_id != actor.workspace_id:
         raise NotFound("No workspace with that id.")
+    actor.require_role("admin", "change the workspace's settings")
     actor.require_write()
     actor.require_full_scope("change the workspace's settings")
+    changed: dict[str, Any] = {}
     if confirm_before_reaching_people is not None:
-        Workspace.update(confirm_before_reaching_people=confirm_before_reaching_people,
-                         updated_at=clock.now()).where(Workspace.id == workspace_id).execute()
+        changed["confirm_before_reaching_people"] = confirm_before_reaching_people
+    if post_approval is not None:
+        changed["post_approval"] = post_approval
+    if changed:
+        Workspace.update(**changed, updated_at=clock.now()).where(Workspace.id == workspace_id).execute()
+        audit.record(actor, "workspace.settings_changed", target=("workspace", workspace_id),
+                     details={to_camel(name): value for name, value in changed.items()})
     return get_settings(actor=actor, workspace_id=workspace_id)
 
 

@@ -79,22 +79,6 @@ def reject(*, actor: Actor, post_id: str, reason: str) -> PostRecord:
     return record(post)
 
 
-def set_approval(*, actor: Actor, post_approval: bool) -> dict[str, Any]:
-    """The workspace setting (owners and admins)."""
-    actor.require_role("admin", "change the workspace's settings")
-    actor.require_write()
-    actor.require_full_scope("change the workspace's settings")
-    Workspace.update(post_approval=post_approval).where(Workspace.id == actor.workspace_id).execute()
-    audit.record(actor, "workspace.settings_changed", target=("workspace", actor.workspace_id),
-                 details={"postApproval": post_approval})
-    return settings_of(actor=actor)
-
-
-def settings_of(*, actor: Actor) -> dict[str, Any]:
-    approval = Workspace.select(Workspace.post_approval).where(Workspace.id == actor.workspace_id).scalar()
-    return {"post_approval": bool(approval)}
-
-
 def pending(*, actor: Actor) -> list[PostRecord]:
     """The posts waiting for review, oldest first (the dashboard's queue)."""
     query = Post.select().where(Post.workspace == actor.workspace_id, Post.status == "pending_approval")

@@ -19,7 +19,7 @@ def test_accounts_to_reconnect_and_posts_to_review_are_on_the_first_page(browser
     account = connect_account(client, tenant, "linkedin")
     with connection(), db.atomic():
         Account.update(needs_reauth=True).where(Account.id == account["id"]).execute()
-    client.patch("/v1/settings", json={"postApproval": True}, headers=bearer(tenant["apiKey"])).raise_for_status()
+    client.patch(f"/v1/workspaces/{tenant['workspaceId']}/settings", json={"postApproval": True}, headers=bearer(tenant["apiKey"])).raise_for_status()
     healthy = connect_account(client, tenant, "telegram")
     member = join(client, tenant, "member")
     token = mcp_token(live.url, member, tenant["workspaceId"])

@@ -115,10 +115,10 @@ def test_a_client_without_elicitation_is_not_asked(server_url, client, tenant):
 
 def test_the_workspace_setting_turns_the_question_off(server_url, client, tenant):
     settings = f"/v1/workspaces/{tenant['workspaceId']}/settings"
-    assert client.get(settings, headers=bearer(tenant["apiKey"])).json() == {"confirmBeforeReachingPeople": True}
+    assert client.get(settings, headers=bearer(tenant["apiKey"])).json() == {"confirmBeforeReachingPeople": True, "postApproval": False}
     turned = client.patch(settings, headers=bearer(tenant["apiKey"]), json={"confirmBeforeReachingPeople": False})
     assert turned.status_code == 200, turned.text
-    assert turned.json() == {"confirmBeforeReachingPeople": False}
+    assert turned.json() == {"confirmBeforeReachingPeople": False, "postApproval": False}
     bot, conversation = _contact_wrote(client, tenant, 2)
     person = Person("decline")
     result = _call(server_url, tenant["apiKey"], "send_message",

@@ -32,8 +32,8 @@ def _events(tenant, post_id):
 
 @pytest.fixture
 def reviewed(client, live, tenant):
-    on = client.patch("/v1/settings", json={"postApproval": True}, headers=bearer(tenant["apiKey"]))
-    assert on.json() == {"postApproval": True}
+    on = client.patch(f"/v1/workspaces/{tenant['workspaceId']}/settings", json={"postApproval": True}, headers=bearer(tenant["apiKey"]))
+    assert on.json()["postApproval"] is True
     account = connect_account(client, tenant, "linkedin")
     member = join(client, tenant, "member")
     return {"account": account, "token": mcp_token(live.url, member, tenant["workspaceId"])}
