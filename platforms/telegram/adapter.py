@@ -36,7 +36,7 @@ from platforms.inbound import InboundEvent
 from platforms.telegram import inbound
 from platforms.telegram.rules import TelegramPostRules
 
-ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "channel_post", "my_chat_member"]
+ALLOWED_UPDATES = ["message", "edited_message", "message_reaction", "callback_query", "channel_post", "my_chat_member"]
 
 
 def telegram_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:

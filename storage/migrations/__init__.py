@@ -46,6 +46,7 @@ from storage.migrations import (
     m0024_message_claims,
     m0025_event_outbox_unlocked,
     m0026_undispatched_events,
+    m0027_message_changes,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -77,6 +78,7 @@ MIGRATIONS: list[Migration] = [
     (24, "message claims without index writes", m0024_message_claims.apply),
     (25, "event outbox without a row lock on its workspace", m0025_event_outbox_unlocked.apply),
     (26, "undispatched events in dispatch order", m0026_undispatched_events.apply),
+    (27, "message attachments, reactions, edits and deletions", m0027_message_changes.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -272,19 +272,20 @@ def test_a_youtube_upload_resumes_from_where_the_session_stands(sandbox):
     assert sandbox.sent("youtube", acc)[-1]["payload"]["uploadedBytes"] == 3000
 
 
-def test_youtube_uploads_spend_the_projects_daily_quota_until_midnight_pacific(sandbox):
-    """videos.insert costs 1,600 units of the project's daily quota, reset at midnight Pacific time
-    (https://developers.google.com/youtube/v3/determine_quota_cost): past it, the upload waits for
-    the reset instead of an hour's guess."""
+def test_youtube_uploads_spend_their_own_daily_bucket_until_midnight_pacific(sandbox):
+    """videos.insert has its own quota bucket, 100 calls a day by default and 1 a call, apart from
+    the 10,000 units the other calls share (https://developers.google.com/youtube/v3/determine_quota_cost):
+    past it, the upload waits for the reset instead of an hour's guess; units spent up to their limit
+    do not stop an upload."""
     import datetime as dt
 
     from platforms.youtube.adapter import seconds_to_quota_reset
 
     acc = sandbox.account("youtube")
     adapter = sandbox.adapters["youtube"]
-    assert adapter.publish_options(acc)["quota"]["uploadUnits"] == 1600
+    assert adapter.publish_options(acc)["quota"]["defaultDailyUploads"] == 100
     video = _media(sandbox, "quota.mp4", "video/mp4", 1024)
-    assert sandbox.control("youtube", "quota", {"dailyUnits": 3300}).status_code == 200
+    assert sandbox.control("youtube", "quota", {"dailyUnits": 0, "dailyUploads": 2}).status_code == 200
     try:
         publish(adapter, acc, text="One", media=[video], options={})
         publish(adapter, acc, text="Two", media=[video], options={})
@@ -292,7 +293,7 @@ def test_youtube_uploads_spend_the_projects_daily_quota_until_midnight_pacific(s
             publish(adapter, acc, text="Three", media=[video], options={})
         assert abs(waiting.value.delay_seconds - seconds_to_quota_reset()) < 120
     finally:
-        sandbox.control("youtube", "quota", {"dailyUnits": None})
+        sandbox.control("youtube", "quota", {"dailyUnits": None, "dailyUploads": None})
     assert len([r for r in sandbox.sent("youtube", acc) if r["kind"] == "post"]) == 2
     # 23:30 in Los Angeles (07:30 UTC in winter) is half an hour from the reset.
     assert seconds_to_quota_reset(dt.datetime(2026, 1, 15, 7, 30, tzinfo=dt.UTC)) == 1800
