@@ -61,6 +61,19 @@ def test_facebook_feed_photo_and_delete(sandbox):
     assert photo.url == f"https://www.facebook.com/{photo.platform_post_id}"
 
 
+def test_a_facebook_video_post_is_known_by_its_post_id_so_reconciliation_finds_it(sandbox):
+    """`POST /{page}/videos` answers the Video's id; `published_posts` lists the Page post made for it,
+    whose id the Video node's `post_id` gives: that is the id kept, so a post whose answer was lost
+    is matched among the recent posts."""
+    acc = sandbox.account("facebook")
+    adapter = sandbox.adapters["facebook"]
+    video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 10)
+    post = publish(adapter, acc, text="A video", media=[video], options={})
+    answered = sandbox.sent("facebook", acc)[-1]
+    assert post.platform_post_id != answered["platformId"]  # the Video's id was the answer
+    assert post.platform_post_id in [recent.platform_post_id for recent in adapter.recent_posts(acc)]
+
+
 def test_a_facebook_video_with_images_is_refused_not_cut(sandbox):
     acc = sandbox.account("facebook")
     media = [MediaItem("https://c.example/v.mp4", "video/mp4", 10), MediaItem("https://c.example/p.png", "image/png", 1)]
@@ -150,6 +163,21 @@ def test_tiktok_file_upload_chunks_follow_the_media_transfer_rules(sandbox):
                 "source_info": {"source": "FILE_UPLOAD", "video_size": size, "chunk_size": chunk,
                                 "total_chunk_count": count}})
         assert refused.value.code == "invalid_params"
+
+
+def test_a_tiktok_video_is_read_chunk_by_chunk_never_whole(sandbox):
+    """A video may be 4 GB: each chunk is read from the media with a `Range` request as it is sent."""
+    mb = 1024 * 1024
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    video = _media(sandbox, "sixtysix.mp4", "video/mp4", 66 * mb)
+    post = publish(adapter, acc, text="Chunks", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    assert post.platform_post_id
+    assert sandbox.sent("tiktok", acc)[-1]["payload"]["source_info"] == {
+        "source": "FILE_UPLOAD", "video_size": 66 * mb, "chunk_size": 10 * mb, "total_chunk_count": 6}
+    reads = [asked for name, asked in sandbox.media_reads if name == "sixtysix.mp4"]
+    assert reads == [f"bytes={n * 10 * mb}-{n * 10 * mb + 10 * mb - 1}" for n in range(5)] + [
+        f"bytes={50 * mb}-{66 * mb - 1}"]
 
 
 def test_an_unaudited_tiktok_app_posts_only_from_a_private_account(sandbox):
