@@ -74,6 +74,8 @@ class Template(Body):
     button_parameters: list[Annotated[str, Field(min_length=1, max_length=2000)]] = Field(
         default_factory=list, max_length=2, description=(
             "The variable of each URL button that takes one (`buttonParameters` of the template), in order."))
+    header_text: Annotated[str, Field(min_length=1, max_length=60)] = Field(LEFT_OUT, description=(
+        "For a template whose TEXT header has a variable (`headerVariable`): its value."))
 
 
 class SendMessage(Body):
@@ -168,6 +170,7 @@ class SentTemplate(Record):
     parameters: list[str]
     header_media_url: str | None = None
     button_parameters: list[str] = Field(default_factory=list)
+    header_text: str | None = None
 
 
 class Message(Record):
