@@ -23,7 +23,7 @@ from tests.support.platform_specs import FILE, Seen
 
 # The OAuth 2.0 token endpoint is X's, but outside the API v2 document.
 OUTSIDE = ("/2/oauth2/token",)
-URL = re.compile(r'url = \(?\s*self\.client\.base_url \+ "([^"]+)"')
+URL = re.compile(r'url = \(?\s*self\.client\.base_url\s*\+\s*"([^"]+)"')
 VERB = re.compile(r"self\.client\.session\.(get|post|put|delete|patch)\(")
 PARAM = re.compile(r'params\["([^"]+)"\] = (?:",".join\(\s*str\(item\) for item in )?(\w+)')
 # xdk names the Post fields parameter `post.fields`; X's API reference and its servers call it
