@@ -77,6 +77,23 @@ def test_a_linkedin_member_token_is_flagged_for_a_person_a_week_before_it_lapses
     assert listed[0]["status"] == "connected"
 
 
+def test_a_meta_ads_token_is_flagged_for_a_person_a_week_before_it_lapses_never_exchanged_again(client, tenant):
+    """Meta documents no renewal of a long-lived user token by exchanging it again: the account says
+    `needsReauth` in the week before day 60, while its token still works, and its token stays the same."""
+    account = connect_account(client, tenant, "meta_ads")
+    row = _row(account["id"])
+    credentials = adapters.context(row).credentials
+    assert abs(row.credentials_expire_at - (clock.now() + dt.timedelta(days=60))) < dt.timedelta(minutes=5)
+    with connection(), db.atomic():
+        lapses = clock.now() + dt.timedelta(days=5)
+        Account.update(credentials=crypto.encrypt_json({**credentials, "expiresAt": clock.iso(lapses)}),
+                       credentials_expire_at=lapses).where(Account.id == row.id).execute()
+    listed = wait_for(lambda: [a for a in client.get("/v1/accounts", headers=bearer(tenant["apiKey"])).json()["data"]
+                               if a["id"] == account["id"] and a["needsReauth"]])
+    assert listed[0]["status"] == "connected"
+    assert adapters.context(_row(account["id"])).credentials["accessToken"] == credentials["accessToken"]
+
+
 def test_a_facebook_page_token_that_never_expires_is_not_renewed_nor_flagged(client, tenant):
     """The Page token got from a long-lived user token has no expiration date; re-exchanging the
     user token is no documented renewal. So nothing lapses, and the account is never flagged for it."""
