@@ -397,7 +397,7 @@ def message_changed(account: Account, event: InboundEvent) -> None:
         Message.select()
         .join(Conversation)
         .where(Conversation.account == account.id, Message.platform_message_id == event.target_message_id,
-               # ids unique per chat only (Telegram's) are read within the contact's conversation
+               # a platform's ids may be unique per chat only: read within the contact's conversation
                (Conversation.external_conversation_id == event.contact_id) if event.contact_id else True)
         .first()
     )
