@@ -136,6 +136,7 @@ class Settings:
     youtube_daily_quota: int = 10_000
     youtube_poll_share: float = 0.8
     x_consumer_secret: str = ""
+    x_webhook_id: str = ""
 
     @property
     def sandbox_base_url(self) -> str:
@@ -213,6 +214,7 @@ class Settings:
             youtube_daily_quota=int(env.get("SWITCHBOARD_YOUTUBE_DAILY_QUOTA") or 10_000),
             youtube_poll_share=float(env.get("SWITCHBOARD_YOUTUBE_POLL_SHARE") or 0.8),
             x_consumer_secret=env.get("SWITCHBOARD_X_CONSUMER_SECRET") or "",
+            x_webhook_id=env.get("SWITCHBOARD_X_WEBHOOK_ID") or "",
         )
         return replace(settings, **overrides) if overrides else settings  # type: ignore[arg-type]
 

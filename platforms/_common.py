@@ -208,6 +208,7 @@ class BaseAdapter:
     def send_template(
         self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str],
         header_media_url: str | None = None, button_parameters: list[str] | None = None,
+        header_text: str | None = None,
     ) -> SentMessage:
         raise self._unsupported("message templates")
 

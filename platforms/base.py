@@ -331,6 +331,7 @@ class Adapter(Protocol):
     def send_template(
         self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str],
         header_media_url: str | None = None, button_parameters: list[str] | None = None,
+        header_text: str | None = None,
     ) -> SentMessage:
         """An approved message template (WhatsApp), its body's parameters in order (a named template's
         in the order of its `parameterNames`), a media header's URL and its URL buttons' variables:

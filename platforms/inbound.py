@@ -6,6 +6,10 @@ platforms' Messenger webhooks in `platforms/graph/inbound.py`), reached through 
 (`verify_webhook`, `parse_webhook`, `webhook_check`); the polled platforms' pages through its
 `rules.inbox.parse_page`. Each event has a `dedupe_key` that is the same on every delivery of the
 same event (webhook or poll), so the service processes duplicates once.
+
+A webhook says what it is: a message (its attachments kept, and a placeholder such as `[image]` for
+its text when it has none), a `reaction`, `edit` or `delete` of the message it names
+(`target_message_id`), a receipt, or nothing (system notices, typing indicators: no event at all).
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-EventKind = Literal["message", "story_reply", "comment", "echo", "postback", "delivery", "read", "failed", "post"]
+EventKind = Literal[
+    "message", "story_reply", "comment", "echo", "postback", "delivery", "read", "failed", "post",
+    "reaction", "edit", "delete",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,38 @@ class InboundEvent:
     """A comment written by the account itself (never triggers automations)."""
     app_id: str | None = None
     """On echoes: the app that sent the message (None or another app: written in the platform's inbox)."""
+    attachments: tuple[dict[str, Any], ...] = ()
+    """What the message carried besides text: `{type, url?, ...}` each (`attachment`)."""
+    target_message_id: str | None = None
+    """On a reaction, edit or delete: the platform id of the message it changes."""
+    reaction: str | None = None
+    """On a reaction: the emoji (empty: the person took their reaction back)."""
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: a webhook's optional objects read safely."""
+    return value if isinstance(value, dict) else {}
+
+
+def attachment(kind: str, url: Any = None, **details: Any) -> dict[str, Any]:
+    """One attachment as the service keeps it: its `type` (image, video, audio, voice, file, sticker,
+    location, contact, share, story_mention, unsupported, ...), its `url` when the platform gives one,
+    and the details that say what it is (a location's coordinates, a contact's name and phones)."""
+    out: dict[str, Any] = {"type": kind}
+    if isinstance(url, str) and url:
+        out["url"] = url
+    out.update({key: value for key, value in details.items() if value not in (None, "", [], {})})
+    return out
+
+
+def shown_text(text: Any, attachments: tuple[dict[str, Any], ...]) -> str | None:
+    """The message's text, or for one with attachments only a placeholder naming them (`[image]`,
+    `[voice] [location]`), so no message reaches the inbox blank."""
+    if isinstance(text, str) and text.strip():
+        return text
+    if not attachments:
+        return None
+    return " ".join(f"[{item['type']}]" for item in attachments)
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:

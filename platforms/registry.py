@@ -63,6 +63,9 @@ class OAuthClient:
     client_secret: str
 
 
+SANDBOX_X_WEBHOOK_ID = "1700000000000000001"  # the sandbox app's Account Activity webhook
+
+
 @dataclass
 class PlatformConfig:
     """Everything the adapters, the inbound verifier and the emulator need, passed in."""
@@ -89,6 +92,9 @@ class PlatformConfig:
     x_consumer_secret: str = ""
     """X's app consumer secret (API secret key): answers the Account Activity CRC and checks
     `x-twitter-webhooks-signature`."""
+    x_webhook_id: str = ""
+    """The id of the app's Account Activity webhook (registered once for `/hooks/x`): each account
+    connected is subscribed to it, so its DMs come by webhook; without it they are polled."""
     telegram_secret_seed: bytes = b""
     """Derives each bot's webhook `secret_token` (see `telegram_secret`)."""
     timeout_seconds: float = 15.0
@@ -166,6 +172,7 @@ class PlatformConfig:
             meta_verify_token=derive("meta-verify-token"),
             telegram_secret_seed=derive("telegram-seed").encode(),
             x_consumer_secret=derive("x-consumer-secret"),
+            x_webhook_id=SANDBOX_X_WEBHOOK_ID,
             sandbox=True,
         )
 

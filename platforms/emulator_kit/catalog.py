@@ -52,8 +52,9 @@ CONTROLS: list[tuple[str, str, str, dict[str, str], str]] = [
      "The account's tokens lapse `days` sooner."),
     ("POST", "/sandbox/tiktok/posting-users", "tiktok", {"dailyCap": "integer"},
      "How many users an unaudited app may post for in 24 hours (none until set)."),
-    ("POST", "/sandbox/youtube/quota", "youtube", {"dailyUnits": "integer"},
-     "The project's daily quota from now on (an upload costs 1,600 units; no limit until set)."),
+    ("POST", "/sandbox/youtube/quota", "youtube", {"dailyUnits": "integer", "dailyUploads": "integer"},
+     "The project's daily quotas from now on: units (a list costs 1, a comment 50) and uploads (videos.insert's "
+     "own bucket, 1 a call); no limit until set."),
 ]
 
 

@@ -15,6 +15,7 @@ from platforms.base import (
     ConnectedIdentity,
     GrantChoice,
     MediaItem,
+    PlatformFailure,
     PublishedPost,
     RecentPost,
     Rejected,
@@ -161,7 +162,7 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
                 secrets=secrets,
                 json={"file_url": videos[0].url, "description": text},
             )
-            post_id = str(answer["id"])
+            post_id = self._video_post(account, str(answer["id"]))
         elif len(images) == 1:
             answer = self._graph(
                 "POST", f"{page}/photos", token, secrets=secrets, json={"url": images[0].url, "caption": text}
@@ -186,6 +187,19 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
             answer = self._graph("POST", f"{page}/feed", token, secrets=secrets, json=body)
             post_id = str(answer["id"])
         return PublishedPost(post_id, f"https://www.facebook.com/{post_id}")
+
+    def _video_post(self, account: AccountContext, video_id: str) -> str:
+        """The id of the Page post made for a video (`GET /{video-id}?fields=post_id`): `/videos` answers
+        the Video's id, while `published_posts` (reconciliation) and a post's comments go by the post's.
+        The video is published already: a failed lookup keeps the video's id rather than fail the
+        publication (which would publish it again)."""
+        try:
+            node = self._graph("GET", video_id, self._token(account), secrets=account.secrets(),
+                               params={"fields": "post_id"})
+        except PlatformFailure:
+            return video_id
+        found = node.get("post_id") if isinstance(node, dict) else None
+        return str(found) if found else video_id
 
     def recent_posts(self, account: AccountContext) -> list[RecentPost]:
         answer = self._graph(

@@ -60,6 +60,10 @@ class FacebookEmulator(FacebookLogin):
         if node in account.posts:
             post = account.posts[node]
             return JSONResponse({"id": node, "message": post.get("text"), "permalink_url": post["permalink"]})
+        videos = account.extra.get("videos") or {}
+        if node in videos:  # a Video node: its id is not its post's (`post_id`, listed by published_posts)
+            return JSONResponse({key: value for key, value in {"id": node, "post_id": videos[node]}.items()
+                                 if key in fields or key == "id"})
         contact = account.contacts.get(node)
         if contact is not None:
             first, _, last = (contact.name or "").partition(" ")
@@ -107,9 +111,12 @@ class FacebookEmulator(FacebookLogin):
         elif edge == "videos":
             if not params.get("file_url"):
                 return graph_error(400, 100, "(#100) file_url is required", 1363030)
-            post_id = f"{13000000000000000 + serial}"
+            # The answer is the Video's id; the Page post made for it has an id of its own.
+            video_id = f"{13000000000000000 + serial}"
+            post_id = f"{account.id}_{15000000000000000 + serial}"
+            account.extra.setdefault("videos", {})[video_id] = post_id
             text = params.get("description")
-            answer = {"id": post_id}
+            answer = {"id": video_id}
         else:
             text = params.get("message")
             if not text and not params.get("link") and not params.get("attached_media"):
@@ -117,5 +124,5 @@ class FacebookEmulator(FacebookLogin):
             post_id = f"{account.id}_{14000000000000000 + serial}"
             answer = {"id": post_id}
         account.posts[post_id] = {"text": text, "permalink": f"https://www.facebook.com/{post_id}"}
-        self.record(call, "post", post_id, text, post_id)
+        self.record(call, "post", post_id, text, str(answer["id"]) if edge == "videos" else post_id)
         return JSONResponse(answer)

@@ -1,7 +1,9 @@
 """Meta's webhooks (Instagram, Facebook, WhatsApp, Meta Ads): the GET subscription check
 (`hub.mode=subscribe&hub.verify_token=..&hub.challenge=..`), the `X-Hub-Signature-256` signature
 (`sha256=<hex HMAC-SHA256 of the raw body keyed with the app secret>`), and the Messenger Platform's
-`messaging` and `changes` entries that Instagram and Facebook share."""
+`messaging` and `changes` entries that Instagram and Facebook share. A thread held by another app
+under the handover protocol (Meta's own inbox, say) arrives as `standby` entries: read the same way,
+so its messages are kept. Reactions, edits and deletions name the message they change."""
 
 from __future__ import annotations
 
@@ -10,7 +12,16 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from platforms.inbound import EventKind, InboundEvent, from_millis, from_seconds, header
+from platforms.inbound import (
+    EventKind,
+    InboundEvent,
+    attachment,
+    from_millis,
+    from_seconds,
+    header,
+    mapping,
+    shown_text,
+)
 
 
 def verify_meta_challenge(params: Mapping[str, str], verify_token: str) -> str | None:
@@ -44,8 +55,8 @@ def parse_messenger(platform: str, payload: dict[str, Any]) -> list[InboundEvent
         if not isinstance(entry, dict):
             continue
         account = str(entry.get("id", ""))
-        for item in entry.get("messaging") or []:
-            event = _meta_messaging(platform, account, item)
+        for item in [*(entry.get("messaging") or []), *(entry.get("standby") or [])]:
+            event = _meta_messaging(platform, account, item) if isinstance(item, dict) else None
             if event is not None:
                 events.append(event)
         for change in entry.get("changes") or []:
@@ -55,6 +66,22 @@ def parse_messenger(platform: str, payload: dict[str, Any]) -> list[InboundEvent
     return events
 
 
+def _attachments(message: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """`message.attachments`: `[{type, payload: {url, title, coordinates, sticker_id, ...}}]`."""
+    out = []
+    for item in message.get("attachments") or []:
+        if not isinstance(item, dict):
+            continue
+        payload = mapping(item.get("payload"))
+        coordinates = mapping(payload.get("coordinates"))
+        out.append(attachment(str(item.get("type") or "file"), payload.get("url"), title=item.get("title") or
+                              payload.get("title"), sticker_id=payload.get("sticker_id"),
+                              latitude=coordinates.get("lat"), longitude=coordinates.get("long")))
+    if message.get("is_unsupported"):
+        out.append(attachment("unsupported"))
+    return tuple(out)
+
+
 def _meta_messaging(platform: str, account: str, item: dict[str, Any]) -> InboundEvent | None:
     sender = str((item.get("sender") or {}).get("id", ""))
     recipient = str((item.get("recipient") or {}).get("id", ""))
@@ -62,8 +89,10 @@ def _meta_messaging(platform: str, account: str, item: dict[str, Any]) -> Inboun
     message = item.get("message")
     if isinstance(message, dict):
         mid = str(message.get("mid", ""))
-        if message.get("is_deleted") or message.get("is_unsupported"):
-            return None
+        if message.get("is_deleted"):
+            return InboundEvent(platform, "delete", account, f"{platform}:deleted:{mid}", at, contact_id=sender,
+                                target_message_id=mid or None)
+        attachments = _attachments(message)
         if message.get("is_echo"):
             app_id = message.get("app_id")
             return InboundEvent(
@@ -73,9 +102,10 @@ def _meta_messaging(platform: str, account: str, item: dict[str, Any]) -> Inboun
                 f"{platform}:mid:{mid}",
                 at,
                 contact_id=recipient,
-                text=message.get("text"),
+                text=shown_text(message.get("text"), attachments),
                 platform_message_id=mid,
                 app_id=str(app_id) if app_id is not None else None,
+                attachments=attachments,
             )
         story = (message.get("reply_to") or {}).get("story")
         kind: EventKind = "story_reply" if isinstance(story, dict) else "message"
@@ -87,11 +117,25 @@ def _meta_messaging(platform: str, account: str, item: dict[str, Any]) -> Inboun
             f"{platform}:mid:{mid}",
             at,
             contact_id=sender,
-            text=message.get("text"),
+            text=shown_text(message.get("text"), attachments),
             platform_message_id=mid,
             media_id=str(story["id"]) if isinstance(story, dict) and story.get("id") else None,
             postback_payload=quick,
+            attachments=attachments,
         )
+    reaction = item.get("reaction")
+    if isinstance(reaction, dict):
+        mid = str(reaction.get("mid", ""))
+        taken_back = reaction.get("action") == "unreact"
+        emoji = "" if taken_back else str(reaction.get("emoji") or reaction.get("reaction") or "")
+        key = f"{platform}:reaction:{mid}:{sender}:{item.get('timestamp')}"
+        return InboundEvent(platform, "reaction", account, key, at, contact_id=sender,
+                            target_message_id=mid or None, reaction=emoji)
+    edit = item.get("message_edit")
+    if isinstance(edit, dict):
+        mid = str(edit.get("mid", ""))
+        return InboundEvent(platform, "edit", account, f"{platform}:edit:{mid}:{edit.get('num_edit')}", at,
+                            contact_id=sender, text=edit.get("text"), target_message_id=mid or None)
     postback = item.get("postback")
     if isinstance(postback, dict):
         postback_mid = postback.get("mid")

@@ -17,6 +17,7 @@ from platforms.base import (
     GrantChoice,
     MediaItem,
     PublishedPost,
+    ReauthRequired,
     Rejected,
 )
 from platforms.graph.adapter import FacebookLogin
@@ -60,10 +61,12 @@ class MetaAdsAdapter(FacebookLogin):
         ]
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
-        token, expires = self._exchange_user_token(self._token(account))
-        new = dict(account.credentials)
-        new.update(accessToken=token, expiresAt=expires)
-        return new
+        """None: Meta documents no renewal of a long-lived user token by exchanging it again
+        (https://developers.facebook.com/docs/facebook-login/guides/access-tokens/get-long-lived).
+        The 60-day token is a lapsing credential: in the week before it lapses the renewal kind
+        flags the account `needsReauth` while the token still works, so a person reconnects it."""
+        raise ReauthRequired("Meta's ad account token lapses 60 days after it was granted and Meta offers no "
+                             "renewal of it: a person must connect the account again before then")
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {"platform": self.platform, "creativeTypes": ["link_data"], "required": ["pageId", "link"]}

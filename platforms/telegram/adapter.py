@@ -5,10 +5,15 @@ The bot token is in the URL path: it is redacted from every log line and error (
 The webhook is `{hooks_base_url}/hooks/telegram?bot=<bot id>` with a `secret_token` derived from
 the bot id (`PlatformConfig.telegram_secret`), echoed by Telegram in
 `X-Telegram-Bot-Api-Secret-Token`. Posts go to a channel the bot administers (`options.chatId`
-or the `channelId` credential); their id is `<chat id>:<message id>`."""
+or the `channelId` credential); their id is `<chat id>:<message id>`.
+
+Media go by URL while Telegram fetches them itself (photos up to 5 MB, other files up to 20 MB:
+https://core.telegram.org/bots/api#sending-files); larger ones are uploaded (`multipart/form-data`,
+up to 50 MB), and anything larger is refused before any call."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +41,29 @@ from platforms.inbound import InboundEvent
 from platforms.telegram import inbound
 from platforms.telegram.rules import TelegramPostRules
 
-ALLOWED_UPDATES = ["message", "edited_message", "callback_query", "channel_post", "my_chat_member"]
+ALLOWED_UPDATES = ["message", "edited_message", "message_reaction", "callback_query", "channel_post", "my_chat_member"]
+
+
+# https://core.telegram.org/bots/api#sending-files: by URL "5 MB max size for photos and 20 MB max for
+# other types of content"; uploaded as multipart "10 MB max size for photos, 50 MB for other files".
+URL_PHOTO_MAX_BYTES = 5 * 1024 * 1024
+URL_FILE_MAX_BYTES = 20 * 1024 * 1024
+UPLOAD_PHOTO_MAX_BYTES = 10 * 1024 * 1024
+UPLOAD_MAX_BYTES = 50 * 1024 * 1024
+
+
+def by_url(item: MediaItem) -> bool:
+    """Whether Telegram fetches the media from its URL itself (else it is uploaded)."""
+    return item.size <= (URL_FILE_MAX_BYTES if item.is_video else URL_PHOTO_MAX_BYTES)
+
+
+def check_sizes(media: list[MediaItem]) -> None:
+    """Refuse, before any call, a media Telegram takes neither by URL nor uploaded."""
+    for item in media:
+        limit, what = (UPLOAD_MAX_BYTES, "a video") if item.is_video else (UPLOAD_PHOTO_MAX_BYTES, "a photo")
+        if item.size > limit:
+            raise Rejected(f"Telegram takes {what} of at most {limit // (1024 * 1024)} MB from a bot; this one is "
+                           f"{item.size / (1024 * 1024):.1f} MB", "media_too_large")
 
 
 def telegram_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:
@@ -104,6 +131,35 @@ class TelegramAdapter(BaseAdapter):
         )
         return (json_body(response) or {}).get("result")
 
+    def _with_media(self, token: str, method: str, payload: dict[str, Any], media: dict[str, MediaItem],
+                    secrets: list[str]) -> Any:
+        """`_method` with media: each `attach://<name>` of the payload (or its field named so) is the
+        media's URL when Telegram fetches it itself, else its bytes in a multipart upload."""
+        uploads = {name: item for name, item in media.items() if not by_url(item)}
+
+        def resolved(value: Any) -> Any:
+            if isinstance(value, str) and value.startswith("attach://") and value[9:] in media:
+                name = value[9:]
+                return value if name in uploads else media[name].url
+            if isinstance(value, list):
+                return [resolved(each) for each in value]
+            if isinstance(value, dict):
+                return {key: resolved(each) for key, each in value.items()}
+            return value
+
+        payload = {key: resolved(value) for key, value in payload.items()}
+        if not uploads:
+            return self._method(token, method, payload, secrets)
+        fields = {key: value if isinstance(value, str) else json.dumps(value) for key, value in payload.items()
+                  if value is not None}
+        files = {name: (name, self._read_media(item), item.content_type) for name, item in uploads.items()}
+        for key, value in list(fields.items()):
+            if value.startswith("attach://") and value[9:] in files and key == value[9:]:
+                del fields[key]  # the field itself is the upload (`photo`, `video`)
+        response = self._call("POST", f"{self.endpoints.api}/bot{token}/{method}", data=fields, files=files,
+                              secrets=[token, *secrets])
+        return (json_body(response) or {}).get("result")
+
     @staticmethod
     def _token(account: AccountContext) -> str:
         token = account.credentials.get("botToken")
@@ -133,10 +189,11 @@ class TelegramAdapter(BaseAdapter):
     ) -> SentMessage:
         """A photo or a video with the text as its caption (and a button under it), in one message."""
         method, field = ("sendVideo", "video") if media.is_video else ("sendPhoto", "photo")
-        base = {"chat_id": _chat(recipient), field: media.url}
+        check_sizes([media])
+        base = {"chat_id": _chat(recipient), field: f"attach://{field}"}
 
         def send(payload: dict[str, Any]) -> SentMessage:
-            result = self._method(self._token(account), method, payload, account.secrets())
+            result = self._with_media(self._token(account), method, payload, {field: media}, account.secrets())
             return SentMessage(str(result["message_id"]), False, payload)
 
         def native(btn: Button) -> SentMessage:
@@ -222,15 +279,13 @@ class TelegramAdapter(BaseAdapter):
         if limit is not None and len(text) > limit:
             # Telegram refuses the whole message rather than cutting the caption.
             raise Rejected(f"a Telegram caption is at most {limit} characters with media", "caption_too_long")
+        check_sizes(media)
         if len(media) > 1:
             return self._album(token, chat, text, media)
-        if media and media[0].is_video:
-            result = self._method(
-                token, "sendVideo", {"chat_id": chat, "video": media[0].url, "caption": text}, []
-            )
-        elif media:
-            result = self._method(
-                token, "sendPhoto", {"chat_id": chat, "photo": media[0].url, "caption": text}, []
+        if media:
+            method, field = ("sendVideo", "video") if media[0].is_video else ("sendPhoto", "photo")
+            result = self._with_media(
+                token, method, {"chat_id": chat, field: f"attach://{field}", "caption": text}, {field: media[0]}, []
             )
         else:
             result = self._method(token, "sendMessage", {"chat_id": chat, "text": text}, [])
@@ -246,11 +301,13 @@ class TelegramAdapter(BaseAdapter):
         if len(media) > 10:
             raise Rejected("a Telegram album takes 2 to 10 photos and videos", "too_many_media")
         items: list[dict[str, Any]] = [
-            {"type": "video" if item.is_video else "photo", "media": item.url} for item in media
+            {"type": "video" if item.is_video else "photo", "media": f"attach://file{n}"}
+            for n, item in enumerate(media)
         ]
         if text:
             items[0]["caption"] = text
-        messages = self._method(token, "sendMediaGroup", {"chat_id": chat, "media": items}, [])
+        messages = self._with_media(token, "sendMediaGroup", {"chat_id": chat, "media": items},
+                                    {f"file{n}": item for n, item in enumerate(media)}, [])
         ids = [str(message["message_id"]) for message in messages]
         username = (messages[0].get("chat") or {}).get("username")
         url = f"https://t.me/{username}/{ids[0]}" if username else None

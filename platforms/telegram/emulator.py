@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -36,6 +38,12 @@ def bot_user(account: Account) -> dict[str, Any]:
         "first_name": account.display_name,
         "username": account.username,
     }
+
+
+def _as_sent(call: Call, params: dict[str, Any]) -> Any:
+    """What a call sent, for `/sandbox/telegram/sent`: a multipart call's fields and files (as read by
+    `_tg_multipart`), else its body as received."""
+    return params if "multipart/form-data" in call.request.headers.get("content-type", "") else None
 
 
 def content_refusal(method: str, text: Any, params: dict[str, Any]) -> Response | None:
@@ -124,7 +132,14 @@ class TelegramEmulator(EmulatorBase):
     async def _telegram(self, call: Call) -> Response:
         account = call.account
         assert account is not None
-        params = call.params()
+        if "multipart/form-data" in call.request.headers.get("content-type", ""):
+            params = await self._tg_multipart(call)
+        else:
+            params = call.params()
+        if call.request.path_params["method"] in ("sendPhoto", "sendVideo", "sendMediaGroup"):
+            refused = await self._tg_media_refusal(call.request.path_params["method"], params)
+            if refused is not None:
+                return refused
         methods: dict[str, BotMethod] = {
             "getMe": self._tg_get_me,
             "setWebhook": self._tg_set_webhook,
@@ -144,6 +159,62 @@ class TelegramEmulator(EmulatorBase):
         if method is None:
             return telegram_error(404, "Not Found")
         return method(call, account, params)
+
+    @staticmethod
+    async def _tg_multipart(call: Call) -> dict[str, Any]:
+        """A multipart call's fields (JSON-serialized objects decoded) and its files, each kept as
+        `{"upload": {name, size, contentType}}` under its part's name."""
+        form = await call.request.form(max_part_size=64 * 1024 * 1024)
+        params: dict[str, Any] = dict(call.query)
+        for key, value in form.multi_items():
+            if isinstance(value, UploadFile):
+                data = await value.read()
+                params[key] = {"upload": {"name": value.filename, "size": len(data),
+                                          "contentType": value.content_type}}
+            elif key in ("reply_markup", "media"):
+                try:
+                    params[key] = json.loads(value)
+                except ValueError:
+                    params[key] = value
+            else:
+                params[key] = value
+        return params
+
+    async def _tg_media_refusal(self, method: str, params: dict[str, Any]) -> Response | None:
+        """Telegram's size rules for a media (https://core.telegram.org/bots/api#sending-files): by URL it
+        fetches photos of at most 5 MB and other files of at most 20 MB ("failed to get HTTP URL
+        content"); uploaded, photos of at most 10 MB and other files of at most 50 MB (413); an
+        `attach://<name>` must name an uploaded part."""
+        if method == "sendMediaGroup":
+            items = params.get("media")
+            items = json.loads(items) if isinstance(items, str) else items
+            pairs = [(str(item.get("type")), item.get("media")) for item in items or [] if isinstance(item, dict)]
+        else:
+            field = "photo" if method == "sendPhoto" else "video"
+            pairs = [(field, params.get(field))]
+        for kind, media in pairs:
+            if isinstance(media, str) and media.startswith("attach://"):
+                media = params.get(media[9:])
+                if not isinstance(media, dict):
+                    return telegram_error(400, "Bad Request: wrong file identifier/HTTP URL specified")
+            if isinstance(media, dict):  # uploaded
+                size = int((media.get("upload") or {}).get("size") or 0)
+                if size > (10 if kind == "photo" else 50) * 1024 * 1024:
+                    return telegram_error(413, "Request Entity Too Large")
+            elif isinstance(media, str) and media.startswith(("http://", "https://")):
+                fetched = await self._tg_url_size(media)
+                if fetched is not None and fetched > (5 if kind == "photo" else 20) * 1024 * 1024:
+                    return telegram_error(400, "Bad Request: failed to get HTTP URL content")
+        return None
+
+    async def _tg_url_size(self, url: str) -> int | None:
+        """The size of the file at `url` as its server says (`Content-Length` of a HEAD), if it says."""
+        try:
+            response = await run_in_threadpool(self.client.head, url)
+        except Exception:  # an unreachable URL is Telegram's to fail later, not a size
+            return None
+        length = response.headers.get("content-length", "")
+        return int(length) if response.is_success and length.isdigit() else None
 
     @staticmethod
     def _tg_get_me(call: Call, account: Account, params: dict[str, Any]) -> Response:
@@ -285,7 +356,7 @@ class TelegramEmulator(EmulatorBase):
             account.posts[f"{chat_id}:{message_id}"] = {"text": item.get("caption")}
             messages.append(message)
         ids = ",".join(str(m["message_id"]) for m in messages)
-        self.record(call, "post", chat_id, media[0].get("caption"), f"{chat_id}:{ids}")
+        self.record(call, "post", chat_id, media[0].get("caption"), f"{chat_id}:{ids}", payload=_as_sent(call, params))
         return JSONResponse({"ok": True, "result": messages})
 
     def _tg_send(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
@@ -336,7 +407,7 @@ class TelegramEmulator(EmulatorBase):
             result["reply_markup"] = markup
         if channel:
             account.posts[f"{chat_id}:{message_id}"] = {"text": text}
-            self.record(call, "post", chat_id, text, f"{chat_id}:{message_id}")
+            self.record(call, "post", chat_id, text, f"{chat_id}:{message_id}", payload=_as_sent(call, params))
         else:
-            self.record(call, "dm", chat_id, text, str(message_id))
+            self.record(call, "dm", chat_id, text, str(message_id), payload=_as_sent(call, params))
         return JSONResponse({"ok": True, "result": result})

@@ -342,21 +342,20 @@ class TikTokAdapter(BaseAdapter):
         return PublishPending({**progress, "phase": "status"}, poll_after=0.0)
 
     def _upload(self, account: AccountContext, upload_url: str, progress: dict[str, Any]) -> None:
-        """The video's bytes to TikTok's upload URL, chunk by chunk (a repeated chunk changes nothing)."""
+        """The video's bytes to TikTok's upload URL, chunk by chunk, each read from the media with a
+        `Range` request as it goes (a video may be 4 GB: never whole in memory); a repeated chunk
+        changes nothing."""
         size, chunk = int(progress["size"]), int(progress["chunk"])
         count = max(1, size // chunk)  # the last chunk takes the trailing bytes
-        try:
-            source = self.http.client.get(str(progress["videoUrl"]))
-        except httpx2.TransportError:
-            raise RetryLater("the media could not be read", 30.0) from None
-        if not source.is_success or len(source.content) != size:
-            raise Rejected(f"the media could not be read (HTTP {source.status_code})", "media_unreadable")
-        data = source.content
+        video = MediaItem(str(progress["videoUrl"]), str(progress.get("contentType") or "video/mp4"), size)
         for n in range(count):
             start = n * chunk
             end = size if n == count - 1 else start + chunk
-            self._call("PUT", upload_url, content=data[start:end], secrets=account.secrets(), headers={
-                "Content-Type": str(progress.get("contentType") or "video/mp4"),
+            data = self._read_media(video, start, end)
+            if len(data) != end - start:
+                raise Rejected("the media could not be read whole (its size changed)", "media_unreadable")
+            self._call("PUT", upload_url, content=data, secrets=account.secrets(), headers={
+                "Content-Type": video.content_type,
                 "Content-Range": f"bytes {start}-{end - 1}/{size}",
             })
 

@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from platforms.inbound import InboundEvent, from_millis, from_seconds
+from platforms.inbound import InboundEvent, attachment, from_millis, from_seconds, mapping, shown_text
 
 # TikTok signs with the time of sending: an older signature is a replay.
 TIKTOK_SIGNATURE_TOLERANCE = 300
@@ -48,13 +48,20 @@ def parse(payload: dict[str, Any]) -> list[InboundEvent]:
     conversation = str(content.get("conversation_id", ""))
     message_id = str(content.get("message_id", ""))
     text = (content.get("text") or {}).get("body") if isinstance(content.get("text"), dict) else None
+    # Other messages (`image`, `share_post`, `emoji`, ...) carry their own object, kept as the attachment.
+    kind_of = str(content.get("type") or content.get("message_type") or "text")
+    body = mapping(content.get(kind_of))
+    attachments = () if kind_of == "text" else (
+        attachment(kind_of, body.get("url") or body.get("embed_url"), media_id=body.get("media_id"),
+                   item_id=body.get("item_id")),)
+    text = shown_text(text, attachments)
     stamp = content.get("timestamp")
     at = from_millis(stamp) if stamp else from_seconds(payload.get("create_time"))
     key = f"tiktok:msg:{message_id}"
     if kind == "im_send_msg":
         return [InboundEvent("tiktok", "echo", account, key, at, contact_id=conversation or None, text=text,
-                             platform_message_id=message_id)]
+                             platform_message_id=message_id, attachments=attachments)]
     sender = content.get("from")
     return [InboundEvent("tiktok", "message", account, key, at, contact_id=conversation or None,
                          contact_handle=sender if isinstance(sender, str) and sender else None, text=text,
-                         platform_message_id=message_id)]
+                         platform_message_id=message_id, attachments=attachments)]

@@ -66,6 +66,10 @@ def _template_shape(item: dict[str, Any]) -> dict[str, Any]:
         "parameterFormat": "NAMED" if named else "POSITIONAL",
         "parameterNames": _body_names(components) if named else [],
         "headerFormat": header.get("format") if header.get("format") in MEDIA_HEADERS else None,
+        # A TEXT header with a variable (`{{1}}`, or a name in a NAMED template): its value is sent.
+        "headerVariable": header.get("format") == "TEXT" and "{{" in str(header.get("text") or ""),
+        "headerParameterName": next(iter(re.findall(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}",
+                                                    str(header.get("text") or ""))), None) if named else None,
         "buttonParameters": [index for index, button in enumerate(buttons or [])
                              if isinstance(button, dict) and button.get("type") == "URL"
                              and "{{" in str(button.get("url") or "")],
@@ -177,24 +181,38 @@ class WhatsAppAdapter(GraphAdapter):
     def send_template(
         self, account: AccountContext, *, recipient: str, name: str, language: str, parameters: list[str],
         header_media_url: str | None = None, button_parameters: list[str] | None = None,
+        header_text: str | None = None,
     ) -> SentMessage:
         """The template's components as its shape asks: body parameters positional, or with their
-        `parameter_name` for a named template; a media header's link; each URL button's variable."""
+        `parameter_name` for a named template; a TEXT header's variable; a media header's link; each
+        URL button's variable. A template the account has not approved is refused before sending."""
         shape = self._template_shape(account, name, language)
+        if shape is None:
+            # Without its shape the parameters could only go out positional, and a named template, a
+            # header or a button would be refused, or worse, filled wrong: refuse before sending.
+            raise Rejected(f"{name} ({language}) is not an approved template of this account", "template_not_found")
         template: dict[str, Any] = {"name": name, "language": {"code": language}}
         components: list[dict[str, Any]] = []
-        if shape and shape["headerFormat"]:
+        if shape["headerVariable"]:
+            if not header_text:
+                raise Rejected(f"the template {name} has a text header with a variable: give its headerText",
+                               "template_header_missing")
+            parameter: dict[str, Any] = {"type": "text", "text": header_text}
+            if shape.get("headerParameterName"):
+                parameter["parameter_name"] = shape["headerParameterName"]
+            components.append({"type": "header", "parameters": [parameter]})
+        if shape["headerFormat"]:
             if not header_media_url:
                 raise Rejected(f"the template {name} has a {shape['headerFormat'].lower()} header: give its "
                                "headerMediaUrl", "template_header_missing")
             kind = shape["headerFormat"].lower()
             components.append({"type": "header", "parameters": [{"type": kind, kind: {"link": header_media_url}}]})
         if parameters:
-            names = shape["parameterNames"] if shape else []
+            names = shape["parameterNames"]
             components.append({"type": "body", "parameters": [
                 {"type": "text", "parameter_name": names[i], "text": value} if i < len(names)
                 else {"type": "text", "text": value} for i, value in enumerate(parameters)]})
-        for index, value in zip(shape["buttonParameters"] if shape else [], button_parameters or [], strict=False):
+        for index, value in zip(shape["buttonParameters"], button_parameters or [], strict=False):
             components.append({"type": "button", "sub_type": "url", "index": str(index),
                                "parameters": [{"type": "text", "text": value}]})
         if components:
@@ -244,8 +262,26 @@ class WhatsAppAdapter(GraphAdapter):
     def _token_app(self, token: str) -> tuple[str | None, str]:
         """`GET /debug_token`: which app the token was issued to, and that app's secret. A token of an
         app whose secret is not configured is refused: Graph would refuse its every call with an
-        `appsecret_proof` made with another app's secret (code 100)."""
-        answer = self._graph("GET", "debug_token", token, params={"input_token": token}, app_secret="")
+        `appsecret_proof` made with another app's secret (code 100).
+
+        An app with "Require App Secret" refuses even this call without the proof of its own secret,
+        and which app it is is what the call tells: each configured secret is tried, ours first; a
+        proof of the wrong app's secret is refused (code 100) and the next one tried."""
+        candidates = list(dict.fromkeys(secret for secret in (self.config.meta_app_secret,
+                                                              *self.config.meta_app_secrets.values()) if secret))
+        answer: Any = None
+        for candidate in [*candidates, ""]:  # last, no proof: an app that does not require one
+            try:
+                answer = self._graph("GET", "debug_token", token, params={"input_token": token},
+                                     app_secret=candidate)
+                break
+            except Rejected as failure:
+                if graph_code(failure) != "100" or "appsecret_proof" not in failure.reason:
+                    raise
+                if not candidate:
+                    raise Rejected("this token's Meta app requires app secret proofs and none of the configured "
+                                   "secrets is its: add <its app id>:<its app secret> to "
+                                   "SWITCHBOARD_META_APP_SECRETS", "unknown_meta_app") from None
         app_id = str((answer.get("data") or {}).get("app_id") or "") or None
         secret = self.config.meta_secret_for(app_id)
         if app_id and not secret and (self.config.meta_app_secret or self.config.meta_app_secrets):

@@ -43,6 +43,10 @@ WA_TEMPLATES: list[dict[str, Any]] = [
                     {"type": "BODY", "text": "Our launch: {{1}}."},
                     {"type": "BUTTONS", "buttons": [{"type": "URL", "text": "Watch",
                                                      "url": "https://example.com/launch/{{1}}"}]}]},
+    # A TEXT header with a variable: a `header` component with its text parameter (132000 without).
+    {"name": "ticket_header", "language": "en_US", "status": "APPROVED", "category": "UTILITY",
+     "components": [{"type": "HEADER", "format": "TEXT", "text": "Ticket {{1}}"},
+                    {"type": "BODY", "text": "We answered your ticket."}]},
 ]
 MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")
 # The message object's fields (Cloud API reference, Messages: POST /{phone-number-id}/messages), and
@@ -67,6 +71,11 @@ def _template_extras(found: dict[str, Any], template: dict[str, Any]) -> Respons
     """A media header needs a `header` component with that media; a URL button with a variable, a
     `button` component (`sub_type: url`, its `index`) with the text (Cloud API, send template messages)."""
     header = next((c for c in found["components"] if c["type"] == "HEADER"), None)
+    if header is not None and header.get("format") == "TEXT" and "{{" in str(header.get("text")):
+        given = [p for c in _sent_components(template, "header") for p in c.get("parameters") or []]
+        if len(given) != 1 or not isinstance(given[0], dict) or given[0].get("type") != "text" \
+                or not isinstance(given[0].get("text"), str) or not given[0]["text"]:
+            return _mismatch(f"header: number of params ({len(given)}) does not match the expected number (1)")
     if header is not None and header.get("format") in MEDIA_HEADERS:
         kind = str(header["format"]).lower()
         given = [p for c in _sent_components(template, "header") for p in c.get("parameters") or []]
@@ -196,6 +205,14 @@ class WhatsAppEmulator(EmulatorBase):
                 return graph_error(400, 100, "(#100) The parameter input_token is required.")
             found = self.state.token("whatsapp", value, ("access", "user"))
             app_id = (found.extra.get("app_id") if found is not None else None) or self.config.meta_app_id
+            # The sandbox's apps have "Require App Secret" on: even this call needs the proof of the
+            # token's own app's secret (https://developers.facebook.com/docs/graph-api/securing-requests).
+            if self.config.meta_secret_for(str(app_id)) and "appsecret_proof" not in call.query:
+                return graph_error(400, 100, "API calls from the server require an appsecret_proof argument",
+                                   error_type="GraphMethodException")
+            if not self.proof_ok("whatsapp", call.request, value, str(app_id)):
+                return graph_error(400, 100, "Invalid appsecret_proof provided in the API argument",
+                                   error_type="GraphMethodException")
             return JSONResponse({"data": {
                 "app_id": str(app_id), "type": "SYSTEM_USER", "application": "Sandbox app", "is_valid": True,
                 "scopes": ["whatsapp_business_management", "whatsapp_business_messaging"]}})

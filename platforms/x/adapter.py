@@ -187,7 +187,22 @@ class XAdapter(BaseAdapter):
         )
         credentials = granted_credentials(answer)
         me = self._me(AccountContext("", credentials))
-        return ConnectedIdentity(str(me["id"]), me.get("username"), me.get("name"), credentials)
+        applied = self.subscribe_webhooks(AccountContext(str(me["id"]), credentials))
+        return ConnectedIdentity(str(me["id"]), me.get("username"), me.get("name"), credentials, tuple(applied))
+
+    def subscribe_webhooks(self, account: AccountContext) -> list[str]:
+        """`POST /2/account_activity/webhooks/{webhook_id}/subscriptions/all` with the account's own
+        token (https://docs.x.com/x-api/account-activity/introduction): its DMs then come by the app's
+        webhook. Without a webhook configured, or refused (an access tier without Account Activity),
+        nothing is subscribed and the DMs are polled (`inbox_page`); the connection still stands."""
+        webhook = self.config.x_webhook_id
+        if not webhook:
+            return []
+        try:
+            self._api(account, "POST", f"/2/account_activity/webhooks/{webhook}/subscriptions/all", json={})
+        except Rejected:
+            return []
+        return ["account_activity"]
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         refresh = account.credentials.get("refreshToken")

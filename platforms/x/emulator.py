@@ -16,6 +16,7 @@ from platforms.emulator_kit.core import Call, PlatformParts, iso_ms
 from platforms.emulator_kit.errors import oauth_error, x_error
 from platforms.emulator_kit.oauth import OAuthServer
 from platforms.emulator_kit.state import Account, random_token
+from platforms.registry import SANDBOX_X_WEBHOOK_ID
 from platforms.x.text import MAX_WEIGHTED_LENGTH, weighted_length
 
 X_VIDEO_TYPES = ("video/mp4", "video/quicktime", "video/webm")
@@ -46,6 +47,8 @@ class XEmulator(OAuthServer):
             Route("/x/2/users/{id}/tweets", self.x_timeline, methods=["GET"]),
             Route("/x/2/dm_conversations/with/{participant}/messages", self.x_dm, methods=["POST"]),
             Route("/x/2/dm_events", self.x_dm_events, methods=["GET"]),
+            Route("/x/2/account_activity/webhooks/{webhook_id}/subscriptions/all", self.x_activity_subscribe,
+                  methods=["POST"]),
             Route("/x/2/media/upload", self.x_media, methods=["GET", "POST"]),
             Route("/x/2/media/upload/initialize", self.x_media_initialize, methods=["POST"]),
             Route("/x/2/media/upload/{id}/append", self.x_media_append, methods=["POST"]),
@@ -103,6 +106,22 @@ class XEmulator(OAuthServer):
                 "refresh_token": refresh.value,
             }
         )
+
+    async def x_activity_subscribe(self, request: Request) -> Response:
+        """`POST /2/account_activity/webhooks/{webhook_id}/subscriptions/all` with the user's token:
+        the account's DM events come by the app's webhook from now on (the sandbox's app has one
+        webhook, `SANDBOX_X_WEBHOOK_ID`; any other id → 404); subscribing again changes nothing."""
+
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            if call.request.path_params["webhook_id"] != SANDBOX_X_WEBHOOK_ID:
+                return x_error(404, "Not Found Error", "Webhook not found.",
+                               kind="https://api.twitter.com/2/problems/resource-not-found")
+            account.extra["activity_subscribed"] = True
+            return JSONResponse({"data": {"subscribed": True}})
+
+        return await self.api("x", request, handle)
 
     async def x_me(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:

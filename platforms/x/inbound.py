@@ -9,10 +9,11 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import html
 from collections.abc import Mapping
 from typing import Any
 
-from platforms.inbound import InboundEvent, from_iso, from_millis, header
+from platforms.inbound import InboundEvent, attachment, from_iso, from_millis, header, mapping, shown_text
 
 
 def x_signature(consumer_secret: str, message: bytes) -> str:
@@ -38,17 +39,29 @@ def verify(headers: Mapping[str, str], raw_body: bytes, consumer_secret: str) ->
 
 
 def _x_message(account: str, event_id: str, at: dt.datetime, sender: str, recipient: str, text: Any,
-               users: Mapping[str, Any]) -> InboundEvent:
+               users: Mapping[str, Any], attachments: tuple[dict[str, Any], ...] = ()) -> InboundEvent:
     """One DM event, a contact's message or (sent by the account) an echo, keyed as every way of
     reading it (webhook or `GET /2/dm_events`) keys it."""
     key = f"x:dm:{event_id}"
+    shown = shown_text(text if isinstance(text, str) else None, attachments)
     if sender == account:
         return InboundEvent("x", "echo", account, key, at, contact_id=recipient or None,
-                            text=text if isinstance(text, str) else None, platform_message_id=event_id)
+                            text=shown, platform_message_id=event_id, attachments=attachments)
     user = users.get(sender) or {}
     return InboundEvent("x", "message", account, key, at, contact_id=sender,
                         contact_handle=user.get("username") or user.get("screen_name"), contact_name=user.get("name"),
-                        text=text if isinstance(text, str) else None, platform_message_id=event_id)
+                        text=shown, platform_message_id=event_id, attachments=attachments)
+
+
+def _webhook_attachments(data: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    """`message_data.attachment` of an Account Activity DM: `{type: media, media: {type, media_url_https}}`."""
+    found = data.get("attachment")
+    if not isinstance(found, dict):
+        return ()
+    media = mapping(found.get("media"))
+    kinds = {"photo": "image", "video": "video", "animated_gif": "animation"}
+    kind = kinds.get(str(media.get("type")), str(media.get("type") or found.get("type") or "file"))
+    return (attachment(kind, media.get("media_url_https") or media.get("media_url"), id=media.get("id_str")),)
 
 
 def parse(payload: dict[str, Any]) -> list[InboundEvent]:
@@ -63,9 +76,12 @@ def parse(payload: dict[str, Any]) -> list[InboundEvent]:
         create = item.get("message_create") or {}
         sender = str(create.get("sender_id", ""))
         recipient = str((create.get("target") or {}).get("recipient_id", ""))
-        text = (create.get("message_data") or {}).get("text")
+        data = create.get("message_data") or {}
+        # Account Activity delivers the text HTML-escaped (`&amp;` for `&`), as X's v1.1 objects are.
+        text = data.get("text")
+        text = html.unescape(text) if isinstance(text, str) else None
         events.append(_x_message(account, str(item.get("id", "")), from_millis(item.get("created_timestamp")),
-                                 sender, recipient, text, users))
+                                 sender, recipient, text, users, _webhook_attachments(data)))
     return events
 
 

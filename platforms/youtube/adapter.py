@@ -58,8 +58,8 @@ def google_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
     if status == 429 or reasons & RATE_REASONS:
         return RetryLater(message, retry_after_seconds(response.headers, 60.0))
     if "quotaExceeded" in reasons:
-        # The project's daily quota (10,000 units by default; an upload costs 1,600) resets at
-        # midnight Pacific time: nothing goes through before.
+        # The project's daily quotas (10,000 units by default; uploads their own 100 a day) reset
+        # at midnight Pacific time: nothing goes through before.
         return RetryLater(message, seconds_to_quota_reset())
     if status == 401:
         return ReauthRequired(message)
@@ -69,7 +69,9 @@ def google_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
 
 
 PACIFIC = ZoneInfo("America/Los_Angeles")
-UPLOAD_UNITS = 1600  # videos.insert's quota cost (https://developers.google.com/youtube/v3/determine_quota_cost)
+# videos.insert has a quota bucket of its own: 100 calls a day by default, each costing 1 of it and
+# none of the 10,000 units the other methods share (https://developers.google.com/youtube/v3/determine_quota_cost).
+DEFAULT_DAILY_UPLOADS = 100
 
 
 def seconds_to_quota_reset(now: dt.datetime | None = None) -> float:
@@ -214,9 +216,10 @@ class YouTubeAdapter(BaseAdapter):
             # Until Google audits the API project, every upload is locked private.
             "privacyStatuses": ["public", "unlisted", "private"] if self.config.youtube_audited else ["private"],
             "appAudited": self.config.youtube_audited,
-            # Each upload spends 1,600 of the project's daily quota units (10,000 unless Google granted
-            # more): about 6 uploads a day across every channel of the deployment.
-            "quota": {"uploadUnits": UPLOAD_UNITS, "defaultDailyUnits": 10000, "resetsAt": "00:00 America/Los_Angeles"},
+            # Uploads have their own daily bucket (100 unless Google granted more) across every channel
+            # of the deployment; the other calls share 10,000 units.
+            "quota": {"defaultDailyUploads": DEFAULT_DAILY_UPLOADS, "defaultDailyUnits": 10000,
+                      "resetsAt": "00:00 America/Los_Angeles"},
             "titleLimit": 100,
             "descriptionLimit": 5000,
             "defaultCategoryId": "22",

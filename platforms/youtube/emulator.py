@@ -53,16 +53,17 @@ class YouTubeEmulator(OAuthServer):
         return self.token_pair(account, 3599, access_prefix="ya29.", refresh_prefix="1//")
 
     # -- quota -------------------------------------------------------------------------------
-    def _yt_spend(self, cost: int) -> Response | None:
-        """The project's daily quota in units (https://developers.google.com/youtube/v3/determine_quota_cost:
-        videos.insert 1,600, thumbnails.set, comments.insert and videos.delete 50, a list 1), reset at
-        midnight Pacific time. Over it → 403 `quotaExceeded`. The sandbox's project has no limit until
-        control `quota` gives it one (the default project's is 10,000)."""
-        limit = self.__dict__.get("yt_daily_units")
+    def _yt_spend(self, cost: int, bucket: str = "units") -> Response | None:
+        """The project's daily quotas (https://developers.google.com/youtube/v3/determine_quota_cost):
+        `units` (thumbnails.set, comments.insert and videos.delete 50, a list 1: 10,000 by default) and
+        videos.insert's own bucket, `uploads` (1 a call: 100 by default), reset at midnight Pacific time.
+        Over one → 403 `quotaExceeded`. The sandbox's project has no limit until control `quota` gives
+        it one."""
+        limit = self.__dict__.get(f"yt_daily_{bucket}")
         if limit is None:
             return None
         day = dt.datetime.now(PACIFIC).date().isoformat()
-        spent = self.__dict__.setdefault("yt_spent", {})
+        spent = self.__dict__.setdefault(f"yt_spent_{bucket}", {})
         if spent.get(day, 0) + cost > limit:
             return google_error(403, "quotaExceeded", "The request cannot be completed because you have exceeded "
                                 "your quota.", domain="youtube.quota")
@@ -70,20 +71,29 @@ class YouTubeEmulator(OAuthServer):
         return None
 
     async def yt_quota_control(self, request: Request) -> Response:
-        """Control `POST /sandbox/youtube/quota {dailyUnits}`: the project's daily quota from now on
-        (null: none), and what today has spent."""
+        """Control `POST /sandbox/youtube/quota {dailyUnits?, dailyUploads?}`: the project's daily quotas
+        from now on (null: none; a field left out keeps its quota), and what today has spent."""
         try:
             body = await request.json()
         except ValueError:
             body = None
-        units = body.get("dailyUnits") if isinstance(body, dict) else "missing"
-        if units is not None and (not isinstance(units, int) or isinstance(units, bool) or units < 0):
-            problem = "an integer >= 0 or null"
-            return JSONResponse({"error": {"code": "validation_failed", "message": f"dailyUnits: {problem}",
-                                           "details": [{"field": "dailyUnits", "message": problem}]}}, status_code=422)
-        self.__dict__["yt_daily_units"] = units
+        if not isinstance(body, dict) or not {"dailyUnits", "dailyUploads"} & set(body):
+            body = {"dailyUnits": "missing"}
+        problem = "an integer >= 0 or null"
+        for field in ("dailyUnits", "dailyUploads"):
+            value = body.get(field)
+            if field in body and value is not None and (
+                    not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                return JSONResponse({"error": {"code": "validation_failed", "message": f"{field}: {problem}",
+                                               "details": [{"field": field, "message": problem}]}}, status_code=422)
+        for field, bucket in (("dailyUnits", "units"), ("dailyUploads", "uploads")):
+            if field in body:
+                self.__dict__[f"yt_daily_{bucket}"] = body[field]
         day = dt.datetime.now(PACIFIC).date().isoformat()
-        return JSONResponse({"dailyUnits": units, "spentToday": self.__dict__.get("yt_spent", {}).get(day, 0)})
+        return JSONResponse({
+            "dailyUnits": self.__dict__.get("yt_daily_units"), "dailyUploads": self.__dict__.get("yt_daily_uploads"),
+            "spentToday": self.__dict__.get("yt_spent_units", {}).get(day, 0),
+            "uploadsToday": self.__dict__.get("yt_spent_uploads", {}).get(day, 0)})
 
     # -- YouTube -----------------------------------------------------------------------------
     async def yt_authorize(self, request: Request) -> Response:
@@ -171,7 +181,7 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             if call.request.method == "POST":
-                refused = self._yt_spend(1600)
+                refused = self._yt_spend(1, "uploads")
                 if refused is not None:
                     return refused
                 if call.query.get("uploadType") != "resumable":
@@ -423,6 +433,9 @@ class YouTubeEmulator(OAuthServer):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            refused = self._yt_spend(1)  # 1 unit a page, whatever its parts
+            if refused is not None:
+                return refused
             query = call.query
             parts = set(query.get("part", "").split(",")) - {""}
             if not parts or not parts <= {"id", "snippet", "replies"}:

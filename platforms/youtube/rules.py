@@ -1,6 +1,6 @@
 """YouTube's rules: a video's scheduled `publishAt` (private until then) and its thumbnail (a JPEG or
 PNG of at most 2 MB); its inbox, public comment threads, read by polling `commentThreads.list` on the
-project's daily quota (5 units a page), and the recently active threads again by id."""
+project's daily quota (1 unit a page), and the recently active threads again by id."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from platforms.rules import InboxRules, OptionField, PostDraft, PostRules
 from platforms.youtube import inbound
 
 THUMBNAIL_MAX_BYTES = 2 * 1024 * 1024  # thumbnails.set: JPEG or PNG, 2 MB at most
-# commentThreads.list, a page of `part=snippet,replies`: 1 unit for the call and 2 for each part
-# (https://developers.google.com/youtube/v3/docs/commentThreads/list, "Quota impact").
-POLL_UNITS = 5
+# commentThreads.list costs 1 unit a page, whatever its parts (the quota table,
+# https://developers.google.com/youtube/v3/determine_quota_cost: "commentThreads list 1").
+POLL_UNITS = 1
 
 
 class YouTubePostRules(PostRules):

@@ -58,6 +58,7 @@ def platform_config(settings: Settings) -> PlatformConfig:
             meta_verify_token=settings.meta_verify_token,
             telegram_secret_seed=crypto.derive_key(settings.secret_key, b"telegram-webhook-secret"),
             x_consumer_secret=settings.x_consumer_secret,
+            x_webhook_id=settings.x_webhook_id,
         )
     if settings.linkedin_version:
         config.linkedin_version = settings.linkedin_version

@@ -108,6 +108,9 @@ class TemplateInfo(Record):
     parameter_names: list[str] = Field(default_factory=list, description="A NAMED template's placeholders, in order.")
     header_format: Literal["IMAGE", "VIDEO", "DOCUMENT"] | None = Field(None, description=(
         "A media header: a send gives its `headerMediaUrl`."))
+    header_variable: bool = Field(False, description=(
+        "Its TEXT header has a variable (`{{1}}`, or a name): a send gives its value as `headerText`."))
+    header_parameter_name: str | None = Field(None, description="A NAMED template's header variable's name.")
     button_parameters: list[int] = Field(default_factory=list, description=(
         "Indexes of its URL buttons that take a variable: a send gives one `buttonParameters` value each, in order."))
 

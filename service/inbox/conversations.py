@@ -353,7 +353,7 @@ def contact_wrote(account: Account, event: InboundEvent) -> None:
     message = Message.create(
         id=ids.new_id("msg"), conversation=conversation.id, direction="inbound", text=event.text,
         status="received", platform_message_id=event.platform_message_id, source="inbox",
-        created_at=at, updated_at=moment,
+        attachments=list(event.attachments) or None, created_at=at, updated_at=moment,
     )
     Conversation.update(
         {
@@ -414,13 +414,45 @@ def reply_written_elsewhere(account: Account, event: InboundEvent) -> None:
     message = Message.create(
         id=ids.new_id("msg"), conversation=conversation.id, direction="outbound", text=event.text,
         status="sent", platform_message_id=event.platform_message_id, source="inbox",
-        created_at=at, updated_at=clock.now(),
+        attachments=list(event.attachments) or None, created_at=at, updated_at=clock.now(),
     )
     touch_outbound(conversation.id, at)
     if created:
         _announce_started(Conversation.get_by_id(conversation.id), "inbound")
     events.emit(workspace_id=account.workspace_id, type="message.sent",
                 data=MessageRecord.model_validate(message).dump())
+
+
+def message_changed(account: Account, event: InboundEvent) -> None:
+    """A reaction, edit or deletion lands on the message it names: never a new message, no unread
+    count, nothing for sequences or automations. One the inbox does not hold (older than the account's
+    connection) changes nothing."""
+    if not event.target_message_id:
+        return
+    message = (
+        Message.select()
+        .join(Conversation)
+        .where(Conversation.account == account.id, Message.platform_message_id == event.target_message_id,
+               # a platform's ids may be unique per chat only: read within the contact's conversation
+               (Conversation.external_conversation_id == event.contact_id) if event.contact_id else True)
+        .first()
+    )
+    if message is None:
+        return
+    moment = clock.now()
+    if event.kind == "reaction":
+        by = event.contact_id or ""
+        kept = [item for item in message.reactions or [] if isinstance(item, dict) and item.get("by") != by]
+        if event.reaction:  # an empty emoji takes the reaction back
+            kept.append({"emoji": event.reaction, "by": by})
+        message.reactions = kept or None
+    elif event.kind == "edit":
+        message.text, message.edited_at = event.text, _naive_utc(event.occurred_at)
+        message.attachments = list(event.attachments) or message.attachments
+    else:
+        message.deleted_at = _naive_utc(event.occurred_at)
+    message.updated_at = moment
+    message.save()
 
 
 def _ours_in_flight(account_id: str, event: InboundEvent) -> Message | None:
@@ -494,5 +526,6 @@ def delete_for_account(account_id: str) -> int:
 INBOUND_HANDLERS: dict[tuple[str, ...], Any] = {
     ("message", "story_reply", "postback"): contact_wrote,
     ("echo",): reply_written_elsewhere,
+    ("reaction", "edit", "delete"): message_changed,
     ("delivery", "read", "failed"): receipt,
 }

@@ -1,12 +1,11 @@
 """Where each polled inbox stands (`InboxPoll`) and YouTube's daily quota (`PlatformQuota`).
 
 YouTube gives a project 10,000 units a day (by default), shared by every channel connected through
-it and reset at midnight Pacific time; `commentThreads.list` costs 1 unit a page plus 2 for each of
-the parts `snippet` and `replies` (5 a page as the polls ask for it), `comments.insert` 50 and
-`videos.insert` 1,600. So polls spend from a budget of their own, a share of the quota
+it and reset at midnight Pacific time; `commentThreads.list` costs 1 unit a page and `comments.insert`
+50 (uploads have a bucket of their own). So polls spend from a budget of their own, a share of the quota
 (`SWITCHBOARD_YOUTUBE_POLL_SHARE`, default 0.8), counted before each call in a short transaction:
 once the day's budget is spent the polls wait for the next quota day, and the rest of the quota is
-left to uploads and replies. Each account's spend of the day is kept too, and shown under the
+left to replies and the other calls. Each account's spend of the day is kept too, and shown under the
 account's `capabilities.inbox`.
 """
 

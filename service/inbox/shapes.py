@@ -117,6 +117,8 @@ class Template(Body):
     button_parameters: list[Annotated[str, Field(min_length=1, max_length=2000)]] = Field(
         default_factory=list, max_length=2, description=(
             "The variable of each URL button that takes one (`buttonParameters` of the template), in order."))
+    header_text: Annotated[str, Field(min_length=1, max_length=60)] = Field(LEFT_OUT, description=(
+        "For a template whose TEXT header has a variable (`headerVariable`): its value."))
 
 
 class SendMessage(Body):
@@ -204,7 +206,8 @@ _TEXT_OR_NULL = frozenset({str, type(None)})
 def message_record(row: Any) -> dict[str, Any]:
     """`Message.model_validate(row).dump()` for a message row (a model of `storage.models.Message`):
     the same object, key for key and in the same order, built straight from the row's values when
-    each is one the record takes as it is (text or null, a known status, no template, a list of ids),
+    each is one the record takes as it is (text or null, a known status, no template, a list of ids, no
+    attachments, reactions, edit or deletion),
     else through the record's validation. An outbound message's event carries it: pydantic's
     validation and dump cost twice this for a row the engine has just read itself."""
     data = row.__data__
@@ -220,12 +223,15 @@ def message_record(row: Any) -> dict[str, Any]:
         and (media_ids is None or (type(media_ids) is list and all(type(each) is str for each in media_ids)))
         and (type(created_at) is dt.datetime or (type(created_at) is str and len(created_at) >= 19))
         and (type(updated_at) is dt.datetime or (type(updated_at) is str and len(updated_at) >= 19))
+        and get("attachments") is None and get("reactions") is None
+        and get("edited_at") is None and get("deleted_at") is None
     ):
         return {
             "id": data["id"], "conversationId": data["conversation"], "direction": data["direction"],
             "text": get("text"), "buttonLabel": get("button_label"), "buttonUrl": get("button_url"),
             "status": data["status"], "platformMessageId": get("platform_message_id"), "error": get("error"),
-            "template": None, "mediaIds": list(media_ids) if media_ids else [], "source": data["source"],
+            "template": None, "mediaIds": list(media_ids) if media_ids else [], "attachments": [], "reactions": [],
+            "editedAt": None, "deletedAt": None, "source": data["source"],
             "createdAt": instant_text(created_at), "updatedAt": instant_text(updated_at),
         }
     return Message.model_validate(row).dump()
@@ -243,6 +249,7 @@ class SentTemplate(Record):
     parameters: list[str]
     header_media_url: str | None = None
     button_parameters: list[str] = Field(default_factory=list)
+    header_text: str | None = None
 
 
 class Message(Record):
@@ -259,6 +266,15 @@ class Message(Record):
     template: SentTemplate | None = Field(None, description="The WhatsApp template sent, when it was one.")
     media_ids: Annotated[list[str], BeforeValidator(lambda value: value or [])] = Field(
         default_factory=list, description="Attachments sent with the text (outbound messages).")
+    attachments: Annotated[list[dict[str, Any]], BeforeValidator(lambda value: value or [])] = Field(
+        default_factory=list, description="What an inbound message carried besides text, as the platform described "
+        "it: `{type, url?, ...}` each (type: image, video, audio, voice, file, sticker, location, contact, share, "
+        "story_mention, ...; a location's `latitude`/`longitude`, a contact's `name`/`phones`). The text of a "
+        "message with attachments only is a placeholder naming them, e.g. `[image]`.")
+    reactions: Annotated[list[dict[str, Any]], BeforeValidator(lambda value: value or [])] = Field(
+        default_factory=list, description="The contacts' reactions to the message: `{emoji, by}` each, one per person.")
+    edited_at: NullableInstant = Field(None, description="When the contact last edited it (the text is the new one).")
+    deleted_at: NullableInstant = Field(None, description="When the contact deleted it on the platform.")
     source: Literal[SOURCES]  # type: ignore[valid-type]
     created_at: Instant
     updated_at: Instant

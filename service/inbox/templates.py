@@ -31,6 +31,9 @@ def as_dict(template: Any) -> dict[str, Any] | None:
     buttons = template.get("button_parameters") or template.get("buttonParameters")
     if buttons:
         found["button_parameters"] = list(buttons)
+    header_text = template.get("header_text") or template.get("headerText")
+    if isinstance(header_text, str) and header_text:
+        found["header_text"] = header_text
     return found
 
 
@@ -59,6 +62,9 @@ def problems(account: Account, templates: list[tuple[str, dict[str, Any]]]) -> l
         elif match.get("headerFormat") and not template.get("header_media_url"):
             found.append(FieldProblem(f"{field}.headerMediaUrl", f"{template['name']} has a "
                                       f"{str(match['headerFormat']).lower()} header: give its URL"))
+        elif match.get("headerVariable") and not template.get("header_text"):
+            found.append(FieldProblem(f"{field}.headerText", f"{template['name']} has a text header with a "
+                                      "variable: give its value"))
         elif len(match.get("buttonParameters") or []) != len(template.get("button_parameters") or []):
             found.append(FieldProblem(f"{field}.buttonParameters", f"{template['name']} takes "
                                       f"{len(match.get('buttonParameters') or [])} URL button variable(s)"))

@@ -226,7 +226,8 @@ def _call_platform(loaded: _Loaded) -> SentMessage | PlatformFailure | Conflict:
                 ctx, recipient=recipient, name=template["name"], language=template["language"],
                 parameters=list(template.get("parameters") or []),
                 header_media_url=template.get("header_media_url"),
-                button_parameters=list(template.get("button_parameters") or [])))
+                button_parameters=list(template.get("button_parameters") or []),
+                header_text=template.get("header_text")))
         return adapters.call(
             loaded.account,
             lambda adapter, ctx: adapter.send_dm(ctx, recipient=recipient, text=text, button=button),

@@ -48,6 +48,7 @@ from storage.migrations import (
     m0026_undispatched_events,
     m0027_confirm_before_reaching_people,
     m0028_teams,
+    m0029_message_changes,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -81,6 +82,7 @@ MIGRATIONS: list[Migration] = [
     (26, "undispatched events in dispatch order", m0026_undispatched_events.apply),
     (27, "confirm before reaching people", m0027_confirm_before_reaching_people.apply),
     (28, "teams: roles, invitations, audit log, shared inbox", m0028_teams.apply),
+    (29, "message attachments, reactions, edits and deletions", m0029_message_changes.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -104,6 +104,13 @@ class Message(WorkModel):
     source = CharField(max_length=16, default="inbox")  # inbox | broadcast | sequence | automation
     template = JSONField(null=True)  # a WhatsApp template message: {name, language, parameters}
     media_ids = JSONField(null=True)  # attachments (`med_...`) of an outbound message, sent with its text
+    # What an inbound message carried besides text, as the platform described it: [{type, url?, ...}].
+    attachments = JSONField(null=True)
+    # The contacts' reactions to it ([{emoji, by}], one per person), its last edit, its deletion:
+    # platform events that name the message, never new messages (migration 29).
+    reactions = JSONField(null=True)
+    edited_at = DateTimeField(null=True)
+    deleted_at = DateTimeField(null=True)
     # A private reply (a comment automation's DM) is addressed by the comment, not the contact; one
     # per comment (the platforms allow one), held by the unique index of migration 11.
     comment_id = CharField(max_length=255, null=True)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.shared_service
 
 ORDER = {"name": "order_update", "language": "en_US", "parameters": ["A-1042", "Friday"]}
 # As records show it: a template without a media header or URL button variables.
-ORDER_RECORD = {**ORDER, "headerMediaUrl": None, "buttonParameters": []}
+ORDER_RECORD = {**ORDER, "headerMediaUrl": None, "buttonParameters": [], "headerText": None}
 
 
 def _number_with_contacts(client, tenant):

@@ -67,6 +67,9 @@ def _one_conversation(client, tenant, platform: str) -> dict[str, Any]:
 
 def test_an_x_dm_without_a_webhook_is_polled_listed_and_answered_once(client, tenant):
     account = connect_account(client, tenant, "x")
+    # Connecting subscribed it to Account Activity; an app without it (its access tier) polls.
+    client.post("/sandbox/x/account-activity", json={"accountId": account["id"], "subscribed": False}
+                ).raise_for_status()
     kept = client.post("/sandbox/x/inbound-message", json={
         "accountId": account["id"], "from": {"id": "4242", "handle": "ana", "name": "Ana"}, "text": "Hi from X"})
     assert kept.status_code == 200, kept.text
@@ -93,8 +96,9 @@ def test_an_x_dm_without_a_webhook_is_polled_listed_and_answered_once(client, te
 
 
 def test_an_x_dm_by_account_activity_webhook_is_stored_once(client, tenant):
+    """Connecting subscribes the account to the app's Account Activity webhook
+    (`POST /2/account_activity/webhooks/{webhook_id}/subscriptions/all`): its DMs come by webhook."""
     account = connect_account(client, tenant, "x")
-    client.post("/sandbox/x/account-activity", json={"accountId": account["id"], "subscribed": True}).raise_for_status()
     answer = client.post("/sandbox/x/inbound-message", json={
         "accountId": account["id"], "from": {"id": "5151", "handle": "bo"}, "text": "By webhook", "deliveries": 2})
     assert answer.status_code == 200, answer.text

@@ -262,14 +262,15 @@ def test_outside_the_window_an_approved_whatsapp_template_still_reaches_the_cont
     assert templates[("order_update", "en_US")] == {"name": "order_update", "language": "en_US",
                                                     "category": "UTILITY", "parameters": 2,
                                                     "parameterFormat": "POSITIONAL", "parameterNames": [],
-                                                    "headerFormat": None, "buttonParameters": []}
+                                                    "headerFormat": None, "headerVariable": False,
+                                                    "headerParameterName": None, "buttonParameters": []}
     assert ("spring_offer", "en_US") not in templates  # still in review
 
     template = {"name": "order_update", "language": "en_US", "parameters": ["A-1042", "Friday"]}
     sent = client.post(path, json={"template": template}, headers=bearer(tenant["apiKey"]))
     assert sent.status_code == 201, sent.text
     assert sent.json()["status"] == "sent"
-    assert sent.json()["template"] == {**template, "headerMediaUrl": None, "buttonParameters": []}
+    assert sent.json()["template"] == {**template, "headerMediaUrl": None, "buttonParameters": [], "headerText": None}
     assert sent.json()["text"] is None
     assert [row["text"] for row in _sent(client, "whatsapp", wa)] == ["Your order A-1042 ships on Friday."]
 
@@ -304,6 +305,35 @@ def test_named_parameters_a_media_header_and_a_url_button_variable_reach_the_con
         {"type": "video", "video": {"link": "https://cdn.example.com/launch.mp4"}}]}
     assert components[-1] == {"type": "button", "sub_type": "url", "index": "0",
                               "parameters": [{"type": "text", "text": "spring"}]}
+
+
+def test_a_text_headers_variable_is_filled_and_an_unknown_template_is_never_sent(client, tenant):
+    """A TEXT header with a variable takes a `header` component with its text, else WhatsApp refuses
+    the message (132000); a template the account has not approved is refused before any send, not
+    sent with positional parameters on the chance they fit."""
+    wa, conversation = _whatsapp_conversation_out_of_window(client, tenant)
+    path = f"/v1/conversations/{conversation['id']}/messages"
+    templates = {t["name"]: t for t in client.get(f"/v1/accounts/{wa['id']}/templates",
+                                                   headers=bearer(tenant["apiKey"])).json()["data"]}
+    assert templates["ticket_header"]["headerVariable"] is True
+
+    sent = client.post(path, headers=bearer(tenant["apiKey"]), json={"template": {
+        "name": "ticket_header", "language": "en_US", "headerText": "T-42"}})
+    assert sent.status_code == 201, sent.text
+    assert sent.json()["template"]["headerText"] == "T-42"
+    rows = _sent(client, "whatsapp", wa)
+    assert rows[-1]["payload"]["template"]["components"] == [
+        {"type": "header", "parameters": [{"type": "text", "text": "T-42"}]}]
+
+    missing = client.post(path, headers=bearer(tenant["apiKey"]), json={"template": {
+        "name": "ticket_header", "language": "en_US"}})
+    assert missing.status_code == 502
+    assert "headerText" in missing.json()["error"]["message"]
+    unknown = client.post(path, headers=bearer(tenant["apiKey"]), json={"template": {
+        "name": "no_such_template", "language": "en_US", "parameters": ["A-1"]}})
+    assert unknown.status_code == 502
+    assert "not an approved template" in unknown.json()["error"]["message"]
+    assert len(_sent(client, "whatsapp", wa)) == len(rows)  # neither reached WhatsApp
 
 
 def test_templates_are_whatsapps_and_a_message_is_text_or_a_template(client, tenant):

@@ -93,7 +93,7 @@ def test_an_assistant_lists_sequences_and_whatsapp_templates(client, tenant, bro
     templates = _tool(browser, token, "list_templates", {"accountId": wa["id"]})["structuredContent"]
     assert {(t["name"], t["language"]) for t in templates["data"]} == {
         ("hello_world", "en_US"), ("order_update", "en_US"), ("order_update", "es"), ("delivery_named", "en_US"),
-        ("launch_video", "en_US")}
+        ("launch_video", "en_US"), ("ticket_header", "en_US")}
     refused = _tool(browser, token, "list_templates", {"accountId": bot["id"]})
     assert refused["structuredContent"]["error"]["code"] == "validation_failed"
 

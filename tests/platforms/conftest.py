@@ -42,6 +42,8 @@ class Sandbox:
     hooks: list[Hook] = field(default_factory=list)
     aliases: dict[tuple[str, str], str] = field(default_factory=dict)
     media: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    media_reads: list[tuple[str, str | None]] = field(default_factory=list)
+    """Each read of a media: its name and the `Range` it asked for (None: the whole file)."""
 
     def url(self, platform: str, path: str) -> str:
         return f"{self.base}/sandbox/{platform}/{path.lstrip('/')}"
@@ -125,6 +127,13 @@ def _test_app(holder: dict[str, Any]) -> Starlette:
     async def media(request: Request) -> Response:
         sandbox: Sandbox = holder["sandbox"]
         content, kind = sandbox.media[request.path_params["name"]]
+        asked = request.headers.get("range")
+        sandbox.media_reads.append((request.path_params["name"], asked))
+        if asked and asked.startswith("bytes="):
+            first, _, last = asked[6:].partition("-")
+            end = min(int(last) + 1 if last else len(content), len(content))
+            return Response(content[int(first):end], status_code=206, media_type=kind, headers={
+                "Content-Range": f"bytes {first}-{end - 1}/{len(content)}"})
         return Response(content, media_type=kind)
 
     return Starlette(

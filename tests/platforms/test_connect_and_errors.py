@@ -292,6 +292,21 @@ def test_a_whatsapp_token_of_another_meta_app_is_proved_with_that_apps_secret(sa
         sandbox.config.meta_app_secrets.pop(other, None)
 
 
+def test_debug_token_carries_the_proof_an_app_that_requires_the_app_secret_asks_for(sandbox):
+    """With "Require App Secret" on, Graph refuses even `debug_token` without the `appsecret_proof`
+    of the token's own app (https://developers.facebook.com/docs/graph-api/securing-requests): the
+    sandbox's app requires it, and connecting a number proves every call."""
+    made = sandbox.control("whatsapp", "accounts", {})
+    assert made.status_code == 201, made.text
+    credentials = made.json()["credentials"]
+    token = credentials["accessToken"]
+    bare = sandbox.client.get(sandbox.url("whatsapp", "v23.0/debug_token"), params={"input_token": token},
+                              headers={"Authorization": f"Bearer {token}"})
+    assert bare.status_code == 400 and bare.json()["error"]["code"] == 100
+    identity = sandbox.adapters["whatsapp"].connect_with_token(**credentials)
+    assert identity.platform_account_id == credentials["phoneNumberId"]
+
+
 def test_instagram_login_calls_carry_no_proof_made_with_the_meta_apps_secret(sandbox):
     """An Instagram Login token is the Instagram app's: a proof made with the Meta app's secret is
     refused (code 100) where one is checked, so without the Instagram app's secret none is sent."""

@@ -61,6 +61,19 @@ def test_facebook_feed_photo_and_delete(sandbox):
     assert photo.url == f"https://www.facebook.com/{photo.platform_post_id}"
 
 
+def test_a_facebook_video_post_is_known_by_its_post_id_so_reconciliation_finds_it(sandbox):
+    """`POST /{page}/videos` answers the Video's id; `published_posts` lists the Page post made for it,
+    whose id the Video node's `post_id` gives: that is the id kept, so a post whose answer was lost
+    is matched among the recent posts."""
+    acc = sandbox.account("facebook")
+    adapter = sandbox.adapters["facebook"]
+    video = MediaItem("https://cdn.example.com/v.mp4", "video/mp4", 10)
+    post = publish(adapter, acc, text="A video", media=[video], options={})
+    answered = sandbox.sent("facebook", acc)[-1]
+    assert post.platform_post_id != answered["platformId"]  # the Video's id was the answer
+    assert post.platform_post_id in [recent.platform_post_id for recent in adapter.recent_posts(acc)]
+
+
 def test_a_facebook_video_with_images_is_refused_not_cut(sandbox):
     acc = sandbox.account("facebook")
     media = [MediaItem("https://c.example/v.mp4", "video/mp4", 10), MediaItem("https://c.example/p.png", "image/png", 1)]
@@ -150,6 +163,21 @@ def test_tiktok_file_upload_chunks_follow_the_media_transfer_rules(sandbox):
                 "source_info": {"source": "FILE_UPLOAD", "video_size": size, "chunk_size": chunk,
                                 "total_chunk_count": count}})
         assert refused.value.code == "invalid_params"
+
+
+def test_a_tiktok_video_is_read_chunk_by_chunk_never_whole(sandbox):
+    """A video may be 4 GB: each chunk is read from the media with a `Range` request as it is sent."""
+    mb = 1024 * 1024
+    acc = sandbox.account("tiktok")
+    adapter = sandbox.adapters["tiktok"]
+    video = _media(sandbox, "sixtysix.mp4", "video/mp4", 66 * mb)
+    post = publish(adapter, acc, text="Chunks", media=[video], options={"privacyLevel": "SELF_ONLY"})
+    assert post.platform_post_id
+    assert sandbox.sent("tiktok", acc)[-1]["payload"]["source_info"] == {
+        "source": "FILE_UPLOAD", "video_size": 66 * mb, "chunk_size": 10 * mb, "total_chunk_count": 6}
+    reads = [asked for name, asked in sandbox.media_reads if name == "sixtysix.mp4"]
+    assert reads == [f"bytes={n * 10 * mb}-{n * 10 * mb + 10 * mb - 1}" for n in range(5)] + [
+        f"bytes={50 * mb}-{66 * mb - 1}"]
 
 
 def test_an_unaudited_tiktok_app_posts_only_from_a_private_account(sandbox):
@@ -272,19 +300,20 @@ def test_a_youtube_upload_resumes_from_where_the_session_stands(sandbox):
     assert sandbox.sent("youtube", acc)[-1]["payload"]["uploadedBytes"] == 3000
 
 
-def test_youtube_uploads_spend_the_projects_daily_quota_until_midnight_pacific(sandbox):
-    """videos.insert costs 1,600 units of the project's daily quota, reset at midnight Pacific time
-    (https://developers.google.com/youtube/v3/determine_quota_cost): past it, the upload waits for
-    the reset instead of an hour's guess."""
+def test_youtube_uploads_spend_their_own_daily_bucket_until_midnight_pacific(sandbox):
+    """videos.insert has its own quota bucket, 100 calls a day by default and 1 a call, apart from
+    the 10,000 units the other calls share (https://developers.google.com/youtube/v3/determine_quota_cost):
+    past it, the upload waits for the reset instead of an hour's guess; units spent up to their limit
+    do not stop an upload."""
     import datetime as dt
 
     from platforms.youtube.adapter import seconds_to_quota_reset
 
     acc = sandbox.account("youtube")
     adapter = sandbox.adapters["youtube"]
-    assert adapter.publish_options(acc)["quota"]["uploadUnits"] == 1600
+    assert adapter.publish_options(acc)["quota"]["defaultDailyUploads"] == 100
     video = _media(sandbox, "quota.mp4", "video/mp4", 1024)
-    assert sandbox.control("youtube", "quota", {"dailyUnits": 3300}).status_code == 200
+    assert sandbox.control("youtube", "quota", {"dailyUnits": 0, "dailyUploads": 2}).status_code == 200
     try:
         publish(adapter, acc, text="One", media=[video], options={})
         publish(adapter, acc, text="Two", media=[video], options={})
@@ -292,7 +321,7 @@ def test_youtube_uploads_spend_the_projects_daily_quota_until_midnight_pacific(s
             publish(adapter, acc, text="Three", media=[video], options={})
         assert abs(waiting.value.delay_seconds - seconds_to_quota_reset()) < 120
     finally:
-        sandbox.control("youtube", "quota", {"dailyUnits": None})
+        sandbox.control("youtube", "quota", {"dailyUnits": None, "dailyUploads": None})
     assert len([r for r in sandbox.sent("youtube", acc) if r["kind"] == "post"]) == 2
     # 23:30 in Los Angeles (07:30 UTC in winter) is half an hour from the reset.
     assert seconds_to_quota_reset(dt.datetime(2026, 1, 15, 7, 30, tzinfo=dt.UTC)) == 1800

@@ -83,6 +83,8 @@ def test_a_worker_killed_mid_poll_repeats_nothing_and_loses_nothing(api_only, te
 
 def test_polls_after_a_restart_read_nothing_twice_and_miss_nothing(api_only, tenant, settings, tmp_path):
     x = connect_account(api_only, tenant, "x")
+    # Polled: as an X app without Account Activity (connecting subscribed it).
+    api_only.post("/sandbox/x/account-activity", json={"accountId": x["id"], "subscribed": False}).raise_for_status()
     channel = connect_account(api_only, tenant, "youtube")
 
     def dm(text: str) -> None:

@@ -59,14 +59,12 @@ def test_a_token_lapsing_within_the_week_is_renewed_and_one_already_lapsed_flags
     assert adapters.context(untouched).credentials == adapters.context(_row(fresh["id"])).credentials
 
 
-def test_a_linkedin_member_token_is_flagged_for_a_person_a_week_before_it_lapses(client, tenant):
-    """Share on LinkedIn grants no refresh token (programmatic refresh is for approved partners): the
-    account says `needsReauth` in the week before day 60, while its token still works, instead of
-    failing without warning on the day."""
-    account = connect_account(client, tenant, "linkedin")
+def _flagged_five_days_before_it_lapses(client, tenant, platform: str) -> tuple[dict, dict]:
+    """A connected account whose 60-day token lapses in five days: it says `needsReauth`, still
+    connected. Its record and the credentials it was connected with."""
+    account = connect_account(client, tenant, platform)
     row = _row(account["id"])
     credentials = adapters.context(row).credentials
-    assert not credentials.get("refreshToken")
     assert abs(row.credentials_expire_at - (clock.now() + dt.timedelta(days=60))) < dt.timedelta(minutes=5)
     with connection(), db.atomic():
         lapses = clock.now() + dt.timedelta(days=5)
@@ -75,6 +73,22 @@ def test_a_linkedin_member_token_is_flagged_for_a_person_a_week_before_it_lapses
     listed = wait_for(lambda: [a for a in client.get("/v1/accounts", headers=bearer(tenant["apiKey"])).json()["data"]
                                if a["id"] == account["id"] and a["needsReauth"]])
     assert listed[0]["status"] == "connected"
+    return account, credentials
+
+
+def test_a_linkedin_member_token_is_flagged_for_a_person_a_week_before_it_lapses(client, tenant):
+    """Share on LinkedIn grants no refresh token (programmatic refresh is for approved partners): the
+    account says `needsReauth` in the week before day 60, while its token still works, instead of
+    failing without warning on the day."""
+    _, credentials = _flagged_five_days_before_it_lapses(client, tenant, "linkedin")
+    assert not credentials.get("refreshToken")
+
+
+def test_a_meta_ads_token_is_flagged_for_a_person_a_week_before_it_lapses_never_exchanged_again(client, tenant):
+    """Meta documents no renewal of a long-lived user token by exchanging it again: the account says
+    `needsReauth` in the week before day 60, while its token still works, and its token stays the same."""
+    account, credentials = _flagged_five_days_before_it_lapses(client, tenant, "meta_ads")
+    assert adapters.context(_row(account["id"])).credentials["accessToken"] == credentials["accessToken"]
 
 
 def test_a_facebook_page_token_that_never_expires_is_not_renewed_nor_flagged(client, tenant):

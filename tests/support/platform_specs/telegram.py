@@ -75,7 +75,12 @@ def _unknown(value: Any, where: str) -> list[str]:
 def _decoded(fields: dict[str, Any]) -> dict[str, Any]:
     """Form and multipart values are text: objects travel JSON-serialised, files as parts."""
     out: dict[str, Any] = {}
+    # A file part another field names (`"media": "attach://file1"` in an album) is no field itself.
+    named = {key for key, value in fields.items() if value is FILE
+             and any(isinstance(other, str) and f"attach://{key}" in other for other in fields.values())}
     for key, value in fields.items():
+        if key in named:
+            continue
         if value is FILE:
             out[key] = "attach://" + key
         elif isinstance(value, str) and value[:1] in ("{", "["):
