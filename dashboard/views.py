@@ -69,6 +69,18 @@ class NoSeat(Exception):
         self.response = response
 
 
+class _StartedSend:
+    """`send`, noting whether the answer has begun: a refusal raised after that cannot become a page."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        self.started = self.started or message["type"] == "http.response.start"
+        await self.send(message)
+
+
 class NoSeatAnswers:
     """ASGI middleware on every dashboard route (inside the session's): a view's `NoSeat` is
     answered with its page, so no view writes that answer itself; so is a service's refusal that a
@@ -79,19 +91,13 @@ class NoSeatAnswers:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = False
-
-        async def tracked_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        tracked = _StartedSend(send)
         try:
-            await self.app(scope, receive, tracked_send)
+            await self.app(scope, receive, tracked)
         except NoSeat as no:
             await no.response(scope, receive, send)
         except ServiceError as problem:
-            if started:
+            if tracked.started:
                 raise
             heading = "You need another role" if problem.status == 403 else "That did not work"
             refused = error_page(Request(scope, receive), problem.status, heading, explain(problem), problem.code)

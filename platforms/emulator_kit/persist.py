@@ -3,10 +3,14 @@
 A pure ASGI middleware: it gives each request its own `Changes`, and when the answer starts it
 serialises them on the event loop (where the handlers change the state, so nothing moves under
 the serialiser) and writes them in a worker thread. A caller that has seen an answer can
-therefore restart the process and find the same sandbox.
+therefore restart the process and find the same sandbox. Serialising and writing are one turn
+under a lock: two requests that changed one row (a comment, then its private reply) write in the
+order they serialised, so an older copy never lands over a newer one.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -18,6 +22,7 @@ class Persist:
     def __init__(self, app: ASGIApp, state: EmulatorState) -> None:
         self.app = app
         self.state = state
+        self._turn = asyncio.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.state.store is None:
@@ -31,9 +36,10 @@ class Persist:
             nonlocal written
             if not written:
                 written = True
-                batch = self.state.batch(changes)
-                if batch:
-                    await run_in_threadpool(self.state.write, batch)
+                async with self._turn:
+                    batch = self.state.batch(changes)
+                    if batch:
+                        await run_in_threadpool(self.state.write, batch)
 
         async def send_after_write(message: Message) -> None:
             if message["type"] == "http.response.start":
