@@ -4,9 +4,7 @@ many the calls, sign-in and other workspaces' imports go on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import httpx2
 import pytest
@@ -14,28 +12,11 @@ import pytest
 from kit import bulkhead
 from service.media import library
 from tests.conftest import bearer
-from tests.support.file_server import file_server
 from tests.support.oauth_flow import email_of, hidden
 from tests.support.slow_peers import silent_peer, trickling_server
-from tests.support.webhook_receiver import Tls, make_tls, wait_for
+from tests.support.webhook_receiver import wait_for
 
 pytestmark = pytest.mark.shared_service
-
-
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> Tls:
-    return make_tls(tmp_path_factory.mktemp("tls"), "localhost")
-
-
-@pytest.fixture(scope="module")
-def live_overrides(tls: Tls) -> dict[str, Any]:
-    return {"webhook_ca_bundle": tls.ca_path}
-
-
-@pytest.fixture(scope="module")
-def files(tls: Tls) -> Iterator[str]:
-    with file_server(tls) as base:
-        yield base
 
 
 def test_an_import_from_a_host_that_sends_a_byte_at_a_time_ends_at_its_deadline(client, tenant, tls, monkeypatch):

@@ -5,7 +5,6 @@ on loopback (a throwaway CA that the service is told to trust)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -13,29 +12,11 @@ import pytest
 
 from kit import clock
 from tests.conftest import bearer
-from tests.support.file_server import file_server
 from tests.support.oauth_flow import call_tool_raw, hand_made_tokens
 from tests.support.posts import JPEG, MP4, upload
 from tests.support.sandbox import connect_account
-from tests.support.webhook_receiver import Tls, make_tls
 
 pytestmark = pytest.mark.shared_service
-
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> Tls:
-    return make_tls(tmp_path_factory.mktemp("tls"), "localhost")
-
-
-@pytest.fixture(scope="module")
-def live_overrides(tls: Tls) -> dict[str, Any]:
-    return {"webhook_ca_bundle": tls.ca_path}
-
-
-@pytest.fixture(scope="module")
-def files(tls: Tls) -> Iterator[str]:
-    with file_server(tls) as base:
-        yield base
-
 
 def _tool(browser: httpx2.Client, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     answer = call_tool_raw(browser, token, name, arguments)
