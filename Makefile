@@ -14,7 +14,7 @@ ARGS ?=
 serve: $(VENV)/.installed-runtime
 	$(BIN)/switchboard serve $(ARGS)
 
-# Every package, type-checked; the layering of DESIGN.md, held by import-linter (pyproject.toml).
+# Every package, type-checked; the layering of docs/architecture.md, held by import-linter (pyproject.toml).
 PACKAGES := switchboard http_api mcp_server oauth dashboard tasks service storage platforms kit
 
 test: $(VENV)/.installed-test

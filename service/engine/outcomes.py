@@ -1,7 +1,7 @@
 """One outcome policy per kind of work, declared as data, and the one function that maps an
 attempt's failure to the row's next state with it.
 
-Every kind answers the same four failures of an adapter (DESIGN.md rule 4) the same way, only with
+Every kind answers the same four failures of an adapter (docs/architecture.md) the same way, only with
 its own numbers and words: `RetryLater(delay)` waits the platform's delay and tries again until the
 kind's attempt cap; an indeterminate failure (no answer, so the side effect may have happened)
 ends the row in the kind's lost status when the kind is at most once, and is tried again like a
