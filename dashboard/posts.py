@@ -476,7 +476,8 @@ async def queue_page(request: Request) -> Response:
                 return done(request, "Saved the posting queue.", back, where)
             except ValidationFailed as refusal:
                 problem = _queue_problem(refusal)
-                if scheduling.zone(sent["timezone"] or person_zone(request)) is None:  # said at once, not after the slots are fixed
+                # A wrong zone is said at once too, not only once the slots are right.
+                if scheduling.zone(sent["timezone"] or person_zone(request)) is None:
                     problem["zone"] = _queue_problem(ValidationFailed.field("timezone", ""))["zone"]
         else:
             where = await seat(request)
