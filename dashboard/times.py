@@ -71,16 +71,19 @@ def text(value: Any, zone_name: str | None, *, hint: bool = True) -> str:
     return f"{shown} ({near})" if near else shown
 
 
-def when_markup(value: Any, person_zone: str, zone_name: str | None = None, *, short: bool = False) -> Markup:
+def when_markup(value: Any, person_zone: str, zone_name: str | None = None, *, short: bool = False,
+                hint: bool = True) -> Markup:
     """`<time>` with the UTC instant, the time in words in the person's zone (or `zone_name`, named
     when it is not theirs: a queue's slots in the queue's zone) and the relative hint. `short`: the
-    hint alone where there is one (a list row), the words in the title either way."""
+    hint alone where there is one (a list row), the words in the title either way. `hint=False`
+    in a partial that refreshes itself: its HTML then changes only when its content does, so a
+    screen reader is not read the whole thread again each minute."""
     moment = instant(value)
     if moment is None:
         return Markup("")
     name = zone_name or person_zone or "UTC"
     where, now = zone(name), clock.now()
-    shown, near = readable(moment, where, now), relative(moment, now)
+    shown, near = readable(moment, where, now), relative(moment, now) if hint else ""
     own = "" if name == person_zone else f" ({name})"
     words = near if short and near else f"{shown}{own}" + (f" · {near}" if near and not short else "")
     return Markup('<time datetime="{}" title="{}">{}</time>').format(
@@ -88,6 +91,7 @@ def when_markup(value: Any, person_zone: str, zone_name: str | None = None, *, s
 
 
 @pass_context
-def when(context: Context, value: Any, zone_name: str | None = None, short: bool = False) -> Markup:
+def when(context: Context, value: Any, zone_name: str | None = None, short: bool = False,
+         hint: bool = True) -> Markup:
     """The template filter: `{{ post.scheduledFor|when }}`, `{{ slot|when(queue.timezone) }}`."""
-    return when_markup(value, str(context.get("person_zone") or "UTC"), zone_name, short=short)
+    return when_markup(value, str(context.get("person_zone") or "UTC"), zone_name, short=short, hint=hint)

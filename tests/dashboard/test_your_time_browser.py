@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import bearer
 from tests.dashboard import test_console_browser as console
+from tests.support.oauth_flow import email_of, hidden
 from tests.support.sandbox import connect_account
 
 CHROMIUM, v1, sign_in = console.CHROMIUM, console.v1, console.sign_in
@@ -80,6 +81,27 @@ def test_a_browser_in_sao_paulo_signing_in_for_the_first_time_sees_noon_utc_as_n
     expect(page.get_by_role("status").filter(has_text="times are shown in Asia/Tokyo")).to_be_visible()
     page.goto(f"{server_url}/dashboard/posts/{made.json()['id']}")
     expect(page.get_by_text("Scheduled for")).to_contain_text("21:00")  # UTC+9
+
+
+def test_a_person_who_signed_in_without_the_form_gets_the_browsers_zone_from_their_first_page(
+        sao_paulo, client, server_url, tenant):
+    linkedin = connect_account(client, tenant, "linkedin")
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).date()
+    client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+        "content": "Due at noon UTC", "targets": [{"accountId": linkedin["id"]}],
+        "scheduledFor": f"{tomorrow.isoformat()}T12:00:00Z"})
+    # Signed in by a request that says no zone (as an identity provider's return does), in this
+    # browser's cookie jar; the first page the browser opens then sends its zone and shows it.
+    http = sao_paulo.context.request
+    login = http.get(f"{server_url}/dashboard/login").text()
+    signed = http.post(f"{server_url}/dashboard/login", max_redirects=0, form={
+        "email": email_of(tenant["userId"]), "password": "correct horse", "csrf_token": hidden(login, "csrf_token")})
+    assert signed.status == 303
+    sao_paulo.goto(f"{server_url}/dashboard/posts")
+    row = sao_paulo.get_by_role("row").filter(has_text="Due at noon UTC")
+    expect(row.locator("time")).to_contain_text("09:00")
+    sao_paulo.goto(f"{server_url}/dashboard/profile")
+    expect(sao_paulo.get_by_label("Your time zone")).to_have_value("America/Sao_Paulo")
 
 
 def _next_slot(weekday: int, at: dt.time, zone: ZoneInfo) -> str:
