@@ -429,14 +429,18 @@ async def move(request: Request) -> Response:
 
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")  # 1 … 7
+QUEUE_ZONE_PROBLEM = "Choose a time zone from the list, such as Europe/Berlin."
+
+
+def _minutes(value: str) -> str:
+    """A time picker that shows seconds sends 09:30:00; the queue keeps minutes."""
+    return value[:5] if len(value) == 8 and value.endswith(":00") else value
 
 
 def _slot_rows(form: FormData) -> list[dict[str, str]]:
     """The queue editor's rows as sent: a day and a time each (a row left without a time is none)."""
-    days, at = form.getlist("day"), form.getlist("time")
-    # A time picker set to show seconds sends 09:30:00; the queue keeps minutes.
-    rows = [{"weekday": str(day).strip(), "time": str(time).strip().removesuffix(":00")
-             if len(str(time).strip()) == 8 else str(time).strip()} for day, time in zip(days, at, strict=False)]
+    pairs = zip(form.getlist("day"), form.getlist("time"), strict=False)
+    rows = [{"weekday": str(day).strip(), "time": _minutes(str(at).strip())} for day, at in pairs]
     return [row for row in rows if row["time"]]
 
 
@@ -445,7 +449,7 @@ def _queue_problem(problem: ServiceError) -> dict[str, str]:
     found: dict[str, str] = {}
     for detail in problem.details or [FieldProblem("slots", problem.message)]:
         if detail.field.startswith("timezone"):
-            found["zone"] = "Choose a time zone from the list, such as Europe/Berlin."
+            found["zone"] = QUEUE_ZONE_PROBLEM
         elif detail.field.endswith(".weekday"):
             found.setdefault("slots", "Choose a day for each slot.")
         elif detail.field.endswith(".time"):
@@ -478,7 +482,7 @@ async def queue_page(request: Request) -> Response:
                 problem = _queue_problem(refusal)
                 # A wrong zone is said at once too, not only once the slots are right.
                 if scheduling.zone(sent["timezone"] or person_zone(request)) is None:
-                    problem["zone"] = _queue_problem(ValidationFailed.field("timezone", ""))["zone"]
+                    problem["zone"] = QUEUE_ZONE_PROBLEM
         else:
             where = await seat(request)
         record = (await in_db(lambda: queue.get(actor=where.actor(), account_id=account_id))).dump()
