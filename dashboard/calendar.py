@@ -68,8 +68,8 @@ def month_view(where: Seat, view: str, anchor: dt.date, zone_name: str) -> dict[
 async def calendar_page(request: Request) -> Response:
     params = request.query_params
     view = params.get("view", "month")
-    zone_name = params.get("tz", "UTC") or "UTC"
     where = await views.seat(request)
+    zone_name = params.get("tz") or views.person_zone(request)
     try:
         if view not in PER_DAY:
             raise ValidationFailed.field("view", "must be month or week")

@@ -82,22 +82,6 @@ class Filters:
         return urlencode({k: v for k, v in values.items() if v})
 
 
-def ago(instant: str | None, now: dt.datetime) -> str:
-    """A relative time for a list row: "just now", "5 min ago", "3 h ago", "2 d ago"."""
-    moment = clock.parse_iso(instant) if instant else None
-    if moment is None:
-        return ""
-    seconds = max(0, int((now - moment).total_seconds()))
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{seconds // 60} min ago"
-    if seconds < 86400:
-        return f"{seconds // 3600} h ago"
-    return f"{seconds // 86400} d ago"
-
-
-
 def _list(where: Seat, filters: Filters) -> dict[str, Any]:
     actor = where.actor()
     found = conversations.list_conversations(actor=actor, **{**dict(filters.query), "limit": LIST_LIMIT},
@@ -106,13 +90,12 @@ def _list(where: Seat, filters: Filters) -> dict[str, Any]:
     listed = data_of(found)
     previews = sharing.previews(actor=actor, conversation_ids=[item["id"] for item in listed])
     people = {m["userId"]: m["email"] for m in members.list_members(actor=actor).dump()["data"]}
-    now = clock.now()
     items = []
     for item in listed:
         account = known.get(item["accountId"])
         items.append({**item, "contact": contact_label(item), "platformName": platform_name(item["platform"]),
                       "accountName": account_name(account) if account else "",
-                      "preview": previews.get(item["id"], "")[:120], "ago": ago(item["lastMessageAt"], now),
+                      "preview": previews.get(item["id"], "")[:120],
                       "assignee": "you" if item["assigneeId"] == actor.user_id else people.get(item["assigneeId"])})
     return {"conversations": items, "total": found.total, "pages": found.pages,
             "accounts": [{**a, "label": f"{platform_name(a['platform'])} · {account_name(a)}"} for a in known.values()]}

@@ -16,6 +16,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from dashboard import times
 from dashboard.forms import (
     PER_PAGE,
     account_name,
@@ -40,6 +41,7 @@ from dashboard.views import (
     in_own,
     not_found,
     page,
+    person_zone,
     refused,
     render,
     seat,
@@ -142,11 +144,12 @@ def _local(moment: dt.datetime | None, zone_name: str | None) -> str:
     return moment.replace(tzinfo=dt.UTC).astimezone(zone_of(zone_name or "UTC")).strftime("%Y-%m-%dT%H:%M")
 
 
-def _draft(found: dict[str, Any] | None) -> dict[str, Any]:
-    """What the composer shows filled in: nothing for a new post, else the post being edited."""
+def _draft(found: dict[str, Any] | None, own_zone: str) -> dict[str, Any]:
+    """What the composer shows filled in: nothing for a new post (its time read in the person's
+    zone), else the post being edited."""
     if found is None:
         return {"id": None, "content": "", "chosen": set(), "overrides": {}, "options": {}, "publish_at": {},
-                "media": set(), "scheduled": "", "timezone": "UTC"}
+                "media": set(), "scheduled": "", "timezone": own_zone}
     zone_name = found["timezone"] or "UTC"
     options = {t["account_id"]: t["options"] for t in found["targets"]}
     publish_at = {}
@@ -280,7 +283,8 @@ def _filters(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
                 raise ValidationFailed.field(name, "must lie between 1970-01-01 and 9999-12-29")
             if name == "to":
                 day += dt.timedelta(days=1)  # the last day is included
-            query[name] = f"{day.isoformat()}T00:00:00Z"
+            # The day as the person lives it: from midnight in their zone.
+            query[name] = scheduling.local_instant_text(f"{day.isoformat()}T00:00", person_zone(request))
     if chosen["page"]:
         query["page"] = chosen["page"]
     return dict(shapes.parse(PostQuery, query)), chosen  # a bad window: list_posts's 422
@@ -310,7 +314,7 @@ async def composer(request: Request) -> Response:
     levels = await in_own(lambda: _live_choices(actor, data["accounts"]))
     return page(request, "composer.html", where, title="Edit post" if post_id else "New post", nav="posts",
                 levels=levels, form_key=form_key(), actions=ACTIONS,
-                draft=_draft(found), **data)
+                draft=_draft(found, person_zone(request)), **data)
 
 
 async def check(request: Request) -> Response:
@@ -419,29 +423,76 @@ async def move(request: Request) -> Response:
         moved = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(body)))
     except ServiceError as problem:
         return refused(request, problem, f"{PAGE}/{post_id}", MISSING)
-    return done(request, f"Moved to {day:%A %d %B}: scheduled for {moved.dump()['scheduledFor']}.",
+    when = times.text(moved.dump()["scheduledFor"], person_zone(request))
+    return done(request, f"Moved to {day:%A %d %B}: scheduled for {when}.",
                 f"{PAGE}/{post_id}", where)
 
 
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")  # 1 … 7
+QUEUE_ZONE_PROBLEM = "Choose a time zone from the list, such as Europe/Berlin."
+
+
+def _minutes(value: str) -> str:
+    """A time picker that shows seconds sends 09:30:00; the queue keeps minutes."""
+    return value[:5] if len(value) == 8 and value.endswith(":00") else value
+
+
+def _slot_rows(form: FormData) -> list[dict[str, str]]:
+    """The queue editor's rows as sent: a day and a time each (a row left without a time is none)."""
+    pairs = zip(form.getlist("day"), form.getlist("time"), strict=False)
+    rows = [{"weekday": str(day).strip(), "time": _minutes(str(at).strip())} for day, at in pairs]
+    return [row for row in rows if row["time"]]
+
+
+def _queue_problem(problem: ServiceError) -> dict[str, str]:
+    """A refused queue in the editor's words, by the field it belongs beside."""
+    found: dict[str, str] = {}
+    for detail in problem.details or [FieldProblem("slots", problem.message)]:
+        if detail.field.startswith("timezone"):
+            found["zone"] = QUEUE_ZONE_PROBLEM
+        elif detail.field.endswith(".weekday"):
+            found.setdefault("slots", "Choose a day for each slot.")
+        elif detail.field.endswith(".time"):
+            found.setdefault("slots", "Give each slot a time of day, such as 09:30.")
+        else:
+            found.setdefault("slots", f"{'The slots' if detail.field.startswith('slots') else 'The queue'} "
+                                      f"{detail.message}")
+    return found
+
+
 async def queue_page(request: Request) -> Response:
+    """An account's weekly slots, one row each (a day and a time picker), in the queue's own zone;
+    the next free slots are shown in that zone. A refused queue comes back as it was sent."""
     account_id = request.path_params["id"]
     back = f"/dashboard/accounts/{account_id}/queue"
+    problem: dict[str, str] = {}
+    sent: dict[str, Any] | None = None
     try:
         if request.method == "POST":
             where, form = await acting(request)
-            slots = []
-            for line in (x.strip() for x in field(form, "slots").splitlines()):
-                if line:
-                    day, _, at = line.partition(" ")
-                    slots.append({"weekday": number(day), "time": at.strip()})
-            body = shapes.parse(QueueIn, {"timezone": field(form, "timezone") or "UTC", "slots": slots})
-            await in_db(lambda: queue.put(actor=where.actor(), account_id=account_id, **dict(body)))
-            return done(request, "Saved the posting queue.", back, where)
-        where = await seat(request)
+            rows = _slot_rows(form)
+            sent = {"slots": rows, "timezone": field(form, "timezone")}
+            try:
+                body = shapes.parse(QueueIn, {"timezone": sent["timezone"] or person_zone(request),
+                                             "slots": [{"weekday": number(r["weekday"]), "time": r["time"]}
+                                                       for r in rows]})
+                await in_db(lambda: queue.put(actor=where.actor(), account_id=account_id, **dict(body)))
+                return done(request, "Saved the posting queue.", back, where)
+            except ValidationFailed as refusal:
+                problem = _queue_problem(refusal)
+                # A wrong zone is said at once too, not only once the slots are right.
+                if scheduling.zone(sent["timezone"] or person_zone(request)) is None:
+                    problem["zone"] = QUEUE_ZONE_PROBLEM
+        else:
+            where = await seat(request)
         record = (await in_db(lambda: queue.get(actor=where.actor(), account_id=account_id))).dump()
         account = await in_db(lambda: accounts.get(actor=where.actor(), account_id=account_id).dump())
-    except ServiceError as problem:
-        return refused(request, problem, back, "No account with that id.")
+    except ServiceError as refusal:
+        return refused(request, refusal, back, "No account with that id.")
     label = f"{platform_name(account['platform'])} · {account_name(account)}"
-    return page(request, "queue.html", where, title=f"Queue of {label}", nav="accounts", queue=record,
-                label=label, account=account)
+    # A queue never set reads its slots in the person's zone, not UTC.
+    shown = sent or {"slots": record["slots"],
+                     "timezone": record["timezone"] if record["slots"] else person_zone(request)}
+    return page(request, "queue.html", where, status=422 if problem else 200, title=f"Queue of {label}",
+                nav="accounts", queue=record, shown=shown, problem=problem, weekdays=WEEKDAYS, label=label,
+                account=account)

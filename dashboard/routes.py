@@ -31,6 +31,7 @@ from dashboard import (
     media,
     members,
     posts,
+    profile,
     sequences,
     views,
     webhooks,
@@ -61,6 +62,8 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
     return [
         ("/dashboard", home.home, GET),
         ("/dashboard/workspace", frame.switch_workspace, POST),
+        (profile.PAGE, profile.profile_page, BOTH),
+        (f"{profile.PAGE}/browser-zone", profile.browser_zone, POST),
         ("/dashboard/review/{id}/{decision:str}", home.review, POST),
         # Accounts and profiles.
         (accounts.PAGE, accounts.accounts_page, GET),

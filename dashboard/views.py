@@ -29,10 +29,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dashboard import times
+from kit import scheduling
 from kit.errors import ServiceError
 from oauth import shell
 from oauth.shell import current_user, error_page, in_db, safe_next
-from service.identity import workspaces
+from service.identity import users, workspaces
 from service.identity.auth import Actor, member_actor
 from storage import requests
 
@@ -41,6 +43,8 @@ Handler = Callable[[Request], Awaitable[Response]]
 WORKSPACE_KEY = "ws"
 TEMPLATES = Path(__file__).parent / "templates"
 _templates = shell.templates_from(TEMPLATES)
+_templates.filters["when"] = times.when
+_templates.globals["time_zones"] = scheduling.zone_names()
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ async def signed_in(request: Request) -> tuple[str, str]:
     """The signed-in person, or `NoSeat` with the redirect to sign in."""
     user = await current_user(request)
     if user is not None:
+        # Every page shows times in the person's zone: read with the session, for `render`.
+        request.state.person_zone = await in_db(users.time_zone_of, user[0]) or ""
         return user
     if request.headers.get("HX-Request"):
         # A page's own refresh after the session ended: the whole page goes to sign-in, rather
@@ -188,9 +194,18 @@ def take_flashes(request: Request) -> list[dict[str, str]]:
 # --- answers --------------------------------------------------------------------------------------
 
 
+def person_zone(request: Request) -> str:
+    """The signed-in person's time zone (UTC until their browser or they chose one)."""
+    return str(getattr(request.state, "person_zone", "") or "UTC")
+
+
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    """The shell's render, finding the dashboard's templates (and the frame they extend)."""
-    return shell.render_from(_templates, request, template, status, **context)
+    """The shell's render, finding the dashboard's templates (and the frame they extend), with the
+    person's zone that `when` shows times in; `person_zone_unset` asks the page to send the
+    browser's zone (the frame's script), for a person who never signed in through the form."""
+    known = getattr(request.state, "person_zone", None)
+    return shell.render_from(_templates, request, template, status, person_zone=person_zone(request),
+                             person_zone_unset=known == "", **context)
 
 
 def page(request: Request, template: str, where: Seat, *, status: int = 200, **context: Any) -> HTMLResponse:

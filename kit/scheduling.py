@@ -62,6 +62,11 @@ def local_instant_text(local: str, zone_name: str) -> str:
 _zone_names: frozenset[str] | None = None
 
 
+def zone_names() -> list[str]:
+    """Every IANA zone `zone` accepts, sorted: the list a person picks a zone from."""
+    return sorted(_names())
+
+
 def _names() -> frozenset[str]:
     # Looked up in the list rather than tried: ZoneInfo also opens relative paths and odd keys.
     global _zone_names

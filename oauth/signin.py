@@ -67,6 +67,9 @@ def routes(settings: Settings, middleware: list[Middleware]) -> list[Route]:
                           app=await waiting_app(next_url))
         await in_db(ratelimit.sign_in_succeeded, email=email, address=address)
         await sign_in(request, user.id, user.email)
+        # The browser's zone (the form's script filled it in), kept while the person has chosen none.
+        chosen_zone = str(form.get("timeZone") or "")
+        await in_db(lambda: users.adopt_time_zone(user_id=user.id, name=chosen_zone))
         return RedirectResponse(next_url, status_code=303)
 
     async def logout(request: Request) -> Response:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from kit import clock, ids
+from kit import clock, ids, scheduling
 from kit.errors import Conflict, NotFound, ValidationFailed
 from service.identity import sessions
 from storage.db import db
@@ -96,6 +96,31 @@ def set_password(*, email: str, password: str) -> User:
         user.save()
         sessions.end_all(user_id=user.id)
     return user
+
+
+def time_zone_of(user_id: str) -> str | None:
+    """The IANA zone this person's times are shown in; None until their browser first told it."""
+    found = User.select(User.time_zone).where(User.id == user_id).first()
+    return found.time_zone if found is not None else None
+
+
+def set_time_zone(*, user_id: str, name: str) -> str:
+    """The person's choice of zone, kept once it is a real IANA zone; else a 422 naming `timeZone`."""
+    name = name.strip()
+    if len(name) > 64 or scheduling.zone(name) is None:
+        raise ValidationFailed.field("timeZone", "must be an IANA time zone name, e.g. Europe/Lisbon")
+    User.update(time_zone=name, updated_at=clock.now()).where(User.id == user_id).execute()
+    return name
+
+
+def adopt_time_zone(*, user_id: str, name: str) -> bool:
+    """The zone a browser reports, kept only while the person has none: their own later choice is
+    never overwritten by a browser somewhere else. An unknown name is ignored (False)."""
+    name = name.strip()
+    if len(name) > 64 or scheduling.zone(name) is None:
+        return False
+    changed = User.update(time_zone=name).where(User.id == user_id, User.time_zone.is_null()).execute()
+    return bool(changed)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ class User(BaseModel):
     email_verified = BooleanField(default=False)
     oidc_subject = CharField(max_length=255, null=True, unique=True)
     name = CharField(max_length=200, null=True)  # as the person gave it (an invitation's sign-up)
+    # The IANA zone the dashboard shows this person's times in; null until their browser first says
+    # (its sign-in form, or their first page), then theirs to change on their profile.
+    time_zone = CharField(max_length=64, null=True)
     created_at = DateTimeField(default=now)
     updated_at = DateTimeField(default=now)
 

@@ -21,10 +21,12 @@ from tests.support.sandbox import connect_account
 pytestmark = pytest.mark.shared_service
 
 # Routes of the person rather than of a workspace (their sign-in, their sessions, the apps they
-# allowed, their list of workspaces), the static files and the 404 page itself: nothing to cross.
+# allowed, their list of workspaces, their profile), the static files and the 404 page itself: nothing
+# to cross.
 NOT_WORKSPACE_ROUTES = {
     "/dashboard/login", "/dashboard/logout", "/dashboard", "/dashboard/settings/connected-apps",
-    "/dashboard/settings/connected-apps/revoke", "/dashboard/{rest:path}",
+    "/dashboard/settings/connected-apps/revoke", "/dashboard/profile", "/dashboard/profile/browser-zone",
+    "/dashboard/{rest:path}",
 }
 # What a path parameter names, for each route's family: filled with the other workspace's thing.
 ACTIONS = {"GET": ("delete", "rotate-secret"), "POST": ("test", "enabled", "delete", "rotate-secret")}

@@ -83,7 +83,11 @@ def test_a_person_composes_for_three_platforms_retries_a_failure_and_finds_tomor
     # A queue for LinkedIn: the composer shows its next free slot.
     page.goto(f"{server_url}/dashboard/accounts")
     page.get_by_role("link", name=re.compile(r"^Queue of LinkedIn")).click()
-    page.get_by_label("Slots", exact=True).fill("1 09:00\n4 17:30")
+    page.get_by_label("Time zone").fill("UTC")
+    for number, (day, at) in enumerate((("Monday", "09:00"), ("Thursday", "17:30")), start=1):
+        page.get_by_role("button", name="Add a slot").click()
+        page.get_by_label(f"Day of slot {number}").select_option(day)
+        page.get_by_label(f"Time of slot {number}").fill(at)
     page.get_by_role("button", name="Save queue").click()
     expect(page.get_by_role("status").filter(has_text="Saved the posting queue")).to_be_visible()
     queue = v1(client, tenant, f"/v1/accounts/{linkedin['id']}/queue")
@@ -114,7 +118,10 @@ def test_a_person_composes_for_three_platforms_retries_a_failure_and_finds_tomor
     name = tomorrow.strftime("%A %d %B %Y").replace(" 0", " ")
     day = page.get_by_role("listitem").filter(has=page.get_by_role("heading", name=name, exact=True))
     day.get_by_role("link", name=re.compile("Tomorrow's launch")).click()
-    expect(page.get_by_text("Scheduled for")).to_contain_text(f"{tomorrow.isoformat()}T09:30:00Z")
+    scheduled_for = page.get_by_text("Scheduled for").locator("time").first
+    expect(scheduled_for).to_have_attribute("datetime", f"{tomorrow.isoformat()}T09:30:00Z")
+    expect(scheduled_for).to_contain_text(f"{tomorrow.day} {tomorrow:%b}")
+    expect(scheduled_for).to_contain_text("09:30")
 
     page.get_by_role("link", name="Calendar", exact=True).click()
     page.get_by_label("View", exact=True).select_option("week")

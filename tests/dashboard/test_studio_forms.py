@@ -212,15 +212,15 @@ def test_odd_values_in_the_studios_forms_and_filters_are_4xx_pages_never_a_500(b
         ("/dashboard/posts/new", {"accounts": x["id"], "action": "schedule", "text": "t"}),
         ("/dashboard/posts/new", {"accounts": x["id"], "action": "queue", "text": "t"}),
         (f"/dashboard/posts/{draft['id']}/move", {}),
-        (f"/dashboard/accounts/{x['id']}/queue", {}),
+        (f"/dashboard/accounts/{x['id']}/queue", {"day": "1", "time": "09:00"}),
         ("/dashboard/broadcasts/preview", {"accountId": bot["id"]}),
         ("/dashboard/broadcasts/new", {"accountId": bot["id"], "name": "n", "text": "t", "action": "schedule"}),
         ("/dashboard/media/uploads", {"filename": "a.png", "contentType": "image/png"}),
         ("/dashboard/automations/new", {"accountId": x["id"], "name": "n", "dmText": "t"}),
         ("/dashboard/sequences/new", {"accountId": bot["id"], "name": "n", "trigger": "manual", "step-1-text": "t"}),
     ]
-    fields = ("scheduledFor", "timezone", "date", "slots", "activeWithinDays", "size", "matchType", "step-1-delay",
-              "idempotencyKey", "conversationIds")
+    fields = ("scheduledFor", "timezone", "date", "day", "time", "activeWithinDays", "size", "matchType",
+              "step-1-delay", "idempotencyKey", "conversationIds")
     signed = _form(browser, "/dashboard/posts", tenant)
     for path, base in posts:
         for name in fields:
