@@ -68,10 +68,10 @@ def month_view(where: Seat, view: str, anchor: dt.date, zone_name: str) -> dict[
                          "outside": view == "month" and day.month != anchor.month, "today": day == today})
             day += dt.timedelta(days=1)
         weeks.append(week)
-    shown = {"weeks": weeks, "heading": heading, "total": sum(c for _, c in found.values())}
+    page: dict[str, Any] = {"weeks": weeks, "heading": heading, "total": sum(c for _, c in found.values())}
     if view == "week":
-        shown["hours"] = hour_grid(weeks[0], dt.datetime.now(zone))
-    return shown
+        page["hours"] = hour_grid(weeks[0], dt.datetime.now(zone))
+    return page
 
 
 def hour_grid(days: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any]]:

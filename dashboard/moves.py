@@ -88,7 +88,8 @@ def _asked(actor: Actor, post_id: str, values: QueryParams | FormData) -> Move:
     own_zone = post["timezone"] or "UTC"
     own = to_local.astimezone(scheduling.zone_named(own_zone))
     body = {"content": post["content"], "mediaIds": post["media_ids"],
-            "targets": [{"accountId": t["account_id"], **({"content": t["content"]} if t["content"] is not None else {}),
+            "targets": [{"accountId": t["account_id"],
+                         **({"content": t["content"]} if t["content"] is not None else {}),
                          **({"options": t["options"]} if t["options"] else {})} for t in post["targets"]],
             "scheduledFor": own.strftime("%Y-%m-%dT%H:%M:%S"), "timezone": own_zone}
     return Move(post, zone_name, now_local, to_local, body)

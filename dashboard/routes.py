@@ -111,6 +111,7 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (f"{broadcasts.PAGE}/{{id}}/send", broadcasts.act, POST),
         (f"{broadcasts.PAGE}/{{id}}/delete", broadcasts.act, BOTH),
         # Comment automations and sequences.
+        (f"{automations.PAGE}/recent-posts", automations.recent_posts, GET),
         *_studio(automations.AUTOMATIONS),
         (f"{automations.PAGE}/{{id}}/delete", partial(actions.confirmed_delete, thing=automations.AUTOMATIONS), BOTH),
         *_studio(sequences.SEQUENCES),

@@ -163,11 +163,13 @@ class PublishPending:
 
 @dataclass(frozen=True)
 class RecentPost:
-    """One of the account's recent posts as the platform lists it (for reconciliation)."""
+    """One of the account's recent posts as the platform lists it (for reconciliation, and for a
+    person picking posts: `published_at` as the platform writes it, ISO 8601, where it gives one)."""
 
     platform_post_id: str
     text: str | None
     url: str | None = None
+    published_at: str | None = None
 
 
 @dataclass(frozen=True)

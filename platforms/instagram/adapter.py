@@ -319,7 +319,7 @@ class InstagramAdapter(MessengerStyle):
             secrets=account.secrets(),
             params={"fields": "id,caption,permalink,timestamp", "limit": "25"},
         )
-        return [RecentPost(str(item["id"]), item.get("caption"), item.get("permalink"))
+        return [RecentPost(str(item["id"]), item.get("caption"), item.get("permalink"), item.get("timestamp"))
                 for item in answer.get("data") or []]
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:

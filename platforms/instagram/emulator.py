@@ -5,6 +5,7 @@ Its DMs and comment replies are Messenger's (`messenger.py`)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from starlette.requests import Request
@@ -163,7 +164,8 @@ class InstagramEmulator(OAuthServer):
 
     def _ig_media(self, call: Call, account: Account, node: str) -> Response:
         return graph_page(call.request, [
-            {"id": pid, "caption": post.get("text"), "permalink": post.get("permalink")}
+            {"id": pid, "caption": post.get("text"), "permalink": post.get("permalink"),
+             "timestamp": graph_time(post.get("created") or time.time())}
             for pid, post in reversed(list(account.posts.items())) if not post.get("story")])
 
     def _ig_stories(self, call: Call, account: Account, node: str) -> Response:
@@ -233,7 +235,7 @@ class InstagramEmulator(OAuthServer):
         if story:  # a story has no caption, and is listed under /{ig-user-id}/stories, not /media
             permalink = f"https://www.instagram.com/stories/{account.username}/{media_id}/"
         caption = None if story else container["params"].get("caption")
-        account.posts[media_id] = {"text": caption, "permalink": permalink, "story": story}
+        account.posts[media_id] = {"text": caption, "permalink": permalink, "story": story, "created": time.time()}
         self.record(
             call,
             "post",

@@ -84,3 +84,71 @@ def test_a_post_dragged_to_another_day_and_hour_moves_once_confirmed_and_a_cance
     expect(page.get_by_role("status").filter(has_text="Moved the post")).to_be_visible()
     expect(page.get_by_role("table", name=re.compile(r"hour by hour$"))).to_be_visible()  # back on the week
     assert v1(client, tenant, f"/v1/posts/{made['id']}")["scheduledFor"] == f"{thursday}T08:15:00Z"
+
+
+def test_a_sequences_steps_are_added_and_removed_on_the_page_and_saved_as_shown(page, client, server_url, tenant):
+    bot = connect_account(client, tenant, "telegram")
+    page.goto(f"{server_url}/dashboard/sequences/new")
+    page.get_by_label("Account").select_option(label=f"Telegram · {_name(client, tenant, bot)}")
+    page.get_by_label("Name").fill("Onboarding")
+    page.get_by_label("Trigger", exact=True).select_option("manual")
+    step_texts = page.get_by_label(re.compile(r"^Step \d+ text$"))
+    expect(step_texts).to_have_count(1)  # one step to start with, and a button for more
+    page.get_by_label("Step 1 text").fill("Welcome!")
+    page.get_by_role("button", name="Add a step").click()
+    page.get_by_label("Step 2 delay (minutes)").fill("60")
+    page.get_by_label("Step 2 text").fill("A tip to start with")
+    page.get_by_role("button", name="Add a step").click()
+    page.get_by_label("Step 3 delay (minutes)").fill("1440")
+    page.get_by_label("Step 3 text").fill("How is it going?")
+    expect(step_texts).to_have_count(3)
+    # The middle one goes: the last becomes step 2, its values with it.
+    page.get_by_role("button", name="Remove step 2").click()
+    expect(step_texts).to_have_count(2)
+    expect(page.get_by_label("Step 2 text")).to_have_value("How is it going?")
+    expect(page.get_by_label("Step 2 delay (minutes)")).to_have_value("1440")
+    page.get_by_role("button", name="Create sequence").click()
+    expect(page.get_by_role("status").filter(has_text="Saved the sequence Onboarding")).to_be_visible()
+    (sequence,) = v1(client, tenant, "/v1/sequences")["data"]
+    assert [(s["delayMinutes"], s["text"]) for s in sequence["steps"]] == [(0, "Welcome!"), (1440, "How is it going?")]
+
+    # Its page shows the two steps it has, no more; removing one there saves one.
+    expect(step_texts).to_have_count(2)
+    expect(page.get_by_label("Step 1 text")).to_have_value("Welcome!")
+    page.get_by_role("button", name="Remove step 1").click()
+    expect(page.get_by_label("Step 1 text")).to_have_value("How is it going?")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_role("status").filter(has_text="Saved the sequence Onboarding")).to_be_visible()
+    steps = v1(client, tenant, f"/v1/sequences/{sequence['id']}")["steps"]
+    assert [(s["delayMinutes"], s["text"]) for s in steps] == [(1440, "How is it going?")]
+
+
+def test_an_automation_watches_a_post_picked_from_the_accounts_recent_posts(page, client, server_url, tenant):
+    facebook = connect_account(client, tenant, "facebook")
+    spring = client.post("/sandbox/facebook/native-post", json={"accountId": facebook["id"], "text": "Spring drop"})
+    client.post("/sandbox/facebook/native-post", json={"accountId": facebook["id"], "text": "Winter sale"})
+    spring_id = spring.json()["platformPostId"]
+
+    page.goto(f"{server_url}/dashboard/automations/new")
+    page.get_by_label("Account").select_option(label=f"Facebook · {_name(client, tenant, facebook)}")
+    posts = page.get_by_role("group", name=re.compile("^Only on these posts"))
+    expect(posts.get_by_role("checkbox")).to_have_count(2)  # newest first, each with its date
+    expect(posts.get_by_role("listitem").first).to_contain_text("Winter sale")
+    expect(posts.get_by_role("listitem").first).to_contain_text(re.compile(r"· \d{1,2} \w+ \d{4}, \d\d:\d\d UTC"))
+    posts.get_by_role("checkbox", name=re.compile("^Spring drop")).check()
+    page.get_by_label("Name").fill("Spring replies")
+    page.get_by_label("Keywords").fill("price")
+    page.get_by_label("DM text").fill("Here are the prices")
+    page.get_by_role("button", name="Create automation").click()
+    expect(page.get_by_role("status").filter(has_text="Saved the automation Spring replies")).to_be_visible()
+    (automation,) = v1(client, tenant, "/v1/comment-automations")["data"]
+    assert automation["mediaIds"] == [spring_id]
+
+    # Its page shows the pick ticked; unticking it there watches every post again.
+    picked = page.get_by_role("group", name=re.compile("^Only on these posts")).get_by_role(
+        "checkbox", name=re.compile("^Spring drop"))
+    expect(picked).to_be_checked()
+    picked.uncheck()
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_role("status").filter(has_text="Saved the automation Spring replies")).to_be_visible()
+    assert v1(client, tenant, f"/v1/comment-automations/{automation['id']}")["mediaIds"] == []
