@@ -104,8 +104,10 @@ async def recent_posts(request: Request) -> Response:
             found = [{"id": p.platform_post_id, "text": p.text or "(no text)", "when": _when(p.published_at),
                       "url": p.url, "checked": p.platform_post_id in chosen} for p in listed]
         except ServiceError as problem:
-            problem_text = ("No account with that id." if problem.status == 404 else
-                            f"Its recent posts could not be read: {problem.message}")
+            problem_text = {404: "No account with that id.",
+                            422: "This account's platform does not list its posts: give them by their ids below."
+                            }.get(problem.status, "Its recent posts could not be read just now: give them by their "
+                                                  "ids below, or choose the account again.")
     return render(request, "automation_posts.html", posts=found, problem=problem_text, account_id=account_id)
 
 
