@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 from typing import Any
 
 import pytest
@@ -63,7 +64,7 @@ def test_every_sandbox_account_comes_with_90_days_and_instagram_backfills_its_in
     counts = _counted(client, tenant, instagram["id"])
     assert counts[-1] == 2500
     # The 30 days Instagram's insights give: each day's change is what the emulator says was gained.
-    changes = [later - earlier for earlier, later in zip(counts[-30:-1], counts[-29:], strict=True)]
+    changes = [later - earlier for earlier, later in itertools.pairwise(counts[-30:])]
     assert changes == [*_gains("instagram", instagram["platformAccountId"], range(28, 0, -1)), 0]
 
 
@@ -83,7 +84,7 @@ def test_a_linkedin_organization_backfills_90_days_of_its_follower_statistics(cl
 
     counts = _counted(client, tenant, account["id"])
     assert counts[-1] == 900
-    changes = [later - earlier for earlier, later in zip(counts, counts[1:], strict=False)]
+    changes = [later - earlier for earlier, later in itertools.pairwise(counts)]
     assert changes == [*_gains("linkedin", organization["id"], range(88, 0, -1)), 0]
 
 
