@@ -11,6 +11,9 @@
 
   function show(html) {
     dialog.innerHTML = html;
+    // Named by the confirmation's own heading, which exists only while the dialog holds one.
+    if (dialog.querySelector("#move-question")) { dialog.setAttribute("aria-labelledby", "move-question"); }
+    else { dialog.setAttribute("aria-label", "Move"); }
     if (!dialog.open) { dialog.showModal(); }
     var first = dialog.querySelector("button, [data-cancel]");
     if (first) { first.focus(); }
@@ -54,7 +57,11 @@
       dialog.close();
     }
   });
-  dialog.addEventListener("close", function () { dialog.innerHTML = ""; });
+  dialog.addEventListener("close", function () {
+    dialog.innerHTML = "";
+    dialog.removeAttribute("aria-labelledby");
+    dialog.removeAttribute("aria-label");
+  });
   dialog.addEventListener("submit", function (event) {
     var form = event.target;
     event.preventDefault();
