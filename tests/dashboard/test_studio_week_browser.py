@@ -85,6 +85,19 @@ def test_a_post_dragged_to_another_day_and_hour_moves_once_confirmed_and_a_cance
     expect(page.get_by_role("table", name=re.compile(r"hour by hour$"))).to_be_visible()  # back on the week
     assert v1(client, tenant, f"/v1/posts/{made['id']}")["scheduledFor"] == f"{thursday}T08:15:00Z"
 
+    # Refused after it was asked (the post went meanwhile): the reason in words, the week kept as it was.
+    page.get_by_role("link", name=re.compile(r"^08:15 Moving day")).drag_to(
+        page.get_by_role("cell", name=_cell(thursday, 12)))
+    dialog = page.get_by_role("dialog", name="Move this post?")
+    expect(dialog).to_contain_text(f"to {_cell(thursday, 12).replace('12:00', '12:15')}")
+    client.delete(f"/v1/posts/{made['id']}", headers=bearer(tenant["apiKey"])).raise_for_status()
+    dialog.get_by_role("button", name="Move").click()
+    refused = page.get_by_role("dialog", name="This move cannot be made")
+    expect(refused.get_by_role("alert")).to_have_text("This post no longer exists.")
+    expect(page.get_by_role("link", name=re.compile(r"^08:15 Moving day"))).to_be_visible()  # the page as it was
+    refused.get_by_role("link", name="Close").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+
 
 def test_a_sequences_steps_are_added_and_removed_on_the_page_and_saved_as_shown(page, client, server_url, tenant):
     bot = connect_account(client, tenant, "telegram")
