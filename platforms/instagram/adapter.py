@@ -36,6 +36,7 @@ SCOPES = (
     "instagram_business_manage_messages",
     "instagram_business_manage_comments",
     "instagram_business_content_publish",
+    "instagram_business_manage_insights",  # the past follower counts read after connecting (insights)
 )
 WEBHOOK_FIELDS = ["messages", "messaging_postbacks", "messaging_seen", "comments"]
 
