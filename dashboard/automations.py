@@ -1,15 +1,25 @@
 """Comment automations: the list with stats, create and edit (every field of
-`POST /v1/comment-automations`), pause and resume, delete, and the log comment by comment."""
+`POST /v1/comment-automations`), pause and resume, delete, and the log comment by comment.
+
+The posts an automation watches are picked from the account's recent posts as its platform lists
+them (text and date, fetched live when the account is chosen: `recent_posts`), with a field for
+platform post ids kept for a post the list does not reach, and for a browser without JavaScript."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
 
 from dashboard.actions import Thing
 from dashboard.forms import PER_PAGE, account_names, account_rows, lines
-from dashboard.views import Seat, data_of, field
+from dashboard.views import Seat, data_of, field, in_own, render, seat
+from kit.errors import ServiceError
+from oauth.shell import in_db
+from service.accounts import ops as accounts
 from service.automations import ops as automations
 from service.automations.shapes import CreateCommentAutomation, UpdateCommentAutomation
 
@@ -22,12 +32,21 @@ REASONS = {"no_match": "No keyword matched.", "once_per_user": "This person alre
            "account_disconnected": "The account was disconnected."}
 
 
+def _watched(form: FormData) -> list[str]:
+    """The posts picked from the list, then those typed by id; a listed post left unticked goes,
+    even when its id is typed too (the list is what the person saw last)."""
+    picked = [str(v) for v in form.getlist("pickedPosts") if str(v).strip()]
+    listed = {str(v) for v in form.getlist("listedPosts")}
+    typed = [i for i in lines(form, "mediaIds", commas=True) if i not in listed]
+    return list(dict.fromkeys(picked + typed))
+
+
 def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
     body: dict[str, Any] = {} if editing else {"accountId": field(form, "accountId")}
     body |= {
         "name": field(form, "name"), "keywords": lines(form, "keywords", commas=True),
         "matchType": field(form, "matchType"), "dmText": form.get("dmText") or "",
-        "mediaIds": lines(form, "mediaIds", commas=True), "oncePerUser": form.get("oncePerUser") == "on",
+        "mediaIds": _watched(form), "oncePerUser": form.get("oncePerUser") == "on",
         "status": field(form, "status") or "active",
         "publicReplyText": field(form, "publicReplyText") or None,
     }
@@ -57,6 +76,39 @@ def _form_data(where: Seat, automation_id: str | None) -> dict[str, Any]:
         names = account_names(actor)
         data.update(automation={**record, "account": names.get(record["accountId"], record["accountId"])}, logs=logs)
     return data
+
+
+def _when(value: str | None) -> str:
+    """A platform's ISO date as a person reads it (`2026-12-01T14:31:06+0000` → `1 December 2026, 14:31 UTC`)."""
+    if not value:
+        return ""
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("+0000", "+00:00").replace("Z", "+00:00")).astimezone(dt.UTC)
+    except ValueError:
+        return value
+    return f"{moment.day} {moment:%B %Y, %H:%M} UTC"
+
+
+async def recent_posts(request: Request) -> Response:
+    """GET `?accountId=&chosen=`: the account's recent posts to tick (htmx swaps them into the form)."""
+    where = await seat(request)
+    params = request.query_params
+    account_id = params.get("accountId", "")
+    chosen = set(params.getlist("chosen"))
+    found: list[dict[str, Any]] = []
+    problem_text = ""
+    if account_id:
+        actor = await in_db(where.actor)
+        try:
+            listed = await in_own(lambda: accounts.recent_posts(actor=actor, account_id=account_id))
+            found = [{"id": p.platform_post_id, "text": p.text or "(no text)", "when": _when(p.published_at),
+                      "url": p.url, "checked": p.platform_post_id in chosen} for p in listed]
+        except ServiceError as problem:
+            problem_text = {404: "No account with that id.",
+                            422: "This account's platform does not list its posts: give them by their ids below."
+                            }.get(problem.status, "Its recent posts could not be read just now: give them by their "
+                                                  "ids below, or choose the account again.")
+    return render(request, "automation_posts.html", posts=found, problem=problem_text, account_id=account_id)
 
 
 AUTOMATIONS = Thing(

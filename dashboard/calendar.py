@@ -1,6 +1,11 @@
 """The calendar: scheduled and published posts by month and by week, from the same window query as
 `GET /v1/posts?from=&to=` (`posts.calendar` reads only what a day shows: its first posts by time and
-how many it holds), each post a link to its page, each full day a link to the list of that day."""
+how many it holds), each post a link to its page, each full day a link to the list of that day.
+
+The week is an hour grid (days as columns, hours as rows), each post in the cell of its hour. A
+post that can still move (scheduled, not yet due) is dragged to another cell, or taken there with
+its "Move to…" page (the keyboard's and a browser without JavaScript's way): either way the move is
+confirmed, from → to, before it reschedules (dashboard/moves.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ from oauth.shell import in_db
 from service.posts import ops as posts
 
 PAGE = "/dashboard/calendar"
-PER_DAY = {"month": 3, "week": 12}
+PER_DAY = {"month": 3, "week": 48}
+HOURS = range(24)
 
 
 def _instant(day: dt.date, zone: dt.tzinfo) -> str:
@@ -62,7 +68,26 @@ def month_view(where: Seat, view: str, anchor: dt.date, zone_name: str) -> dict[
                          "outside": view == "month" and day.month != anchor.month, "today": day == today})
             day += dt.timedelta(days=1)
         weeks.append(week)
-    return {"weeks": weeks, "heading": heading, "total": sum(c for _, c in found.values())}
+    page: dict[str, Any] = {"weeks": weeks, "heading": heading, "total": sum(c for _, c in found.values())}
+    if view == "week":
+        page["hours"] = hour_grid(weeks[0], dt.datetime.now(zone))
+    return page
+
+
+def hour_grid(days: list[dict[str, Any]], now: dt.datetime) -> list[dict[str, Any]]:
+    """The week's rows, one an hour: each a cell per day holding the posts of that hour, each post
+    marked `movable` when it is scheduled and not yet due (a move would be refused otherwise)."""
+    rows = []
+    for hour in HOURS:
+        cells = []
+        for day in days:
+            at = dt.datetime.combine(day["date"], dt.time(hour))
+            entries = [{"post": p, "movable": p.status == "scheduled" and p.at > now}
+                       for p in day["shown"] if p.at.hour == hour]
+            cells.append({"date": day["date"], "hour": hour, "entries": entries, "today": day["today"],
+                          "label": f"{at:%A} {at.day} {at:%B %Y}, {at:%H:%M}"})
+        rows.append({"hour": hour, "cells": cells})
+    return rows
 
 
 async def calendar_page(request: Request) -> Response:
@@ -83,6 +108,8 @@ async def calendar_page(request: Request) -> Response:
         shown = await in_db(month_view, where, view, anchor, zone_name)
     except ServiceError as problem:
         return views.failure(request, problem, PAGE)
+    back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return views.page(request, "calendar.html", where, title="Calendar", nav="calendar", view=view, tz=zone_name,
+                      back=back,
                       anchor=anchor, previous=shift(view, anchor, -1), following=shift(view, anchor, 1),
                       weekdays=["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"], **shown)

@@ -16,7 +16,6 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from dashboard import times
 from dashboard.forms import (
     PER_PAGE,
     account_name,
@@ -395,37 +394,6 @@ async def delete(request: Request) -> Response:
     except ServiceError as problem:
         return refused(request, problem, f"{PAGE}/{post_id}", MISSING)
     return done(request, "Deleted the post" + (" here and on the platforms." if everywhere else "."), PAGE, where)
-
-
-async def move(request: Request) -> Response:
-    """A scheduled post moved to another day (the calendar's drag and drop, or the post page's
-    form), at the same time of day in its time zone: the post's own body sent back through
-    `posts.update` with the new time, so every rule of a change holds."""
-    post_id = request.path_params["id"]
-    try:
-        where, form = await acting(request)
-        actor = await in_db(where.actor)
-        found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id))
-        try:
-            day = dt.date.fromisoformat(field(form, "date"))
-        except ValueError:
-            raise ValidationFailed.field("date", "must be a date (YYYY-MM-DD)") from None
-        if found["scheduled_for"] is None:
-            raise ValidationFailed.field("date", "only a scheduled post moves; give a draft its time in Edit")
-        zone_name = found["timezone"] or "UTC"
-        local = found["scheduled_for"].replace(tzinfo=dt.UTC).astimezone(zone_of(zone_name))
-        body = shapes.parse(PostIn, {
-            "content": found["content"], "mediaIds": found["media_ids"],
-            "targets": [{"accountId": t["account_id"],
-                         **({"content": t["content"]} if t["content"] is not None else {}),
-                         **({"options": t["options"]} if t["options"] else {})} for t in found["targets"]],
-            "scheduledFor": f"{day.isoformat()}T{local:%H:%M:%S}", "timezone": zone_name})
-        moved = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(body)))
-    except ServiceError as problem:
-        return refused(request, problem, f"{PAGE}/{post_id}", MISSING)
-    when = times.text(moved.dump()["scheduledFor"], person_zone(request))
-    return done(request, f"Moved to {day:%A %d %B}: scheduled for {when}.",
-                f"{PAGE}/{post_id}", where)
 
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")  # 1 … 7

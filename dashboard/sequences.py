@@ -22,7 +22,6 @@ from service.sequences import ops as sequences
 from service.sequences.shapes import MAX_STEPS, CreateSequence, UpdateSequence
 
 PAGE = "/dashboard/sequences"
-BLANK_STEPS = 2
 TRIGGERS = {"manual": "Manual: only enrolled by hand", "conversation_started": "A conversation starts",
             "comment_automation": "A comment automation messaged the contact",
             "story_reply": "A contact replies to a story"}
@@ -33,7 +32,7 @@ def _steps(form: FormData) -> list[dict[str, Any]]:
     steps = []
     for n in range(1, MAX_STEPS + 1):
         text = form.get(f"step-{n}-text")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str) or not text.strip() or form.get(f"step-{n}-remove") == "on":
             continue
         step: dict[str, Any] = {"delayMinutes": number(field(form, f"step-{n}-delay") or "0"), "text": text}
         label, url = field(form, f"step-{n}-buttonLabel"), field(form, f"step-{n}-buttonUrl")
@@ -73,8 +72,10 @@ def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
     names = account_names(actor)
     found_automations = [{**a, "account": names.get(a["accountId"], "")}
                          for a in data_of(automations.list_automations(actor=actor, limit=100))]
+    # The steps there are, then one spare row: without JavaScript it is how a step is added (the page
+    # adds and removes rows itself otherwise, and drops the spare).
     data: dict[str, Any] = {"accounts": known, "automations": found_automations, "sequence": None,
-                            "steps": [{}] * BLANK_STEPS}
+                            "steps": [{}, {}], "spare_step": True, "max_steps": MAX_STEPS}
     if sequence_id:
         record = sequences.get(actor=actor, sequence_id=sequence_id).dump()
         offered = [{**c, "contact": contact_label(c)} for c in data_of(conversations.list_conversations(
@@ -82,11 +83,12 @@ def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
         by_id = {c["id"]: c["contact"] for c in offered}
         enrolments = [{**e, "contact": by_id.get(e["conversationId"], e["conversationId"])}
                       for e in data_of(sequences.list_enrollments(actor=actor, sequence_id=sequence_id, limit=100))]
-        steps = record["steps"] + [{}] * min(BLANK_STEPS, MAX_STEPS - len(record["steps"]))
+        spare = len(record["steps"]) < MAX_STEPS
+        steps = record["steps"] + [{}] * spare
         counts = sequences.enrollment_counts(actor=actor, sequence_ids=[record["id"]]).get(record["id"], {})
         data.update(sequence={**record, "account": names.get(record["accountId"], record["accountId"]),
                               "counts": counts},
-                    steps=steps, conversations=offered, enrolments=enrolments)
+                    steps=steps, spare_step=spare, conversations=offered, enrolments=enrolments)
     return data
 
 

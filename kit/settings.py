@@ -117,6 +117,9 @@ class Settings:
     smtp_url: str | None = None
     mail_from: str = "switchboard@localhost"
     audit_retention_days: int = 400  # audit log rows older than this go (0: kept for ever)
+    # A newly connected account's past follower counts, read once where its platform gives them (in
+    # the sandbox: 90 days of the sandbox's own), so its follower line does not start empty.
+    follower_backfill: bool = True
     platform_base_urls: dict[str, str] = field(default_factory=dict)
     platform_oauth_clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     meta_app_secret: str = ""
@@ -196,6 +199,7 @@ class Settings:
             smtp_url=env.get("SWITCHBOARD_SMTP_URL") or None,
             mail_from=env.get("SWITCHBOARD_MAIL_FROM") or "switchboard@localhost",
             audit_retention_days=int(env.get("SWITCHBOARD_AUDIT_RETENTION_DAYS") or 400),
+            follower_backfill=_flag(env.get("SWITCHBOARD_FOLLOWER_BACKFILL"), default=True),
             platform_base_urls=platform_urls,
             platform_oauth_clients=oauth_clients,
             meta_app_secret=env.get("SWITCHBOARD_META_APP_SECRET") or "",

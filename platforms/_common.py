@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import httpx2
 
+from kit import clock
 from platforms.base import (
     AccountContext,
     Button,
@@ -19,6 +20,7 @@ from platforms.base import (
     Capabilities,
     ChoiceKind,
     ConnectedIdentity,
+    FollowerPoint,
     GrantChoice,
     MediaItem,
     PlatformFailure,
@@ -89,6 +91,23 @@ def pkce_challenge(verifier: str) -> str:
     import base64
 
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+
+
+def utc_today() -> dt.date:
+    return clock.now().date()
+
+
+def counts_from_gains(current: int, gains: dict[dt.date, int], days: int) -> list[FollowerPoint]:
+    """Each of the last `days` UTC days' count, oldest first, from the count now and the followers
+    gained each day (Instagram's and LinkedIn's history is gains per day, not totals): a day ends with
+    today's count less what came after it. A day the platform gave no gain for counts as none gained."""
+    today = utc_today()
+    points = [FollowerPoint(today, current)]
+    count = current
+    for back in range(1, days):
+        count -= gains.get(today - dt.timedelta(days=back - 1), 0)
+        points.append(FollowerPoint(today - dt.timedelta(days=back), max(0, count)))
+    return points[::-1]
 
 
 class BaseAdapter:
@@ -238,6 +257,9 @@ class BaseAdapter:
 
     def follower_count(self, account: AccountContext) -> int:
         raise self._unsupported("follower counts")
+
+    def follower_history(self, account: AccountContext, *, days: int) -> list[FollowerPoint]:
+        raise self._unsupported("past follower counts")
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {"platform": self.platform}

@@ -20,6 +20,7 @@ the refused call delivered nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -79,6 +80,9 @@ class Capabilities:
     # processing time), instead of waiting for a person.
     post_listing: bool = False
     publish_settle_seconds: float = 10.0
+    # How many UTC days of the account's past follower counts the platform gives (`follower_history`),
+    # today included: what connecting an account backfills. 0: none (the daily snapshots start the line).
+    follower_history_days: int = 0
     max_media: int | None = None  # items in one post (Instagram's carousel: 10)
     video_posts: bool = True  # False where the adapter publishes text and images only
     # Attachments a direct message takes (`send_dm_media`): the kinds ("image", "video"), how many one
@@ -163,11 +167,21 @@ class PublishPending:
 
 @dataclass(frozen=True)
 class RecentPost:
-    """One of the account's recent posts as the platform lists it (for reconciliation)."""
+    """One of the account's recent posts as the platform lists it (for reconciliation, and for a
+    person picking posts: `published_at` as the platform writes it, ISO 8601, where it gives one)."""
 
     platform_post_id: str
     text: str | None
     url: str | None = None
+    published_at: str | None = None
+
+
+@dataclass(frozen=True)
+class FollowerPoint:
+    """The account's follower count at the end of one UTC day, as the platform gives it."""
+
+    day: dt.date
+    followers: int
 
 
 @dataclass(frozen=True)
@@ -383,6 +397,12 @@ class Adapter(Protocol):
 
     def follower_count(self, account: AccountContext) -> int:
         """The account's current follower (subscriber) count."""
+        ...
+
+    def follower_history(self, account: AccountContext, *, days: int) -> list[FollowerPoint]:
+        """The account's follower count at the end of each of the last `days` UTC days (at most its
+        `follower_history_days`; today's is the count now), oldest first, for the days the platform
+        gives; `Unsupported` where it gives none for this account."""
         ...
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:

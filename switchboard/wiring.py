@@ -14,6 +14,7 @@ from kit.settings import Settings
 from service.accounts import adapters, connect
 from service.accounts import health as account_health
 from service.accounts import work as account_work
+from service.analytics import history as analytics_history
 from service.analytics import ops as analytics
 from service.analytics import work as analytics_work
 from service.automations import ops as automations
@@ -61,7 +62,8 @@ def wire(settings: Settings) -> None:
     the engine's kinds of durable work and how they reach the queue, and the scheduler's tick jobs."""
     # The settings each module of the service reads: handed in here, never fetched inside a domain.
     for reads_settings in (connect, oauth_clients, idempotency, media_ops, media_library, polls, polling,
-                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention, audit_log, invitations):
+                           webhook_ops, webhook_signing, webhook_delivery, webhook_retention, audit_log, invitations,
+                           analytics_history):
         reads_settings.settings.configure(settings)
     signals.disconnect_all()
     # What each kind of platform event stored at /hooks does.
@@ -102,6 +104,7 @@ def wire(settings: Settings) -> None:
     engine.register(post_work.DELETION_WORK)
     engine.register(account_work.RENEWAL_WORK)
     engine.register(analytics_work.SNAPSHOT_WORK)
+    engine.register(analytics_work.HISTORY_WORK)
     engine.register(inbox_work.LOOKUP_WORK)
     engine.register(inbox_work.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)

@@ -85,6 +85,9 @@ def _test_settings(data_parent: Path, pg_database_url: str | None) -> Settings:
             "SWITCHBOARD_SANDBOX": "1",
             "SWITCHBOARD_SCHEDULER_TICK_SECONDS": "0.2",
             "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE": "1",
+            # Past follower counts would fill the series the analytics tests build day by day; the
+            # modules that test the backfill turn it on.
+            "SWITCHBOARD_FOLLOWER_BACKFILL": "0",
         }
     )
     overrides: dict[str, Any] = {}

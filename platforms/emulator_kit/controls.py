@@ -222,7 +222,7 @@ class Controls(EmulatorBase):
             account = self.new_account(platform, body.get("username"), body.get("name"))
             if body.get("appId"):  # WhatsApp: its token is one of another Meta app
                 account.extra["app_id"] = body["appId"]
-            account.followers = body.get("followers", 0)
+            account.followers = body.get("followers", account.followers)
             if body.get("personal"):
                 account.extra["personal"] = True  # not a TikTok Business Account: no messaging API
                 account.extra["login_hint"] = account.username  # the consent page's `login_hint` picks it

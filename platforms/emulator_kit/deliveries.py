@@ -238,7 +238,8 @@ class WebhookControls(Controls):
                              "username": chat.lstrip("@"), "title": chat.lstrip("@")}}}
             else:
                 post_id = f"{account.id}_{14000000000000000 + self.state.serial()}"
-                account.posts[post_id] = {"text": body["text"], "permalink": f"https://www.facebook.com/{post_id}"}
+                account.posts[post_id] = {"text": body["text"], "permalink": f"https://www.facebook.com/{post_id}",
+                                          "created": at}
                 change = {"field": "feed", "value": {
                     "item": "status", "verb": "add", "post_id": post_id, "message": body["text"],
                     "from": {"id": account.id, "name": account.display_name}, "created_time": int(at)}}

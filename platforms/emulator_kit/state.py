@@ -71,6 +71,20 @@ class Account:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def sandbox_followers(account: Account) -> int:
+    """A new sandbox account's followers: a count of its own (1,000 to 4,999), the same for the same
+    id, so a sandbox's analytics do not start at zero."""
+    digest = hashlib.sha256(f"followers:{account.platform}:{account.id}".encode()).digest()
+    return 1000 + int.from_bytes(digest[:2], "big") % 4000
+
+
+def followers_gained(account: Account, day: Any) -> int:
+    """The followers the sandbox account gained on that UTC day (0 to 9), the same on every ask: the
+    history that Instagram's insights and LinkedIn's follower statistics answer with."""
+    digest = hashlib.sha256(f"gained:{account.platform}:{account.id}:{day}".encode()).digest()
+    return digest[0] % 10
+
+
 def token_digest(value: str) -> str:
     """What the sandbox keeps of a token or code it issued or accepted: its SHA-256. A real token
     pasted into a trial setup is never on disk in the clear, and a caller's token is still found."""
@@ -336,6 +350,8 @@ class EmulatorState:
 
     # -- accounts ----------------------------------------------------------------------------
     def add_account(self, account: Account) -> Account:
+        if not account.followers:
+            account.followers = sandbox_followers(account)
         with self.lock:
             self.accounts[(account.platform, account.id)] = account
         self.touch(account)

@@ -207,9 +207,9 @@ class FacebookAdapter(MessengerStyle, FacebookLogin):
             f"{account.platform_account_id}/published_posts",
             self._token(account),
             secrets=account.secrets(),
-            params={"fields": "id,message,permalink_url", "limit": "25"},
+            params={"fields": "id,message,permalink_url,created_time", "limit": "25"},
         )
-        return [RecentPost(str(item["id"]), item.get("message"), item.get("permalink_url"))
+        return [RecentPost(str(item["id"]), item.get("message"), item.get("permalink_url"), item.get("created_time"))
                 for item in answer.get("data") or []]
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:

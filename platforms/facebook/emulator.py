@@ -4,12 +4,13 @@ comment replies are Messenger's (`messenger.py`)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from starlette.responses import Response
 
 from platforms.emulator_kit.answer import JSONResponse
-from platforms.emulator_kit.core import Call, PlatformParts
+from platforms.emulator_kit.core import Call, PlatformParts, graph_time
 from platforms.emulator_kit.errors import graph_error
 from platforms.emulator_kit.state import Account
 from platforms.graph.emulator import EdgeRoute, graph_page, not_found, on_account, on_me
@@ -91,7 +92,8 @@ class FacebookEmulator(FacebookLogin):
 
     def _fb_published(self, call: Call, account: Account, node: str) -> Response:
         return graph_page(call.request, [
-            {"id": pid, "message": post.get("text"), "permalink_url": post.get("permalink")}
+            {"id": pid, "message": post.get("text"), "permalink_url": post.get("permalink"),
+             "created_time": graph_time(post.get("created") or time.time())}
             for pid, post in reversed(list(account.posts.items()))])
 
     # -- Facebook publishing -----------------------------------------------------------------
@@ -123,6 +125,7 @@ class FacebookEmulator(FacebookLogin):
                 return graph_error(400, 100, "(#100) Missing message or attachment", 1386001)
             post_id = f"{account.id}_{14000000000000000 + serial}"
             answer = {"id": post_id}
-        account.posts[post_id] = {"text": text, "permalink": f"https://www.facebook.com/{post_id}"}
+        account.posts[post_id] = {"text": text, "permalink": f"https://www.facebook.com/{post_id}",
+                                  "created": time.time()}
         self.record(call, "post", post_id, text, str(answer["id"]) if edge == "videos" else post_id)
         return JSONResponse(answer)

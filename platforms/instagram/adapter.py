@@ -10,13 +10,15 @@ token (`GET /access_token?grant_type=ig_exchange_token`) refreshed with
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, ClassVar
 
-from platforms._common import expires_at
+from platforms._common import counts_from_gains, expires_at, utc_today
 from platforms.base import (
     AccountContext,
     Capabilities,
     ConnectedIdentity,
+    FollowerPoint,
     Indeterminate,
     MediaItem,
     PublishedPost,
@@ -34,6 +36,7 @@ SCOPES = (
     "instagram_business_manage_messages",
     "instagram_business_manage_comments",
     "instagram_business_content_publish",
+    "instagram_business_manage_insights",  # the past follower counts read after connecting (insights)
 )
 WEBHOOK_FIELDS = ["messages", "messaging_postbacks", "messaging_seen", "comments"]
 
@@ -61,6 +64,7 @@ class InstagramAdapter(MessengerStyle):
         oauth=True,
         inbound_webhooks=True,
         followers=True,
+        follower_history_days=30,  # insights' follower_count: the last 30 days
         conversations_listing=True,
     )
 
@@ -319,8 +323,36 @@ class InstagramAdapter(MessengerStyle):
             secrets=account.secrets(),
             params={"fields": "id,caption,permalink,timestamp", "limit": "25"},
         )
-        return [RecentPost(str(item["id"]), item.get("caption"), item.get("permalink"))
+        return [RecentPost(str(item["id"]), item.get("caption"), item.get("permalink"), item.get("timestamp"))
                 for item in answer.get("data") or []]
+
+    def follower_history(self, account: AccountContext, *, days: int) -> list[FollowerPoint]:
+        """The account's insights: `GET /{ig-user-id}/insights?metric=follower_count&period=day` with
+        `since` and `until` (Unix times), the followers gained each day of the last 30 (today not
+        among them), counted back from `followers_count` now. Instagram keeps 30 days of it."""
+        days = max(1, min(days, self.capabilities.follower_history_days))
+        today = utc_today()
+        since = dt.datetime.combine(today - dt.timedelta(days=days - 1), dt.time(), dt.UTC)
+        until = dt.datetime.combine(today, dt.time(), dt.UTC)
+        answer = self._graph(
+            "GET",
+            f"{account.platform_account_id}/insights",
+            self._token(account),
+            secrets=account.secrets(),
+            params={"metric": "follower_count", "period": "day", "since": str(int(since.timestamp())),
+                    "until": str(int(until.timestamp()))},
+        )
+        gains: dict[dt.date, int] = {}
+        for metric in answer.get("data") or []:
+            if not isinstance(metric, dict) or metric.get("name") != "follower_count":
+                continue
+            for value in metric.get("values") or []:
+                try:  # `end_time` ends the day it counts
+                    ended = dt.datetime.fromisoformat(str(value["end_time"]).replace("+0000", "+00:00"))
+                    gains[(ended - dt.timedelta(days=1)).date()] = int(value.get("value") or 0)
+                except (KeyError, TypeError, ValueError):
+                    continue
+        return counts_from_gains(self.follower_count(account), gains, days)
 
     def delete_post(self, account: AccountContext, *, platform_post_id: str) -> None:
         # The Instagram API with Instagram Login offers no way to delete media (only the app does).

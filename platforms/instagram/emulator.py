@@ -5,6 +5,8 @@ Its DMs and comment replies are Messenger's (`messenger.py`)."""
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from typing import Any
 
 from starlette.requests import Request
@@ -15,7 +17,7 @@ from platforms.emulator_kit.answer import JSONResponse
 from platforms.emulator_kit.core import Call, PlatformParts, graph_time
 from platforms.emulator_kit.errors import graph_error
 from platforms.emulator_kit.oauth import OAuthServer
-from platforms.emulator_kit.state import Account, random_token
+from platforms.emulator_kit.state import Account, followers_gained, random_token
 from platforms.graph.emulator import EdgeRoute, graph_page, not_found, on_account
 
 IG_LONG_TTL = 60 * 24 * 3600
@@ -38,6 +40,7 @@ class InstagramEmulator(OAuthServer):
         return [
             EdgeRoute(ig, "GET", ("conversations",), on_account, self._ig_conversations),
             EdgeRoute(ig, "GET", ("media",), on_account, self._ig_media),
+            EdgeRoute(ig, "GET", ("insights",), on_account, self._ig_insights),
             EdgeRoute(ig, "GET", ("stories",), on_account, self._ig_stories),
             EdgeRoute(ig, "POST", ("media",), on_account, self._ig_container),
             EdgeRoute(ig, "POST", ("media_publish",), on_account, self._ig_publish),
@@ -163,8 +166,33 @@ class InstagramEmulator(OAuthServer):
 
     def _ig_media(self, call: Call, account: Account, node: str) -> Response:
         return graph_page(call.request, [
-            {"id": pid, "caption": post.get("text"), "permalink": post.get("permalink")}
+            {"id": pid, "caption": post.get("text"), "permalink": post.get("permalink"),
+             "timestamp": graph_time(post.get("created") or time.time())}
             for pid, post in reversed(list(account.posts.items())) if not post.get("story")])
+
+    def _ig_insights(self, call: Call, account: Account, node: str) -> Response:
+        """`GET /{ig-user-id}/insights?metric=follower_count&period=day&since=&until=`: the followers
+        gained each day of the range (the sandbox's own history), at most 30 days, today not among
+        them. Other metrics are not emulated."""
+        params = call.params()
+        if params.get("metric") != "follower_count" or params.get("period") != "day":
+            return graph_error(400, 100, "(#100) The sandbox answers metric=follower_count with period=day only")
+        try:
+            since, until = int(str(params["since"])), int(str(params["until"]))
+        except (KeyError, ValueError):
+            return graph_error(400, 100, "(#100) since and until must be Unix times")
+        today = dt.datetime.fromtimestamp(time.time(), dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        if until <= since or until - since > 30 * 86400 or since < today.timestamp() - 30 * 86400:
+            return graph_error(400, 100, "(#100) follower_count covers at most the last 30 days, since before until")
+        values = []
+        day = dt.datetime.fromtimestamp(since, dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        while day.timestamp() < min(until, today.timestamp()):
+            values.append({"value": followers_gained(account, day.date()),
+                           "end_time": graph_time((day + dt.timedelta(days=1)).timestamp())})
+            day += dt.timedelta(days=1)
+        return JSONResponse({"data": [{"name": "follower_count", "period": "day", "values": values,
+                                       "title": "Follower Count", "description": "Total number of unique accounts "
+                                       "following this profile", "id": f"{node}/insights/follower_count/day"}]})
 
     def _ig_stories(self, call: Call, account: Account, node: str) -> Response:
         return graph_page(call.request, [
@@ -233,7 +261,7 @@ class InstagramEmulator(OAuthServer):
         if story:  # a story has no caption, and is listed under /{ig-user-id}/stories, not /media
             permalink = f"https://www.instagram.com/stories/{account.username}/{media_id}/"
         caption = None if story else container["params"].get("caption")
-        account.posts[media_id] = {"text": caption, "permalink": permalink, "story": story}
+        account.posts[media_id] = {"text": caption, "permalink": permalink, "story": story, "created": time.time()}
         self.record(
             call,
             "post",

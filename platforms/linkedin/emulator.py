@@ -20,7 +20,11 @@ from platforms.emulator_kit.answer import JSONResponse
 from platforms.emulator_kit.core import Call, PlatformParts
 from platforms.emulator_kit.errors import linkedin_error, oauth_error
 from platforms.emulator_kit.oauth import OAuthServer
-from platforms.emulator_kit.state import Account, random_token
+from platforms.emulator_kit.state import Account, followers_gained, random_token
+
+# Rest.li 2.0's TimeIntervals object, as a query parameter.
+INTERVALS = re.compile(r"\(timeRange:\(start:(?P<start>\d+),end:(?P<end>\d+)\),"
+                       r"timeGranularityType:(?P<granularity>DAY|WEEK|MONTH)\)")
 
 LI_VIDEO_MIN_BYTES = 75 * 1024
 LI_VIDEO_MAX_BYTES = 500 * 1024 * 1024
@@ -83,6 +87,8 @@ class LinkedInEmulator(OAuthServer):
             Route("/linkedin/rest/organizationAcls", self.li_organization_acls, methods=["GET"]),
             Route("/linkedin/rest/organizations", self.li_organizations, methods=["GET"]),
             Route("/linkedin/rest/networkSizes/{urn}", self.li_network_size, methods=["GET"]),
+            Route("/linkedin/rest/organizationalEntityFollowerStatistics", self.li_follower_statistics,
+                  methods=["GET"]),
             Route("/linkedin/upload/{image}", self.li_upload, methods=["PUT"]),
         ]
 
@@ -167,6 +173,48 @@ class LinkedInEmulator(OAuthServer):
             if organization is None:
                 return linkedin_error(403, "Not enough permissions to access: networkSizes", "ACCESS_DENIED", 100)
             return JSONResponse({"firstDegreeSize": organization.followers})
+
+        return await self.api("linkedin", request, handle)
+
+    async def li_follower_statistics(self, request: Request) -> Response:
+        """`GET /rest/organizationalEntityFollowerStatistics?q=organizationalEntity&organizationalEntity=
+        {urn}&timeIntervals=(timeRange:(start:{ms},end:{ms}),timeGranularityType:DAY)`: the followers the
+        organization gained each day of the range (the sandbox's own history), within the last 12
+        months. Without `timeIntervals` LinkedIn answers lifetime demographics, which the sandbox
+        keeps none of."""
+        async def handle(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            if refused is not None:
+                return refused
+            if call.query.get("q") != "organizationalEntity":
+                return linkedin_error(400, "q must be organizationalEntity", "ILLEGAL_ARGUMENT")
+            urn = call.query.get("organizationalEntity", "")
+            organization = self._li_poster(account, urn) if urn.startswith("urn:li:organization:") else None
+            if organization is None:
+                return linkedin_error(403, "Not enough permissions to access: organizationalEntityFollowerStatistics",
+                                      "ACCESS_DENIED", 100)
+            raw = call.query.get("timeIntervals")
+            if raw is None:
+                return JSONResponse({"paging": {"start": 0, "count": 10, "links": []}, "elements": [
+                    {"organizationalEntity": urn, "followerCountsByFunction": [], "followerCountsBySeniority": [],
+                     "followerCountsByIndustry": [], "followerCountsByGeoCountry": []}]})
+            found = INTERVALS.fullmatch(raw)
+            if found is None:
+                return linkedin_error(400, "timeIntervals is not a valid TimeIntervals", "ILLEGAL_ARGUMENT")
+            start, end, granularity = int(found["start"]), int(found["end"]), found["granularity"]
+            earliest = (time.time() - 366 * 86400) * 1000
+            if start >= end or start < earliest or granularity != "DAY":
+                return linkedin_error(400, "timeIntervals must be days within the last 12 months", "ILLEGAL_ARGUMENT")
+            elements = []
+            for day_start in range(start, end, 86_400_000):
+                day = dt.datetime.fromtimestamp(day_start / 1000, dt.UTC).date()
+                elements.append({"organizationalEntity": urn, "timeRange": {"start": day_start,
+                                                                            "end": day_start + 86_400_000},
+                                 "followerGains": {"organicFollowerGain": followers_gained(organization, day),
+                                                   "paidFollowerGain": 0}})
+            return JSONResponse({"paging": {"start": 0, "count": len(elements), "links": []}, "elements": elements})
 
         return await self.api("linkedin", request, handle)
 

@@ -14,12 +14,13 @@ from zoneinfo import ZoneInfo
 
 import httpx2
 
-from platforms._common import BaseAdapter, granted_credentials, merge_refreshed
+from platforms._common import BaseAdapter, granted_credentials, merge_refreshed, utc_today
 from platforms.base import (
     AccountContext,
     Button,
     Capabilities,
     ConnectedIdentity,
+    FollowerPoint,
     GrantChoice,
     MediaItem,
     PartlyPublished,
@@ -105,6 +106,7 @@ class YouTubeAdapter(BaseAdapter):
         delete_post=True,
         oauth=True,
         followers=True,
+        follower_history_days=1,  # no past counts: the subscriber count on the day of connection
         # A conversation is a comment thread under one of the channel's videos; a message sent to it
         # is a reply in the thread (`comments.insert`), of at most 10,000 characters.
         dm=True,
@@ -209,6 +211,12 @@ class YouTubeAdapter(BaseAdapter):
     # -- reading ---------------------------------------------------------------------------
     def follower_count(self, account: AccountContext) -> int:
         return int((self._channel(account).get("statistics") or {}).get("subscriberCount", 0))
+
+    def follower_history(self, account: AccountContext, *, days: int) -> list[FollowerPoint]:
+        """YouTube keeps no past subscriber counts for an app to read: the channel's
+        `statistics.subscriberCount` (`channels.list?part=snippet,statistics&mine=true`) is today's point,
+        the first of the line the daily snapshots go on with."""
+        return [FollowerPoint(utc_today(), self.follower_count(account))]
 
     def publish_options(self, account: AccountContext) -> dict[str, Any]:
         return {

@@ -7,6 +7,7 @@ from typing import Any
 from kit import clock, crypto, ids
 from kit.errors import Conflict, NotFound, ValidationFailed
 from kit.pagination import Page, paginate
+from platforms.base import RecentPost
 from service.accounts import adapters
 from service.accounts.shapes import Account as AccountRecord
 from service.accounts.shapes import AccountDeleted
@@ -133,6 +134,17 @@ def publish_options(*, actor: Actor, account_id: str) -> dict[str, Any]:
     with db.atomic():
         account = get_row(actor=actor, account_id=account_id)
     return adapters.call_for_api(account, lambda adapter, ctx: adapter.publish_options(ctx))
+
+
+def recent_posts(*, actor: Actor, account_id: str) -> list[RecentPost]:
+    """The account's recent posts as its platform lists them, newest first (id, text, link, date),
+    fetched live: what a person picks from (an automation's posts) rather than typing platform ids.
+    A platform that lists none: 422. Call outside any transaction (it asks the platform)."""
+    with db.atomic():
+        account = get_row(actor=actor, account_id=account_id)
+    if not adapters.adapter(account.platform).capabilities.post_listing:
+        raise ValidationFailed.field("accountId", "is an account whose platform does not list its posts")
+    return adapters.call_for_api(account, lambda adapter, ctx: adapter.recent_posts(ctx))
 
 
 def instagram_conversations(*, actor: Actor, account_id: str) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""The daily follower count as a kind of the engine: each account's `snapshot` chore (`AccountChore`).
+"""The daily follower count as a kind of the engine: each account's `snapshot` chore (`AccountChore`);
+and, once per account, its `history` chore: the past counts read after it is connected
+(service/analytics/history.py).
 
 Each sweep arms the chores of the connected accounts whose count for today is still to be taken
 (`_due`): connected a minute ago at least, and without today's `taken` or `refused` row, nor a
@@ -14,6 +16,7 @@ import datetime as dt
 
 from kit import clock
 from kit.settings import Settings
+from service.analytics import history
 from service.analytics.ops import Snapshot, ask, today
 from service.engine import core as engine
 from service.engine.outcomes import Policy
@@ -96,4 +99,41 @@ SNAPSHOT_WORK = engine.Kind(
     name="follower_snapshot", table="account_chore", scope="chore = 'snapshot'", ready=("due",), idle="idle",
     arm=_due, run=run, lease_seconds=lease_seconds, policy=SNAPSHOT_POLICY, returning=("account_id",),
     sweep_batch=BATCH, sweep_batches_per_tick=1,
+)
+
+
+# -- the past counts, once per account ----------------------------------------------------------
+# Armed for a connected account that has never had a `history` chore: its row stays once run, so
+# the history is read once, the first time the account is connected.
+_HISTORY_DUE = ("SELECT id FROM account WHERE status = 'connected' AND connected_at <= ?"
+                " AND id NOT IN (SELECT account_id FROM account_chore WHERE chore = 'history')"
+                " ORDER BY id LIMIT ?")
+
+
+def _history_due(limit: int = BATCH) -> list[dict[str, str]]:
+    if not history.settings().follower_backfill:
+        return []
+    rows = run_fixed(_HISTORY_DUE, (clock.now() - FIRST_AFTER, limit)).fetchall()
+    return [{"id": f"history_{row[0]}", "account_id": row[0], "chore": "history"} for row in rows]
+
+
+def run_history(chore_id: str) -> int | None:
+    """The engine's run of one armed history chore: the days it added, None when not ours to run.
+    One attempt: a platform that gave nothing then gives the line to the daily snapshots."""
+    with connection():
+        with db.atomic():
+            found = engine.claim(HISTORY_WORK, chore_id)
+            if found is None:
+                return None
+        account = Account.get_or_none(Account.id == found.columns["account_id"])
+        added = history.backfill(account) if account is not None and account.status == "connected" else 0
+        with db.atomic():
+            engine.settle_idle(found)
+    return added
+
+
+HISTORY_WORK = engine.Kind(
+    name="follower_history", table="account_chore", scope="chore = 'history'", ready=("due",), idle="idle",
+    arm=_history_due, run=run_history, lease_seconds=lease_seconds, policy=SNAPSHOT_POLICY,
+    returning=("account_id",), sweep_batch=BATCH, sweep_batches_per_tick=1,
 )

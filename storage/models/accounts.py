@@ -72,7 +72,7 @@ class AccountChore(WorkModel):
     id = CharField(primary_key=True, max_length=60)
     account = ForeignKeyField(Account, on_delete="CASCADE", index=True)
     account_id: str  # the foreign key column, for type checkers
-    chore = CharField(max_length=16)  # renewal | snapshot
+    chore = CharField(max_length=16)  # renewal | snapshot | history
     status = CharField(max_length=16, default="idle")  # idle | due
     created_at = DateTimeField(default=now)
 

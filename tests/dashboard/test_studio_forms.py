@@ -176,6 +176,10 @@ def test_a_scheduled_post_moves_to_another_day_at_the_same_local_time_and_a_draf
         "scheduledFor": f"{day.isoformat()}T09:15:00", "timezone": "Europe/Paris"}).json()
     later = day + dt.timedelta(days=3)
     form = _form(browser, f"/dashboard/posts/{scheduled['id']}", tenant, date=later.isoformat())
+    asked = browser.post(f"/dashboard/posts/{scheduled['id']}/move", data=form)  # not confirmed: only asked
+    assert asked.status_code == 200 and "Move this post?" in asked.text
+    assert client.get(f"/v1/posts/{scheduled['id']}", headers=auth).json()["scheduledFor"] == scheduled["scheduledFor"]
+    form["confirmed"] = "yes"
     assert browser.post(f"/dashboard/posts/{scheduled['id']}/move", data=form).status_code == 303
     moved = client.get(f"/v1/posts/{scheduled['id']}", headers=auth).json()
     local = dt.datetime.fromisoformat(moved["scheduledFor"].replace("Z", "+00:00")).astimezone(ZoneInfo("Europe/Paris"))
@@ -185,7 +189,7 @@ def test_a_scheduled_post_moves_to_another_day_at_the_same_local_time_and_a_draf
     draft = client.post("/v1/posts", headers=auth, json={
         "content": "No time yet", "targets": [{"accountId": linkedin["id"]}]}).json()
     refused = browser.post(f"/dashboard/posts/{draft['id']}/move", data=form)
-    assert refused.status_code == 422 and "only a scheduled post moves" in refused.text
+    assert refused.status_code == 409 and "Only a scheduled post moves" in refused.text
     assert client.get(f"/v1/posts/{draft['id']}", headers=auth).json()["status"] == "draft"
 
 
@@ -251,6 +255,6 @@ def test_the_calendar_shows_each_days_first_posts_links_the_rest_and_reads_days_
 
     tokyo_next_day = (day + dt.timedelta(days=1)).isoformat()
     week = browser.get("/dashboard/calendar", params={"date": tokyo_next_day, "view": "week", "tz": "Asia/Tokyo"})
-    start = week.text.index(f'data-day="{tokyo_next_day}"')
+    start = week.text.index(f'data-day="{tokyo_next_day}" data-hour="8"')  # the week's hour grid
     cell = week.text[start:week.text.find("data-day=", start + 1)]
     assert f"/dashboard/posts/{late['id']}" in cell and "08:30" in cell  # 23:30 UTC is 08:30 the next day in Tokyo

@@ -53,11 +53,12 @@ def test_youtube_refresh_keeps_the_refresh_token_google_does_not_return(sandbox)
 @pytest.mark.parametrize("platform", ["x", "tiktok"])
 def test_refresh_takes_a_rotated_refresh_token(sandbox, platform):
     acc = _connect(sandbox, platform)
+    sandbox.control(platform, "followers", {"accountId": acc.platform_account_id, "followers": 17})
     new = sandbox.adapters[platform].refresh_credentials(acc)
     assert new["refreshToken"] != acc.credentials["refreshToken"]
     from platforms.base import AccountContext
 
-    assert sandbox.adapters[platform].follower_count(AccountContext(acc.platform_account_id, new)) == 0
+    assert sandbox.adapters[platform].follower_count(AccountContext(acc.platform_account_id, new)) == 17
     with pytest.raises(ReauthRequired):  # the old refresh token was rotated away
         sandbox.adapters[platform].refresh_credentials(acc)
 
@@ -135,13 +136,14 @@ def test_fault_429_is_retry_later_with_the_platform_delay(sandbox, platform, del
 
 def test_fault_500_is_retry_later_and_400_is_rejected(sandbox):
     acc = sandbox.account("x")
+    sandbox.control("x", "followers", {"accountId": acc.platform_account_id, "followers": 42})
     sandbox.control("x", "faults", {"accountId": acc.platform_account_id, "failNext": 1, "status": 500})
     with pytest.raises(RetryLater):
         sandbox.adapters["x"].follower_count(acc)
     sandbox.control("x", "faults", {"accountId": acc.platform_account_id, "failNext": 1, "status": 400})
     with pytest.raises(Rejected):
         sandbox.adapters["x"].follower_count(acc)
-    assert sandbox.adapters["x"].follower_count(acc) == 0
+    assert sandbox.adapters["x"].follower_count(acc) == 42
 
 
 def test_unreachable_platform_is_retry_later(sandbox):

@@ -27,6 +27,7 @@ def service_env(settings: Settings, **extra: str) -> dict[str, str]:
         SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE="1" if settings.webhook_allow_private else "0",
         SWITCHBOARD_SANDBOX="1" if settings.sandbox else "0",
         SWITCHBOARD_RATE_LIMIT_PER_MINUTE=str(settings.rate_limit_per_minute),
+        SWITCHBOARD_FOLLOWER_BACKFILL="1" if settings.follower_backfill else "0",
         PYTHONUNBUFFERED="1",
     )
     if settings.webhook_ca_bundle:

@@ -100,6 +100,9 @@ RULES: dict[tuple[str, str, str], Rule] = {
     ("facebook", "POST", "subscribed_apps"): Rule(
         "https://developers.facebook.com/docs/graph-api/reference/page/subscribed_apps#Creating",
         required=("subscribed_fields",)),
+    ("instagram", "GET", "insights"): Rule(
+        "https://developers.facebook.com/docs/instagram-platform/api-reference/instagram-user/insights",
+        required=("metric", "period"), enums={"period": ("day", "week", "days_28", "month", "lifetime")}),
     ("instagram", "POST", "subscribed_apps"): Rule(
         "https://developers.facebook.com/docs/instagram-platform/webhooks#enable-subscriptions",
         required=("subscribed_fields",)),
@@ -111,6 +114,9 @@ ENUM_ERRATA = {
     # https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/messaging-api/conversations
     # lists a Business Account's conversations with `platform=instagram`.
     ("conversations", "platform"): ("instagram", "messenger"),
+    # https://developers.facebook.com/docs/instagram-platform/api-reference/instagram-user/insights lists
+    # `follower_count` (period `day`, the last 30 days), which the SDK's metric enum lacks.
+    ("insights", "metric"): ("follower_count",),
 }
 
 

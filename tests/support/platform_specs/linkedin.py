@@ -24,6 +24,9 @@ COMMENTS = f"{LEARN}/marketing/community-management/shares/comments-api"
 ACLS = f"{LEARN}/marketing/community-management/organizations/organization-access-control-by-role"
 LOOKUP = f"{LEARN}/marketing/community-management/organizations/organization-lookup-api"
 FOLLOWERS = f"{LEARN}/marketing/community-management/members/follower-statistics"
+ORG_FOLLOWERS = f"{LEARN}/marketing/community-management/organizations/follower-statistics"
+# "timeIntervals=(timeRange:(start:1451606400000,end:1451952000000),timeGranularityType:DAY)" (ORG_FOLLOWERS)
+TIME_INTERVALS = r"^\(timeRange:\(start:\d{13},end:\d{13}\),timeGranularityType:(DAY|WEEK|MONTH)\)$"
 
 BEARER = {"authorization": r"Bearer \S+"}
 REST = {**BEARER, "linkedin-version": r"20\d{2}(0[1-9]|1[0-2])(\.\d{2})?", "x-restli-protocol-version": r"2\.0\.0"}
@@ -141,6 +144,24 @@ ENDPOINTS = [
     Endpoint("networkSizes.get", "GET", rf"/rest/networkSizes/{ENCODED_URN}", LOOKUP, headers=REST,
              query=obj(LOOKUP, {"edgeType": text(LOOKUP, enum=["COMPANY_FOLLOWED_BY_MEMBER"])}, ("edgeType",)),
              answer=obj(LOOKUP, {"firstDegreeSize": {"type": "integer", "minimum": 0}}, ("firstDegreeSize",))),
+    Endpoint("organizationalEntityFollowerStatistics.timeBound", "GET", r"/rest/organizationalEntityFollowerStatistics",
+             ORG_FOLLOWERS, headers=REST,
+             query=obj(ORG_FOLLOWERS, {"q": text(ORG_FOLLOWERS, enum=["organizationalEntity"]),
+                                       "organizationalEntity": text(ORG_FOLLOWERS,
+                                                                    pattern=r"^urn:li:organization(Brand)?:\d+$"),
+                                       "timeIntervals": text(ORG_FOLLOWERS, pattern=TIME_INTERVALS)},
+                       ("q", "organizationalEntity")),
+             answer=obj(ORG_FOLLOWERS, {
+                 "paging": {"type": "object", "$comment": ORG_FOLLOWERS},
+                 "elements": {"type": "array", "$comment": ORG_FOLLOWERS, "items": {
+                     "type": "object", "$comment": ORG_FOLLOWERS, "properties": {
+                         "organizationalEntity": text(ORG_FOLLOWERS),
+                         "timeRange": obj(ORG_FOLLOWERS, {"start": {"type": "integer"}, "end": {"type": "integer"}},
+                                          ("start", "end")),
+                         "followerGains": obj(ORG_FOLLOWERS, {
+                             "organicFollowerGain": {"type": "integer", "minimum": 0},
+                             "paidFollowerGain": {"type": "integer", "minimum": 0}},
+                             ("organicFollowerGain", "paidFollowerGain"))}}}}, ("elements",))),
     Endpoint("memberFollowersCount.me", "GET", r"/rest/memberFollowersCount", FOLLOWERS, headers=REST,
              query=obj(FOLLOWERS, {"q": text(FOLLOWERS, enum=["me", "dateRange"]),
                                    "dateRange": text(FOLLOWERS)}, ("q",))),
