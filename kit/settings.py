@@ -165,6 +165,14 @@ class Settings:
             for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
             if env.get(f"SWITCHBOARD_{platform.upper()}_CLIENT_ID")
         }
+        # The apps of the platforms' separate products: TikTok API for Business's (Business
+        # Messaging) and LinkedIn's Community Management API app (organizations).
+        for client, id_name, secret_name in (
+            ("tiktok_business", "SWITCHBOARD_TIKTOK_BUSINESS_APP_ID", "SWITCHBOARD_TIKTOK_BUSINESS_APP_SECRET"),
+            ("linkedin_org", "SWITCHBOARD_LINKEDIN_ORG_CLIENT_ID", "SWITCHBOARD_LINKEDIN_ORG_CLIENT_SECRET"),
+        ):
+            if env.get(id_name):
+                oauth_clients[client] = (env[id_name], env.get(secret_name, ""))
         keys = _secret_keys(data_dir, env.get("SWITCHBOARD_SECRET_KEY"))
         settings = cls(
             data_dir=data_dir,

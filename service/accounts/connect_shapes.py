@@ -16,6 +16,11 @@ class StartConnectQuery(Query):
         "Where to send the person afterwards, with `?accountId=...` added. https, or http on localhost."))
 
 
+class StartGrantQuery(Query):
+    redirect_url: str = Field(LEFT_OUT, json_schema_extra={"format": "uri"}, description=(
+        "Where to send the person afterwards, with `?accountId=...&grant=...` added. https, or http on localhost."))
+
+
 class CallbackQuery(Query):
     """What the platform sends back; a missing or bad `state` is answered 400 by the service."""
 

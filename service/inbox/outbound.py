@@ -89,6 +89,11 @@ def _check_sendable(account: Account, *, text: str | None, template: dict[str, A
     capabilities = adapters.adapter(account.platform).capabilities
     if not capabilities.dm:
         raise ValidationFailed(f"{account.platform} has no direct messages.")
+    if adapters.grant_states(account).get("messaging", "connected") != "connected":
+        # TikTok: messaging is a separate grant, connected as a second step (its publishing works without).
+        raise Conflict(f"The {account.platform} account's messaging grant is not connected: connect it with "
+                       f"GET /v1/connect/{account.platform}/{account.id}/grants/messaging.",
+                       code="messaging_grant_required")
     if template is not None:
         if not capabilities.templates:
             raise ValidationFailed.field("template", f"only WhatsApp has message templates, not {account.platform}")

@@ -24,9 +24,6 @@ def _defect(platform: str, problem: str, item: str) -> Defect:
 
 DEFECTS: list[Defect] = [
     # -- adapters (platforms/<name>) --------------------------------------------------------------
-    _defect("tiktok", r"/open_api/v1\.3/.*header access-token must match",
-            "TikTok messaging's own grant, not built yet: Business Messaging is called with the Login Kit token (act.), not a token of "
-            "TikTok API for Business's own grant"),
     _defect("tiktok", r"/v2/post/publish/video/init/: .*privacy_level: 'EVERYONE' is not one of",
             "the adapter sends a privacy_level TikTok does not have (not among creator_info's "
             "privacy_level_options) instead of refusing it before the call"),
