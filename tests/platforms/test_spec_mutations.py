@@ -275,6 +275,12 @@ WRONG: list[tuple[str, str, Callable[[], Seen], str]] = [
      made("tiktok", "POST", "/open_api/v1.3/business/message/send/", body={
          "business_id": "b", "recipient_type": "CONVERSATION", "recipient": "c", "message_type": "TEXT"},
           headers={"Access-Token": "bizsandboxtoken"}), "not valid"),
+    ("tiktok", "the business grant's code as Login Kit's `code`",
+     changed("tiktok", "POST", "/tt_user/oauth2/token/", _edit(lambda r: r["json"].update(
+         code=r["json"].pop("auth_code")))), "auth_code"),
+    ("tiktok", "the business grant refreshed with grant_type authorization_code",
+     changed("tiktok", "POST", "/tt_user/oauth2/refresh_token/", _edit(lambda r: r["json"].update(
+         grant_type="authorization_code"))), "grant_type"),
     # LinkedIn
     ("linkedin", "a post without LinkedIn-Version",
      changed("linkedin", "POST", "/rest/posts", _drop("headers", "linkedin-version")), "linkedin-version"),
