@@ -99,6 +99,7 @@ class BaseAdapter:
     capabilities: ClassVar[Capabilities] = Capabilities()
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
     grants: ClassVar[tuple[str, ...]] = ()
+    products: ClassVar[tuple[str, ...]] = ()
     post_rules: ClassVar[PostRules] = PostRules()
     inbox_rules: ClassVar[InboxRules] = InboxRules()
     # The field of `connect_with_token` that holds the secret a person pasted (named in a refusal).
@@ -273,6 +274,12 @@ class BaseAdapter:
 
     def grant_authorize_url(self, grant: str, *, state: str, redirect_uri: str) -> str:
         raise self._unsupported(f"a separate {grant} grant")
+
+    def product_authorize_url(self, product: str, *, state: str, redirect_uri: str) -> str:
+        raise self._unsupported(f"a separate {product} product")
+
+    def exchange_product_code(self, product: str, *, code: str, redirect_uri: str) -> list[GrantChoice]:
+        raise self._unsupported(f"a separate {product} product")
 
     def exchange_grant_code(
         self, grant: str, account: AccountContext, *, code: str, redirect_uri: str

@@ -302,6 +302,9 @@ class Adapter(Protocol):
     # Separate grants an account may add to its own as a second step, each under its name in the
     # credentials (TikTok's `messaging`: TikTok API for Business's own authorization).
     grants: ClassVar[tuple[str, ...]]
+    # Separate products connected by an app of their own, each a connect of its own (LinkedIn's
+    # `organizations`: the Community Management API, which must be the only product of its app).
+    products: ClassVar[tuple[str, ...]]
     # The rules that differ per platform beyond the capabilities (`platforms/<name>/rules.py`).
     post_rules: ClassVar[PostRules]
     inbox_rules: ClassVar[InboxRules]
@@ -444,6 +447,14 @@ class Adapter(Protocol):
 
     def grant_authorize_url(self, grant: str, *, state: str, redirect_uri: str) -> str:
         """The consent page of one of the platform's separate grants (`grants`)."""
+        ...
+
+    def product_authorize_url(self, product: str, *, state: str, redirect_uri: str) -> str:
+        """The consent page of one of the platform's separate products (`products`), with its own app."""
+        ...
+
+    def exchange_product_code(self, product: str, *, code: str, redirect_uri: str) -> list[GrantChoice]:
+        """`exchange_code_choices` for a separate product's consent: what its grant reaches."""
         ...
 
     def exchange_grant_code(

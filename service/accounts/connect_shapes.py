@@ -14,6 +14,10 @@ class StartConnectQuery(Query):
     profile_id: Id
     redirect_url: str = Field(LEFT_OUT, json_schema_extra={"format": "uri"}, description=(
         "Where to send the person afterwards, with `?accountId=...` added. https, or http on localhost."))
+    product: Literal["organizations"] = Field(LEFT_OUT, description=(
+        "A separate product with an app of its own: LinkedIn `organizations` (the Community Management API's "
+        "app, `SWITCHBOARD_LINKEDIN_ORG_CLIENT_ID`), whose grant reaches the organizations the member "
+        "administers; without it LinkedIn connects the member."))
 
 
 class StartGrantQuery(Query):
