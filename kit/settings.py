@@ -124,7 +124,6 @@ class Settings:
     meta_app_secrets: dict[str, str] = field(default_factory=dict)
     instagram_app_secret: str = ""
     linkedin_version: str = ""
-    linkedin_organizations: bool = False
     meta_verify_token: str = ""
     tiktok_audited: bool = False
     youtube_audited: bool = False
@@ -211,7 +210,6 @@ class Settings:
             meta_app_secrets=_app_secrets(env.get("SWITCHBOARD_META_APP_SECRETS") or ""),
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
-            linkedin_organizations=_flag(env.get("SWITCHBOARD_LINKEDIN_ORGANIZATIONS")),
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
             tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
             youtube_audited=_flag(env.get("SWITCHBOARD_YOUTUBE_AUDITED")),

@@ -289,6 +289,9 @@ class BaseAdapter:
     def refresh_grant(self, grant: str, account: AccountContext) -> dict[str, Any]:
         raise self._unsupported(f"a separate {grant} grant")
 
+    def grant_account_id(self, grant: str, credentials: dict[str, Any]) -> str | None:
+        return None
+
     def connect_with_token(self, **fields: Any) -> ConnectedIdentity:
         raise self._unsupported("connection with a pasted token")
 

@@ -468,6 +468,10 @@ class Adapter(Protocol):
         """The account's credentials with one separate grant's token refreshed."""
         ...
 
+    def grant_account_id(self, grant: str, credentials: dict[str, Any]) -> str | None:
+        """The account's own id under a separate grant, where its webhooks name that one."""
+        ...
+
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:
         """Trade an authorisation code for credentials and the account's identity.
 

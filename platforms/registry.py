@@ -104,9 +104,6 @@ class PlatformConfig:
     connect_timeout_seconds: float = 5.0
     max_connections: int = 200
     sandbox: bool = False
-    linkedin_organizations: bool = False
-    """Whether the LinkedIn app has the Community Management API: then a connect also asks to act
-    for the organizations the member administers (`r_organization_admin`, `w_organization_social`)."""
     tiktok_audited: bool = False
     """Whether TikTok has audited the app: until it has, every post must be `SELF_ONLY`."""
     youtube_audited: bool = False

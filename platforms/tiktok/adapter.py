@@ -127,8 +127,11 @@ class TikTokAdapter(BaseAdapter):
     grants = (MESSAGING,)
 
     def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
-        client = self.config.oauth_clients.get("tiktok")
-        return inbound.verify(header(headers, "TikTok-Signature"), raw_body, client.client_secret if client else "")
+        """Signed with the secret of the app whose webhook it is: Login Kit's, or (Business Messaging's
+        events) TikTok API for Business's app's."""
+        signature = header(headers, "TikTok-Signature")
+        apps = [self.config.oauth_clients.get(name) for name in ("tiktok", "tiktok_business")]
+        return any(inbound.verify(signature, raw_body, app.client_secret) for app in apps if app is not None)
 
     def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
         return inbound.parse(payload)
@@ -309,6 +312,12 @@ class TikTokAdapter(BaseAdapter):
         data = self._business_token({"grant_type": "refresh_token", "refresh_token": refresh}, "refresh_token",
                                     account.secrets())
         return {**account.credentials, MESSAGING: self._grant_credentials(data, held)}
+
+    def grant_account_id(self, grant: str, credentials: dict[str, Any]) -> str | None:
+        """The messaging grant's `open_id`: the `business_id`, and the `user_openid` of its webhooks."""
+        held = credentials.get(grant)
+        return str(held["businessId"]) if grant == MESSAGING and isinstance(held, dict) and held.get("businessId") \
+            else None
 
     @staticmethod
     def _messaging(account: AccountContext) -> dict[str, Any]:

@@ -32,6 +32,12 @@ PRIVATE_LEVELS = ["MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
 MB = 1024 * 1024
 
 
+def business_open_id(account: Account) -> str:
+    """The TikTok user's open_id as TikTok API for Business's app sees it: not Login Kit's (each app
+    has its own id of a user). The business grant's `open_id`, `business_id` and webhooks' `user_openid`."""
+    return str(account.extra.setdefault("business_open_id", f"biz-{random_token(24)}"))
+
+
 def tiktok_private(account: Account) -> bool:
     """Sandbox creators are private unless made public (`extra["private"] = False`): an app that
     TikTok has not audited can post only from a private account."""
@@ -114,8 +120,7 @@ class TikTokEmulator(OAuthServer):
 
     @staticmethod
     def tt_business_id(account: Account) -> str:
-        """The TikTok user's open_id as the business app sees it: not Login Kit's."""
-        return str(account.extra.setdefault("business_open_id", f"biz-{random_token(24)}"))
+        return business_open_id(account)
 
     def tt_business_grant(self, account: Account) -> dict[str, Any]:
         """The messaging grant as the adapter stores it after the business consent."""

@@ -65,8 +65,6 @@ def platform_config(settings: Settings) -> PlatformConfig:
     if settings.linkedin_version:
         config.linkedin_version = settings.linkedin_version
     config.tiktok_audited = settings.tiktok_audited
-    # The sandbox's LinkedIn app has every product, the Community Management API among them.
-    config.linkedin_organizations = settings.linkedin_organizations or settings.sandbox
     if settings.meta_app_id:
         config.meta_app_id = settings.meta_app_id
     config.meta_app_secrets = dict(settings.meta_app_secrets)

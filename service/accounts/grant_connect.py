@@ -97,7 +97,9 @@ def finish_grant(*, platform: str, grant: str, code: str | None, state: str | No
     except PlatformFailure as failure:
         raise adapters.as_service_error(failure) from None
     with db.atomic():
-        Account.update(credentials=crypto.encrypt_json(credentials), updated_at=clock.now()).where(
+        # The grant's own id of the account, in the clear: the id its webhooks name (TikTok messaging's).
+        Account.update(credentials=crypto.encrypt_json(credentials), updated_at=clock.now(),
+                       grant_account_id=adapters.adapter(platform).grant_account_id(grant, credentials)).where(
             Account.id == account.id, Account.status == "connected").execute()
         record = AccountRecord.model_validate(Account.get_by_id(account.id))
     target = claims.get("r")

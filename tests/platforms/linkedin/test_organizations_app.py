@@ -23,7 +23,7 @@ def test_one_app_asking_member_and_organization_scopes_is_refused(sandbox):
     org_app = sandbox.config.oauth_clients["linkedin_org"].client_id
     mixed = _consent(sandbox, member_app, SCOPES + ORGANIZATION_SCOPES, "li.mixed")
     assert mixed["error"] == ["unauthorized_scope_error"]
-    assert _consent(sandbox, org_app, ORGANIZATION_SCOPES + ("openid",), "li.mixed")["error"] == [
+    assert _consent(sandbox, org_app, (*ORGANIZATION_SCOPES, "openid"), "li.mixed")["error"] == [
         "unauthorized_scope_error"]
     assert "code" in _consent(sandbox, member_app, SCOPES, "li.mixed")
     assert "code" in _consent(sandbox, org_app, ORGANIZATION_SCOPES, "li.mixed")
