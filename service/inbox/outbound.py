@@ -256,6 +256,15 @@ def send_message(
     return settle(message.id)
 
 
+def _grant_lapsed(message: Message) -> bool:
+    """Whether the message failed because its account's messaging grant lapsed (TikTok's): the
+    person connects that grant again, nothing is wrong with the platform."""
+    with connection(), reading():
+        account = Account.select().join(Conversation, on=(Conversation.account == Account.id)).where(
+            Conversation.id == message.conversation_id).get_or_none()
+    return account is not None and adapters.grant_states(account).get("messaging") == "lapsed"
+
+
 def settle(message_id: str) -> Sent:
     """Send the message now if it is free and due, else wait a few seconds for whoever holds it;
     answer with where it stands."""
@@ -268,6 +277,8 @@ def settle(message_id: str) -> Sent:
             break
         time.sleep(SETTLE_POLL)
     if message.status == "failed":
+        if _grant_lapsed(message):
+            raise Conflict(f"The message failed: {message.error}.", code="messaging_grant_required")
         raise PlatformError(f"The platform refused the message: {message.error}")
     # `pending` (the pace or the platform said wait), `sending` (still in someone's hands) or
     # `unknown`: the workers and the sweeper take it from here.

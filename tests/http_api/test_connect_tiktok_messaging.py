@@ -28,6 +28,12 @@ def _record(client, tenant, account_id: str) -> dict[str, Any]:
     return answer.json()
 
 
+def _messages(client, tenant, conversation_id: str) -> list[dict[str, Any]]:
+    answer = client.get(f"/v1/conversations/{conversation_id}/messages", headers=bearer(tenant["apiKey"]))
+    assert answer.status_code == 200
+    return answer.json()["data"]
+
+
 def test_messaging_needs_its_own_grant_and_works_once_it_is_connected(client, tenant):
     h = bearer(tenant["apiKey"])
     account = _login_kit_only(client, tenant, "shop.grant")
@@ -35,16 +41,10 @@ def test_messaging_needs_its_own_grant_and_works_once_it_is_connected(client, te
     assert account["capabilities"]["dm"] is False
     options = client.get(f"/v1/accounts/{account['id']}/publish-options", headers=h)
     assert options.status_code == 200 and options.json()["privacyLevels"]  # publishing needs no second grant
-
-    opened = client.post("/sandbox/tiktok/inbound-message", json={
-        "accountId": account["id"], "from": {"id": "tt-fan", "handle": "fan"}, "text": "hi?"})
-    assert opened.status_code == 200, opened.text
-    conversation = client.get("/v1/conversations", headers=h, params={"platform": "TIKTOK"}).json()["data"][0]
-    refused = client.post(f"/v1/conversations/{conversation['id']}/messages", headers=h, json={"text": "hello"})
-    assert refused.status_code == 409
-    assert refused.json()["error"]["code"] == "messaging_grant_required"
-    assert _record(client, tenant, account["id"])["needsReauth"] is False
-    assert client.get("/sandbox/tiktok/sent", params={"accountId": account["id"]}).json()["data"] == []
+    # Business Messaging's webhook names the account by the business grant's id: unknown until it is connected.
+    client.post("/sandbox/tiktok/inbound-message", json={
+        "accountId": account["id"], "from": {"id": "tt-early"}, "text": "anyone?"}).raise_for_status()
+    assert client.get("/v1/conversations", headers=h, params={"platform": "TIKTOK"}).json()["data"] == []
 
     start = client.get(f"/v1/connect/tiktok/{account['id']}/grants/messaging", headers=h,
                        params={"redirectUrl": "https://app.example.com/done"})
@@ -59,10 +59,37 @@ def test_messaging_needs_its_own_grant_and_works_once_it_is_connected(client, te
     assert record["capabilities"]["grants"] == {"messaging": "connected"}
     assert record["capabilities"]["dm"] is True
 
+    opened = client.post("/sandbox/tiktok/inbound-message", json={
+        "accountId": account["id"], "from": {"id": "tt-fan", "handle": "fan"}, "text": "hi?"})
+    assert opened.status_code == 200 and opened.json()["delivered"] is True, opened.text
+    [conversation] = client.get("/v1/conversations", headers=h, params={"platform": "TIKTOK"}).json()["data"]
+    assert conversation["contactHandle"] == "fan"
     sent = client.post(f"/v1/conversations/{conversation['id']}/messages", headers=h, json={"text": "hello"})
     assert sent.status_code == 201, sent.text
     rows = client.get("/sandbox/tiktok/sent", params={"accountId": account["id"]}).json()["data"]
     assert [(row["kind"], row["text"]) for row in rows] == [("dm", "hello")]
+
+    # The messaging token lapses: the grant refreshes itself (tt_user/oauth2/refresh_token/) and the
+    # message goes.
+    client.post("/sandbox/tiktok/expire-token", json={"accountId": account["id"]}).raise_for_status()
+    again = client.post(f"/v1/conversations/{conversation['id']}/messages", headers=h, json={"text": "still here"})
+    assert again.status_code == 201 and again.json()["status"] == "sent", again.text
+
+    # Refused for good (its refresh token too): the grant lapses, the account stays connected and
+    # publishing, and messaging asks for the grant again.
+    client.post("/sandbox/tiktok/expire-token", json={"accountId": account["id"], "includeRefresh": True}
+                ).raise_for_status()
+    failed = client.post(f"/v1/conversations/{conversation['id']}/messages", headers=h, json={"text": "lost?"})
+    assert failed.status_code == 409, failed.text
+    assert failed.json()["error"]["code"] == "messaging_grant_required"
+    record = _record(client, tenant, account["id"])
+    assert (record["needsReauth"], record["status"]) == (False, "connected")
+    assert record["capabilities"]["grants"] == {"messaging": "lapsed"}
+    refused = client.post(f"/v1/conversations/{conversation['id']}/messages", headers=h, json={"text": "hello?"})
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "messaging_grant_required"
+    assert [m["text"] for m in _messages(client, tenant, conversation["id"]) if m["direction"] == "outbound"] == [
+        "hello", "still here", "lost?"]
 
 
 def test_a_grant_of_another_tiktok_account_or_platform_is_refused(client, tenant):
