@@ -71,9 +71,10 @@ async def start_connect(request: Request, *, settings: Settings) -> Response:
             return views.done(request, f"Connected {platform_name(platform)} account {account_name(record)}.",
                               PAGE, where)
         # The platform's consent, then /v1's callback, which sends the person back here.
+        product = request.query_params.get("product") or None  # LinkedIn organizations: their own app
         started = await in_db(lambda: connect.start_oauth(
             actor=where.actor(), platform=platform, profile_id=profile_id,
-            redirect_url=_back_here(settings, where, platform)))
+            redirect_url=_back_here(settings, where, platform), product=product))
     except ServiceError as problem:
         return views.failure(request, problem, back)
     return RedirectResponse(started.auth_url, status_code=303)

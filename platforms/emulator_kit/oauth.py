@@ -36,6 +36,7 @@ class OAuthServer(EmulatorBase):
         challenge: bool = False,
         new_sibling: Callable[[str | None], Account] | None = None,
         client: str | None = None,
+        default_reach: str | None = None,
     ) -> Response:
         """Auto-approving consent page: the account named by `login_hint` (made on first use) or a
         new one; redirects back with `code` and `state`. `client`: the app of another of the
@@ -58,7 +59,9 @@ class OAuthServer(EmulatorBase):
             account = new_account(hint)
             if hint:
                 account.extra["login_hint"] = hint
-        self._reach(account, query.get("reach"), new_sibling or new_account)
+        # `default_reach`: what a grant reaches unless asked otherwise, for an account that reaches nothing yet.
+        reach = query.get("reach") or (None if account.extra.get("siblings") else default_reach)
+        self._reach(account, reach, new_sibling or new_account)
         code = random_token(32)
         # Kept by its digest, like a token: the code itself is only in the redirect.
         digest = token_digest(code)

@@ -121,6 +121,8 @@ class LinkedInEmulator(OAuthServer):
         return self.authorize(
             "linkedin", request, new_account=lambda hint: self.new_linkedin_account(hint),
             new_sibling=lambda hint: self.new_linkedin_organization(), client=client,
+            # The organizations app's consent: a member who administers at least one organization.
+            default_reach="2" if client == "linkedin_org" else None,
         )
 
     def new_linkedin_organization(self) -> Account:
