@@ -61,6 +61,9 @@ NO_GRANT = ("TikTok messaging is a separate grant of TikTok API for Business: co
 # publish whose answer was lost; without it that call fails with `scope_not_authorized`.
 SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish", "video.list")
 MB = 1024 * 1024
+# The privacy levels TikTok has (creator_info offers the creator some of them:
+# https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info).
+PRIVACY_LEVELS = ("PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY")
 AUTH_CODES = {"access_token_invalid", "scope_not_authorized", "invalid_grant", "token_expired"}
 
 
@@ -431,6 +434,10 @@ class TikTokAdapter(BaseAdapter):
         privacy = options.get("privacyLevel")
         if not privacy:
             raise Rejected("TikTok needs options.privacyLevel from its publish options", "missing_field")
+        if privacy not in PRIVACY_LEVELS:
+            # Not a level TikTok has at all: refused before the call, as creator_info would not offer it.
+            raise Rejected(f"options.privacyLevel must be one of TikTok's levels: {', '.join(PRIVACY_LEVELS)}",
+                           "privacy_level_option_mismatch")
         video = videos[0]
         if self._pull_allowed(video.url):
             source: dict[str, Any] = {"source": "PULL_FROM_URL", "video_url": video.url}

@@ -48,9 +48,11 @@ class TokenConnection(Body):
 # the request. Checked here, so it is a 422 on the field.
 BotToken = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[0-9]{1,20}:[A-Za-z0-9_-]{1,178}$",
                                 description="The token BotFather gives: `<bot id>:<secret>`.")]
-AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[\x21-\x7e]+$",
-                                   description="Printable ASCII, without spaces.")]
-GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+# Meta's Business Messaging API document takes `Authorization: Bearer [A-Za-z0-9-_.]+`, and its ids
+# (a phone number's, a WABA's) as digits: anything else is refused here, before any call.
+AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[A-Za-z0-9._-]+$",
+                                   description="Letters, digits, `.`, `_` and `-`, as Meta's tokens are.")]
+GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[0-9]+$", description="Digits.")]
 
 
 TelegramChannel = Annotated[str, Field(
