@@ -117,7 +117,9 @@ class XEmulator(OAuthServer):
             assert account is not None
             if call.request.path_params["webhook_id"] != SANDBOX_X_WEBHOOK_ID:
                 return x_error(404, "Not Found Error", "Webhook not found.",
-                               kind="https://api.x.com/2/problems/resource-not-found")
+                               kind="https://api.x.com/2/problems/resource-not-found", resource_type="webhook",
+                               resource_id=call.request.path_params["webhook_id"], parameter="webhook_id",
+                               value=call.request.path_params["webhook_id"])
             account.extra["activity_subscribed"] = True
             return JSONResponse({"data": {"subscribed": True}})
 
@@ -209,6 +211,7 @@ class XEmulator(OAuthServer):
                     "Not Found Error",
                     f"Could not find tweet with id: [{tweet_id}].",
                     kind="https://api.x.com/2/problems/resource-not-found",
+                    resource_type="tweet", resource_id=str(tweet_id), parameter="id", value=str(tweet_id),
                 )
             self.record(call, "delete_post", tweet_id, None, tweet_id)
             return JSONResponse({"data": {"deleted": True}})
@@ -223,7 +226,9 @@ class XEmulator(OAuthServer):
             assert account is not None
             if call.request.path_params["id"] != account.id:
                 return x_error(404, "Not Found Error", "Could not find user.",
-                               kind="https://api.x.com/2/problems/resource-not-found")
+                               kind="https://api.x.com/2/problems/resource-not-found", resource_type="user",
+                               resource_id=call.request.path_params["id"], parameter="id",
+                               value=call.request.path_params["id"])
             tweets = [{"id": pid, "text": post.get("text")} for pid, post in reversed(list(account.posts.items()))]
             limit = int(call.query.get("max_results", "10") or 10)
             return JSONResponse({"data": tweets[:limit], "meta": {"result_count": min(len(tweets), limit)}})
