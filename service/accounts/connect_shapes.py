@@ -52,7 +52,8 @@ BotToken = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[0-9]{1
 # (a phone number's, a WABA's) as digits: anything else is refused here, before any call.
 AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[A-Za-z0-9._-]+$",
                                    description="Letters, digits, `.`, `_` and `-`, as Meta's tokens are.")]
-GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[0-9]+$", description="Digits.")]
+GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[0-9]+$", description="Digits.",
+                               examples=["106540352242922"])]
 
 
 TelegramChannel = Annotated[str, Field(
