@@ -16,7 +16,7 @@ from kit import shapes
 from kit.errors import ServiceError, ValidationFailed
 from kit.settings import Settings
 from oauth.shell import in_db
-from service.accounts import choices, connect, platforms
+from service.accounts import choices, connect, grant_connect, platforms
 from service.accounts import ops as accounts
 from service.analytics import ops as analytics
 from service.identity import workspaces
@@ -71,9 +71,10 @@ async def start_connect(request: Request, *, settings: Settings) -> Response:
             return views.done(request, f"Connected {platform_name(platform)} account {account_name(record)}.",
                               PAGE, where)
         # The platform's consent, then /v1's callback, which sends the person back here.
+        product = request.query_params.get("product") or None  # LinkedIn organizations: their own app
         started = await in_db(lambda: connect.start_oauth(
             actor=where.actor(), platform=platform, profile_id=profile_id,
-            redirect_url=_back_here(settings, where, platform)))
+            redirect_url=_back_here(settings, where, platform), product=product))
     except ServiceError as problem:
         return views.failure(request, problem, back)
     return RedirectResponse(started.auth_url, status_code=303)
@@ -85,8 +86,25 @@ async def connected(request: Request) -> Response:
         return await _choice_page(request, where)
     account_id = request.query_params.get("accountId", "")
     record = await _account(request, where, account_id)
+    if request.query_params.get("grant") == "messaging":
+        return views.done(request, f"Connected messaging for {platform_name(record['platform'])} account "
+                                   f"{account_name(record)}.", PAGE, where)
     return views.done(request, f"Connected {platform_name(record['platform'])} account {account_name(record)}.",
                       PAGE, where)
+
+
+async def connect_grant(request: Request, *, settings: Settings) -> Response:
+    """A separate grant of a connected account (TikTok messaging): the platform's second consent."""
+    where, _form = await views.acting(request)
+    record = await _account(request, where, request.path_params["id"])
+    grant = request.path_params["grant"]
+    try:
+        started = await in_db(lambda: grant_connect.start_grant(
+            actor=where.actor(), platform=record["platform"], account_id=record["id"], grant=grant,
+            redirect_url=_back_here(settings, where, record["platform"])))
+    except ServiceError as problem:
+        return views.failure(request, problem, PAGE)
+    return RedirectResponse(started.auth_url, status_code=303)
 
 
 async def choose(request: Request) -> Response:

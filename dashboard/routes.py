@@ -73,6 +73,7 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (f"{accounts.PAGE}/choose", accounts.choose, POST),
         (f"{accounts.PAGE}/{{id}}/disconnect", accounts.disconnect, BOTH),
         (f"{accounts.PAGE}/{{id}}/reconnect", partial(accounts.reconnect, settings=settings), POST),
+        (f"{accounts.PAGE}/{{id}}/grants/{{grant}}", partial(accounts.connect_grant, settings=settings), POST),
         ("/dashboard/profiles", accounts.create_profile, POST),
         ("/dashboard/profiles/{id}/rename", accounts.rename_profile, POST),
         # The inbox.

@@ -127,7 +127,6 @@ class Settings:
     meta_app_secrets: dict[str, str] = field(default_factory=dict)
     instagram_app_secret: str = ""
     linkedin_version: str = ""
-    linkedin_organizations: bool = False
     meta_verify_token: str = ""
     tiktok_audited: bool = False
     youtube_audited: bool = False
@@ -168,6 +167,14 @@ class Settings:
             for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
             if env.get(f"SWITCHBOARD_{platform.upper()}_CLIENT_ID")
         }
+        # The apps of the platforms' separate products: TikTok API for Business's (Business
+        # Messaging) and LinkedIn's Community Management API app (organizations).
+        for client, id_name, secret_name in (
+            ("tiktok_business", "SWITCHBOARD_TIKTOK_BUSINESS_APP_ID", "SWITCHBOARD_TIKTOK_BUSINESS_APP_SECRET"),
+            ("linkedin_org", "SWITCHBOARD_LINKEDIN_ORG_CLIENT_ID", "SWITCHBOARD_LINKEDIN_ORG_CLIENT_SECRET"),
+        ):
+            if env.get(id_name):
+                oauth_clients[client] = (env[id_name], env.get(secret_name, ""))
         keys = _secret_keys(data_dir, env.get("SWITCHBOARD_SECRET_KEY"))
         settings = cls(
             data_dir=data_dir,
@@ -207,7 +214,6 @@ class Settings:
             meta_app_secrets=_app_secrets(env.get("SWITCHBOARD_META_APP_SECRETS") or ""),
             instagram_app_secret=env.get("SWITCHBOARD_INSTAGRAM_APP_SECRET") or "",
             linkedin_version=env.get("SWITCHBOARD_LINKEDIN_VERSION") or "",
-            linkedin_organizations=_flag(env.get("SWITCHBOARD_LINKEDIN_ORGANIZATIONS")),
             meta_verify_token=env.get("SWITCHBOARD_META_VERIFY_TOKEN") or "",
             tiktok_audited=_flag(env.get("SWITCHBOARD_TIKTOK_AUDITED")),
             youtube_audited=_flag(env.get("SWITCHBOARD_YOUTUBE_AUDITED")),

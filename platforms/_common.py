@@ -117,6 +117,8 @@ class BaseAdapter:
     display_name: ClassVar[str] = ""  # how a person reads the platform's name ("TikTok")
     capabilities: ClassVar[Capabilities] = Capabilities()
     lapsing_credentials: ClassVar[tuple[str, ...]] = ()
+    grants: ClassVar[tuple[str, ...]] = ()
+    products: ClassVar[tuple[str, ...]] = ()
     post_rules: ClassVar[PostRules] = PostRules()
     inbox_rules: ClassVar[InboxRules] = InboxRules()
     # The field of `connect_with_token` that holds the secret a person pasted (named in a refusal).
@@ -291,6 +293,26 @@ class BaseAdapter:
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
         return dict(account.credentials)
+
+    def grant_authorize_url(self, grant: str, *, state: str, redirect_uri: str) -> str:
+        raise self._unsupported(f"a separate {grant} grant")
+
+    def product_authorize_url(self, product: str, *, state: str, redirect_uri: str) -> str:
+        raise self._unsupported(f"a separate {product} product")
+
+    def exchange_product_code(self, product: str, *, code: str, redirect_uri: str) -> list[GrantChoice]:
+        raise self._unsupported(f"a separate {product} product")
+
+    def exchange_grant_code(
+        self, grant: str, account: AccountContext, *, code: str, redirect_uri: str
+    ) -> dict[str, Any]:
+        raise self._unsupported(f"a separate {grant} grant")
+
+    def refresh_grant(self, grant: str, account: AccountContext) -> dict[str, Any]:
+        raise self._unsupported(f"a separate {grant} grant")
+
+    def grant_account_id(self, grant: str, credentials: dict[str, Any]) -> str | None:
+        return None
 
     def connect_with_token(self, **fields: Any) -> ConnectedIdentity:
         raise self._unsupported("connection with a pasted token")

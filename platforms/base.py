@@ -225,6 +225,24 @@ class ReauthRequired(PlatformFailure):
     pass
 
 
+class GrantRefused(PlatformFailure):
+    """The platform refused the credentials of one of the account's separate grants (TikTok's
+    messaging grant), not the account's own: only that grant is refreshed, or needs connecting again."""
+
+    def __init__(self, message: str, grant: str) -> None:
+        super().__init__(message)
+        self.grant = grant
+
+
+class GrantRequired(PlatformFailure):
+    """The operation needs a separate grant the account does not hold (never connected, or refused
+    for good): a person connects it as a second step; the account itself stays connected."""
+
+    def __init__(self, message: str, grant: str) -> None:
+        super().__init__(message)
+        self.grant = grant
+
+
 class Indeterminate(PlatformFailure):
     """The request went out and no answer came back (a read timeout, a dropped connection): the
     platform may or may not have acted on it. Irreversible work (a message to a person) must not be
@@ -295,6 +313,12 @@ class Adapter(Protocol):
     # refreshed before (Instagram's and Facebook's 60-day tokens). Short-lived ones with a refresh
     # token are renewed when refused instead.
     lapsing_credentials: ClassVar[tuple[str, ...]]
+    # Separate grants an account may add to its own as a second step, each under its name in the
+    # credentials (TikTok's `messaging`: TikTok API for Business's own authorization).
+    grants: ClassVar[tuple[str, ...]]
+    # Separate products connected by an app of their own, each a connect of its own (LinkedIn's
+    # `organizations`: the Community Management API, which must be the only product of its app).
+    products: ClassVar[tuple[str, ...]]
     # The rules that differ per platform beyond the capabilities (`platforms/<name>/rules.py`).
     post_rules: ClassVar[PostRules]
     inbox_rules: ClassVar[InboxRules]
@@ -439,6 +463,33 @@ class Adapter(Protocol):
 
     def authorize_url(self, *, state: str, redirect_uri: str) -> str:
         """The platform's consent page URL for the OAuth platforms."""
+        ...
+
+    def grant_authorize_url(self, grant: str, *, state: str, redirect_uri: str) -> str:
+        """The consent page of one of the platform's separate grants (`grants`)."""
+        ...
+
+    def product_authorize_url(self, product: str, *, state: str, redirect_uri: str) -> str:
+        """The consent page of one of the platform's separate products (`products`), with its own app."""
+        ...
+
+    def exchange_product_code(self, product: str, *, code: str, redirect_uri: str) -> list[GrantChoice]:
+        """`exchange_code_choices` for a separate product's consent: what its grant reaches."""
+        ...
+
+    def exchange_grant_code(
+        self, grant: str, account: AccountContext, *, code: str, redirect_uri: str
+    ) -> dict[str, Any]:
+        """Trade a separate grant's code for the account's credentials with that grant added (under
+        the grant's name); refuses a grant of another platform account."""
+        ...
+
+    def refresh_grant(self, grant: str, account: AccountContext) -> dict[str, Any]:
+        """The account's credentials with one separate grant's token refreshed."""
+        ...
+
+    def grant_account_id(self, grant: str, credentials: dict[str, Any]) -> str | None:
+        """The account's own id under a separate grant, where its webhooks name that one."""
         ...
 
     def exchange_code(self, *, code: str, redirect_uri: str, state: str = "") -> ConnectedIdentity:

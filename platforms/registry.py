@@ -74,6 +74,9 @@ class PlatformConfig:
     """The service's public base URL; platform webhooks arrive at `{hooks_base_url}/hooks/{platform}`."""
     endpoints: dict[str, Endpoints] = field(default_factory=lambda: dict(PRODUCTION_ENDPOINTS))
     oauth_clients: dict[str, OAuthClient] = field(default_factory=dict)
+    """By platform, and by the separate products' apps: `tiktok_business` (TikTok API for Business,
+    whose authorization Business Messaging takes) and `linkedin_org` (LinkedIn's Community
+    Management API, which must be the only product of its app)."""
     meta_app_secret: str = ""
     """Signs Meta webhooks (Instagram, Facebook, WhatsApp) in `X-Hub-Signature-256`."""
     meta_app_id: str = ""
@@ -101,9 +104,6 @@ class PlatformConfig:
     connect_timeout_seconds: float = 5.0
     max_connections: int = 200
     sandbox: bool = False
-    linkedin_organizations: bool = False
-    """Whether the LinkedIn app has the Community Management API: then a connect also asks to act
-    for the organizations the member administers (`r_organization_admin`, `w_organization_social`)."""
     tiktok_audited: bool = False
     """Whether TikTok has audited the app: until it has, every post must be `SELF_ONLY`."""
     youtube_audited: bool = False
@@ -160,7 +160,8 @@ class PlatformConfig:
             endpoints[platform] = Endpoints(url, url, url)
         clients = {
             platform: OAuthClient(f"sandbox-{platform}-client", derive(f"client-secret:{platform}"))
-            for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin")
+            for platform in ("instagram", "facebook", "meta_ads", "tiktok", "youtube", "x", "linkedin",
+                             "tiktok_business", "linkedin_org")
         }
         return cls(
             hooks_base_url=(hooks_base_url or base),

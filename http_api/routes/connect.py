@@ -2,7 +2,7 @@ from starlette.responses import RedirectResponse
 
 from http_api.declare import op
 from http_api.routing import Call, Reply
-from service.accounts import choices, connect
+from service.accounts import choices, connect, grant_connect
 from service.accounts.connect_shapes import (
     CallbackAnswer,
     CallbackQuery,
@@ -14,6 +14,7 @@ from service.accounts.connect_shapes import (
     ConnectTelegram,
     ConnectWhatsApp,
     StartConnectQuery,
+    StartGrantQuery,
     WebhookSubscription,
 )
 from service.accounts.shapes import Account
@@ -40,6 +41,19 @@ def subscribe(call: Call) -> WebhookSubscription:
 
 def callback(call: Call) -> object:
     finished = connect.finish_oauth(platform=call.path["platform"], **dict(call.query))
+    if finished.redirect_to:
+        return RedirectResponse(finished.redirect_to, status_code=303)
+    return finished.answer
+
+
+def start_grant(call: Call) -> ConnectStart:
+    return grant_connect.start_grant(actor=call.actor, platform=call.path["platform"],
+                                     account_id=call.path["accountId"], grant=call.path["grant"], **dict(call.query))
+
+
+def grant_callback(call: Call) -> object:
+    finished = grant_connect.finish_grant(platform=call.path["platform"], grant=call.path["grant"],
+                                          **dict(call.query))
     if finished.redirect_to:
         return RedirectResponse(finished.redirect_to, status_code=303)
     return finished.answer
@@ -98,6 +112,22 @@ OPERATIONS = [
     op("POST", "/connect/whatsapp", whatsapp, summary="Connect a WhatsApp Business phone number", tag="Connect",
        operation_id="connectWhatsApp", ok=201, body=ConnectWhatsApp, answer=Account, waits=True,
        errors=(502,)),
+    op("GET", "/connect/{platform}/{accountId}/grants/{grant}", start_grant,
+       summary="Start connecting a separate grant of an account (TikTok messaging)", tag="Connect",
+       operation_id="startGrantConnect", answer=ConnectStart, transaction="write", query=StartGrantQuery,
+       errors=(409,),
+       description="TikTok's Business Messaging takes TikTok API for Business's own authorization, with an app of "
+                   "its own (`SWITCHBOARD_TIKTOK_BUSINESS_APP_ID`): `grant` `messaging` of a connected TikTok "
+                   "account. A grant the platform does not have → 422 naming `grant`; a disconnected account or "
+                   "no business app configured → 409. `state` is signed, lives 15 minutes and can be used once."),
+    op("GET", "/connect/{platform}/grants/{grant}/callback", grant_callback,
+       summary="The platform's redirect back after a separate grant's consent", tag="Connect",
+       operation_id="grantConnectCallback", answer=Account, auth=False, waits=True, query=CallbackQuery,
+       errors=(303, 400, 409, 422, 502),
+       description="Exchanges `code` (TikTok: `tt_user/oauth2/token/`), checks the grant is of the same platform "
+                   "account (else 422 `messaging_grant_refused`) and stores it beside the account's credentials; "
+                   "redirects (303) to `redirectUrl?accountId=...&grant=...`, or answers 200 with the account, whose "
+                   "`capabilities.grants` then shows it `connected`. A used, forged or expired `state` → 400."),
     op("POST", "/connect/{platform}/{accountId}/subscribe-webhooks", subscribe,
        summary="Re-apply the platform's webhook subscription", tag="Connect", operation_id="subscribeWebhooks",
        answer=WebhookSubscription, waits=True, errors=(409, 502),

@@ -47,7 +47,7 @@ CONTROLS: list[tuple[str, str, str, dict[str, str], str]] = [
     ("POST", "/sandbox/{platform}/processing", "all", {"seconds?": "number", "advanceSeconds?": "number"},
      "How long video media takes to process; move the emulator's clock on."),
     ("POST", "/sandbox/{platform}/expire-token", "all", {"accountId": "string", "includeRefresh?": "boolean"},
-     "Expire the account's access tokens (and refresh tokens)."),
+     "Expire the account's access tokens (and refresh tokens), TikTok messaging's grant's among them."),
     ("POST", "/sandbox/{platform}/age-tokens", "all", {"accountId": "string", "days": "number"},
      "The account's tokens lapse `days` sooner."),
     ("POST", "/sandbox/tiktok/posting-users", "tiktok", {"dailyCap": "integer"},

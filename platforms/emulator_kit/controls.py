@@ -266,7 +266,9 @@ class Controls(EmulatorBase):
                 account = await self._account(platform, body["accountId"])
             except LookupError:
                 return self._unknown(body["accountId"])
-            kinds = ("access", "short", "user", "page") + (("refresh",) if body.get("includeRefresh") else ())
+            # TikTok's business grant (Business Messaging) has tokens of its own, expired with the others.
+            kinds = ("access", "short", "user", "page", "business_access") + (
+                ("refresh", "business_refresh") if body.get("includeRefresh") else ())
             count = self.state.expire_tokens(platform, account.id, kinds)
             return JSONResponse({"accountId": body["accountId"], "expired": count, "at": iso_z(time.time())})
 

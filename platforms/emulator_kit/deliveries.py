@@ -18,6 +18,7 @@ from platforms.emulator_kit.controls import Controls, check, timestamp
 from platforms.emulator_kit.errors import ControlInvalid, control_error
 from platforms.emulator_kit.state import Account, Comment, Contact, random_token
 from platforms.graph.inbound import meta_signature
+from platforms.tiktok.emulator import business_open_id
 from platforms.tiktok.inbound import tiktok_signature
 from platforms.x.inbound import x_signature
 
@@ -475,15 +476,18 @@ class WebhookControls(Controls):
             conversation_id = "tt_conv_" + random_token(20)
         conversations[conversation_id] = {"from_id": contact_id, "last_inbound": at}
         message_id = f"tt_msg_{self.state.serial()}_{random_token(10)}"
+        business_id = business_open_id(account)
         content = {
             "conversation_id": conversation_id, "message_id": message_id, "timestamp": int(at * 1000),
             "type": "text", "text": {"body": text}, "from": sender.get("handle") or contact_id,
             "from_user": {"id": contact_id, "role": "personal_account"},
-            "to": account.username, "to_user": {"id": account.id, "role": "business_account"},
+            "to": account.username, "to_user": {"id": business_id, "role": "business_account"},
         }
-        client = self.config.oauth_clients.get("tiktok")
+        # Business Messaging's webhooks are TikTok API for Business's: its app signs them, and they name
+        # the account by that app's open_id (the business grant's).
+        client = self.config.oauth_clients.get("tiktok_business") or self.config.oauth_clients.get("tiktok")
         payload = {"client_key": client.client_id if client else "", "event": "im_receive_msg",
-                   "create_time": int(at), "user_openid": account.id,
+                   "create_time": int(at), "user_openid": business_id,
                    "content": json.dumps(content, separators=(",", ":"))}
         body = json.dumps(payload, separators=(",", ":")).encode()
         headers = {"TikTok-Signature": tiktok_signature(client.client_secret if client else "", body, int(time.time()))}

@@ -78,12 +78,17 @@ def google_error(
 
 
 def x_error(
-    status: int, title: str, detail: str, *, kind: str = "about:blank", headers: dict[str, str] | None = None
+    status: int, title: str, detail: str, *, kind: str = "about:blank", headers: dict[str, str] | None = None,
+    **extra: str,
 ) -> JSONResponse:
+    """`extra`: the fields the problem's type adds (a resource-not-found's `resource_type`,
+    `resource_id`, `parameter`, `value`)."""
+    # X answers a Problem (RFC 7807) as application/problem+json, as its OpenAPI document says.
     return JSONResponse(
-        {"title": title, "detail": detail, "type": kind, "status": status},
+        {"title": title, "detail": detail, "type": kind, "status": status, **extra},
         status_code=status,
         headers=headers,
+        media_type="application/problem+json",
     )
 
 
@@ -205,7 +210,7 @@ def fault_response(platform: str, fault: Fault) -> JSONResponse:
             400,
             "Invalid Request",
             "One or more parameters to your request was invalid.",
-            kind="https://api.twitter.com/2/problems/invalid-request",
+            kind="https://api.x.com/2/problems/invalid-request",
         )
     return linkedin_error(400, "Invalid request", "BAD_REQUEST")
 

@@ -35,12 +35,15 @@ class OAuthServer(EmulatorBase):
         new_account: Callable[[str | None], Account],
         challenge: bool = False,
         new_sibling: Callable[[str | None], Account] | None = None,
+        client: str | None = None,
+        default_reach: str | None = None,
     ) -> Response:
         """Auto-approving consent page: the account named by `login_hint` (made on first use) or a
-        new one; redirects back with `code` and `state`."""
+        new one; redirects back with `code` and `state`. `client`: the app of another of the
+        platform's products (its codes are redeemed under that name)."""
         query = request.query_params
         redirect_uri = query.get("redirect_uri")
-        if not self.client_ok(platform, query.get(client_param)) or not redirect_uri:
+        if not self.client_ok(client or platform, query.get(client_param)) or not redirect_uri:
             return PlainTextResponse("Invalid client_id or redirect_uri.", status_code=400)
         if urlsplit(redirect_uri).scheme not in ("http", "https"):
             return PlainTextResponse("Invalid redirect_uri.", status_code=400)
@@ -56,12 +59,14 @@ class OAuthServer(EmulatorBase):
             account = new_account(hint)
             if hint:
                 account.extra["login_hint"] = hint
-        self._reach(account, query.get("reach"), new_sibling or new_account)
+        # `default_reach`: what a grant reaches unless asked otherwise, for an account that reaches nothing yet.
+        reach = query.get("reach") or (None if account.extra.get("siblings") else default_reach)
+        self._reach(account, reach, new_sibling or new_account)
         code = random_token(32)
         # Kept by its digest, like a token: the code itself is only in the redirect.
         digest = token_digest(code)
         self.codes[digest] = AuthCode(
-            platform,
+            client or platform,
             account.id,
             redirect_uri,
             time.time() + 600,

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from platforms.emulator_kit.answer import JSONResponse
+from platforms.emulator_kit.answer import JSONResponse, asked
 from platforms.emulator_kit.core import Call, PlatformParts, graph_time
 from platforms.emulator_kit.errors import graph_error
 from platforms.emulator_kit.state import Account
@@ -60,7 +60,8 @@ class FacebookEmulator(FacebookLogin):
             return JSONResponse({k: v for k, v in data.items() if k in fields or k == "id"})
         if node in account.posts:
             post = account.posts[node]
-            return JSONResponse({"id": node, "message": post.get("text"), "permalink_url": post["permalink"]})
+            return JSONResponse(asked({"id": node, "message": post.get("text"), "permalink_url": post["permalink"]},
+                                      fields))
         videos = account.extra.get("videos") or {}
         if node in videos:  # a Video node: its id is not its post's (`post_id`, listed by published_posts)
             return JSONResponse({key: value for key, value in {"id": node, "post_id": videos[node]}.items()
@@ -68,9 +69,8 @@ class FacebookEmulator(FacebookLogin):
         contact = account.contacts.get(node)
         if contact is not None:
             first, _, last = (contact.name or "").partition(" ")
-            return JSONResponse(
-                {"first_name": first, "last_name": last, "name": contact.name, "id": contact.id}
-            )
+            return JSONResponse(asked(
+                {"first_name": first, "last_name": last, "name": contact.name, "id": contact.id}, fields))
         return not_found(node)
 
     def _fb_pages(self, call: Call, account: Account, node: str) -> Response:
@@ -88,7 +88,8 @@ class FacebookEmulator(FacebookLogin):
             }
             for page in self.reached(account)
         ]
-        return graph_page(call.request, pages)
+        fields = [name for name in str(call.params().get("fields", "")).split(",") if name]
+        return graph_page(call.request, [asked(page, fields) for page in pages])
 
     def _fb_published(self, call: Call, account: Account, node: str) -> Response:
         return graph_page(call.request, [

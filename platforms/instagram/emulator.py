@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from platforms.emulator_kit.answer import JSONResponse
+from platforms.emulator_kit.answer import JSONResponse, asked
 from platforms.emulator_kit.core import Call, PlatformParts, graph_time
 from platforms.emulator_kit.errors import graph_error
 from platforms.emulator_kit.oauth import OAuthServer
@@ -139,10 +139,11 @@ class InstagramEmulator(OAuthServer):
             return JSONResponse({"status_code": self._ig_status(account.containers[node]), "id": node})
         if node in account.posts:
             post = account.posts[node]
-            return JSONResponse({"id": node, "permalink": post["permalink"], "caption": post.get("text")})
+            return JSONResponse(asked({"id": node, "permalink": post["permalink"], "caption": post.get("text")},
+                                      fields))
         contact = account.contacts.get(node)
         if contact is not None:
-            return JSONResponse({"name": contact.name, "username": contact.handle, "id": contact.id})
+            return JSONResponse(asked({"name": contact.name, "username": contact.handle, "id": contact.id}, fields))
         return not_found(node)
 
     def _ig_conversations(self, call: Call, account: Account, node: str) -> Response:

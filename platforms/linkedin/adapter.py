@@ -3,7 +3,13 @@ OpenID `GET /v2/userinfo`, the versioned Posts API (`POST /rest/posts`, id in `x
 `DELETE /rest/posts/{urn}`), Images API (`POST /rest/images?action=initializeUpload` then `PUT`;
 several make a `multiImage` post), Videos API (`POST /rest/videos?action=initializeUpload`, a `PUT`
 per part, `finalizeUpload`, `GET /rest/videos/{urn}` until `AVAILABLE`) and
-`GET /rest/memberFollowersCount?q=me`. Posts are made as the member (`urn:li:person:<sub>`)."""
+`GET /rest/memberFollowersCount?q=me`. Posts are made as the member (`urn:li:person:<sub>`).
+
+Organizations are a separate product with an app of its own: LinkedIn's Community Management API
+must be the only product of its app, so its consent (`organizations`) uses that app's client
+(`SWITCHBOARD_LINKEDIN_ORG_CLIENT_ID`), asks only its scopes, and never calls `/v2/userinfo`: the
+organizations come from `GET /rest/organizationAcls?q=roleAssignee`. Each posts as
+`urn:li:organization:{id}` with that app's token."""
 
 from __future__ import annotations
 
@@ -45,9 +51,13 @@ def escape_little_text(text: str) -> str:
 # The "Share on LinkedIn" product with OpenID Connect sign-in: what an ordinary app is granted.
 # (`r_member_social` is closed to new apps; asking for it fails the whole consent.)
 SCOPES = ("openid", "profile", "w_member_social")
-# Acting for the organizations the member administers (the Community Management API, approved apps
-# only): asked for only when the app has it (`PlatformConfig.linkedin_organizations`).
-ORGANIZATION_SCOPES = ("r_organization_admin", "w_organization_social")
+# The Community Management API's permissions, asked by its own app only: page access (the member's
+# roles on organizations, `organizationAcls`: `rw_organization_admin`), and posting and reading as
+# the organization (`w_organization_social`, `r_organization_social`)
+# (https://learn.microsoft.com/linkedin/marketing/community-management/community-management-api-migration-guide).
+ORGANIZATION_SCOPES = ("rw_organization_admin", "w_organization_social", "r_organization_social")
+ORGANIZATIONS = "organizations"  # the product's name; its app's client is `linkedin_org`
+ORGANIZATION_CLIENT = "linkedin_org"
 # Member analytics (the Community Management API), granted to approved apps only: without it the
 # follower count is not available, and is not asked for.
 ANALYTICS_SCOPE = "r_member_profileAnalytics"
@@ -92,6 +102,8 @@ class LinkedInAdapter(BaseAdapter):
         follower_history_days=365,  # an organization's time-bound follower statistics: 12 months
     )
     video_poll_seconds = 10.0
+    products = (ORGANIZATIONS,)
+    choice_kind = "member"
 
     def _headers(self, account: AccountContext) -> dict[str, str]:
         token = account.credentials.get("accessToken")
@@ -122,12 +134,21 @@ class LinkedInAdapter(BaseAdapter):
                 "client_id": client.client_id,
                 "redirect_uri": redirect_uri,
                 "state": state,
-                "scope": " ".join(SCOPES + (ORGANIZATION_SCOPES if self.config.linkedin_organizations else ())),
+                "scope": " ".join(SCOPES),
             },
         )
 
-    def _token(self, form: dict[str, str], secrets: list[str]) -> dict[str, Any]:
-        client = self.config.oauth_client(self.platform)
+    def product_authorize_url(self, product: str, *, state: str, redirect_uri: str) -> str:
+        """The Community Management API app's consent: its client, its scopes alone."""
+        if product != ORGANIZATIONS:
+            raise Unsupported(f"LinkedIn has no {product} product here")
+        client = self.config.oauth_client(ORGANIZATION_CLIENT)
+        return self._authorize("/oauth/v2/authorization", {
+            "response_type": "code", "client_id": client.client_id, "redirect_uri": redirect_uri, "state": state,
+            "scope": " ".join(ORGANIZATION_SCOPES)})
+
+    def _token(self, form: dict[str, str], secrets: list[str], app: str | None = None) -> dict[str, Any]:
+        client = self.config.oauth_client(ORGANIZATION_CLIENT if app == ORGANIZATIONS else self.platform)
         response = self._call(
             "POST",
             f"{self.endpoints.oauth}/oauth/v2/accessToken",
@@ -152,32 +173,39 @@ class LinkedInAdapter(BaseAdapter):
         credentials["authorUrn"] = f"urn:li:person:{sub}"
         return ConnectedIdentity(sub, me.get("email"), me.get("name"), credentials)
 
-    def exchange_code_choices(self, *, code: str, redirect_uri: str, state: str = "") -> list[GrantChoice]:
-        """The member, and each organization they administer (`GET /rest/organizationAcls?q=roleAssignee`
-        with `role=ADMINISTRATOR`, named by `GET /rest/organizations?ids=List(...)`), when the grant
-        allows acting for organizations. An organization's account posts as `urn:li:organization:{id}`
-        with the member's token."""
-        member = self.exchange_code(code=code, redirect_uri=redirect_uri, state=state)
-        choices = [GrantChoice("member", member)]
-        granted = str(member.credentials.get("scope") or "").replace(",", " ").split()
-        if ORGANIZATION_SCOPES[0] not in granted:
-            return choices
-        context = AccountContext(member.platform_account_id, member.credentials)
+    def exchange_product_code(self, product: str, *, code: str, redirect_uri: str) -> list[GrantChoice]:
+        """The organizations the member administers (`GET /rest/organizationAcls?q=roleAssignee` with
+        `role=ADMINISTRATOR`, named by `GET /rest/organizations?ids=List(...)`), each an account
+        posting as `urn:li:organization:{id}` with the Community Management app's token."""
+        if product != ORGANIZATIONS:
+            raise Unsupported(f"LinkedIn has no {product} product here")
+        answer = self._token({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri},
+                             [code], ORGANIZATIONS)
+        credentials: dict[str, Any] = {
+            "accessToken": answer["access_token"],
+            "refreshToken": answer.get("refresh_token"),
+            "expiresAt": expires_at(answer.get("expires_in")),
+            "refreshExpiresAt": expires_at(answer.get("refresh_token_expires_in")),
+            "scope": answer.get("scope"),
+            "app": ORGANIZATIONS,
+        }
+        context = AccountContext("", credentials)
         acls = json_body(self._api(context, "GET", "/rest/organizationAcls", params={
             "q": "roleAssignee", "role": "ADMINISTRATOR", "state": "APPROVED"})) or {}
         ids = [str(item["organization"]).rsplit(":", 1)[-1] for item in acls.get("elements") or []
                if isinstance(item, dict) and str(item.get("organization", "")).startswith("urn:li:organization:")]
         ids = [value for value in dict.fromkeys(ids) if value.isdigit()]
         if not ids:
-            return choices
+            raise Rejected("the LinkedIn member administers no organization", "no_organizations")
         # Rest.li's list syntax, its parentheses and commas as they are.
         found = json_body(self._api(context, "GET", f"/rest/organizations?ids=List({','.join(ids)})")) or {}
         results = found.get("results") or {}
+        choices = []
         for org_id in ids:
             org = results.get(org_id) or {}
-            credentials = {**member.credentials, "authorUrn": f"urn:li:organization:{org_id}"}
             choices.append(GrantChoice("organization", ConnectedIdentity(
-                org_id, org.get("vanityName"), org.get("localizedName"), credentials)))
+                org_id, org.get("vanityName"), org.get("localizedName"),
+                {**credentials, "authorUrn": f"urn:li:organization:{org_id}"})))
         return choices
 
     def refresh_credentials(self, account: AccountContext) -> dict[str, Any]:
@@ -187,7 +215,8 @@ class LinkedInAdapter(BaseAdapter):
             # approved partners (https://learn.microsoft.com/linkedin/shared/authentication/programmatic-refresh-tokens).
             raise ReauthRequired("LinkedIn grants this app no refresh token: a person must connect the account "
                                  "again before its 60-day token lapses")
-        answer = self._token({"grant_type": "refresh_token", "refresh_token": refresh}, account.secrets())
+        answer = self._token({"grant_type": "refresh_token", "refresh_token": refresh}, account.secrets(),
+                             account.credentials.get("app"))
         return merge_refreshed(account.credentials, answer)
 
     # -- reading ---------------------------------------------------------------------------

@@ -29,10 +29,13 @@ INTERVALS = re.compile(r"\(timeRange:\(start:(?P<start>\d+),end:(?P<end>\d+)\),"
 LI_VIDEO_MIN_BYTES = 75 * 1024
 LI_VIDEO_MAX_BYTES = 500 * 1024 * 1024
 LI_VIDEO_PART_BYTES = 4 * 1024 * 1024
-# The sandbox LinkedIn app has "Share on LinkedIn", "Sign In with LinkedIn using OpenID Connect" and
-# member analytics (so both sides of the follower count can be tried).
-LINKEDIN_APP_SCOPES = ("openid", "profile", "email", "w_member_social", "r_member_profileAnalytics",
-                       "r_organization_admin", "w_organization_social")
+# The sandbox's member LinkedIn app has "Share on LinkedIn", "Sign In with LinkedIn using OpenID
+# Connect" and member analytics (so both sides of the follower count can be tried).
+LINKEDIN_APP_SCOPES = ("openid", "profile", "email", "w_member_social", "r_member_profileAnalytics")
+# Its organizations app has the Community Management API alone, which LinkedIn requires be the only
+# product of its app: a consent mixing its scopes with the member products' is refused.
+LINKEDIN_ORG_SCOPES = ("r_organization_admin", "rw_organization_admin", "w_organization_social",
+                       "r_organization_social")
 # LinkedIn keeps a version active for about a year after its release.
 LINKEDIN_VERSION_LIFETIME_MONTHS = 12
 
@@ -108,9 +111,14 @@ class LinkedInEmulator(OAuthServer):
 
     # -- LinkedIn ----------------------------------------------------------------------------
     async def li_authorize(self, request: Request) -> Response:
-        refused = [s for s in request.query_params.get("scope", "").split() if s not in LINKEDIN_APP_SCOPES]
+        """The consent of the member app (`linkedin`) or of the organizations app (`linkedin_org`, the
+        Community Management API alone): a scope of the other app's products fails the whole consent."""
+        client_id = request.query_params.get("client_id")
+        client = "linkedin_org" if self.client_ok("linkedin_org", client_id) else "linkedin"
+        granted = LINKEDIN_ORG_SCOPES if client == "linkedin_org" else LINKEDIN_APP_SCOPES
+        refused = [s for s in request.query_params.get("scope", "").split() if s not in granted]
         redirect_uri = request.query_params.get("redirect_uri")
-        if refused and redirect_uri and self.client_ok("linkedin", request.query_params.get("client_id")):
+        if refused and redirect_uri and self.client_ok(client, client_id):
             # As LinkedIn does: the whole consent fails on a scope the app's products do not grant.
             params = {"error": "unauthorized_scope_error",
                       "error_description": f'Scope "{refused[0]}" is not authorized for your application',
@@ -118,7 +126,9 @@ class LinkedInEmulator(OAuthServer):
             return RedirectResponse(f"{redirect_uri}?{urlencode(params)}", status_code=302)
         return self.authorize(
             "linkedin", request, new_account=lambda hint: self.new_linkedin_account(hint),
-            new_sibling=lambda hint: self.new_linkedin_organization(),
+            new_sibling=lambda hint: self.new_linkedin_organization(), client=client,
+            # The organizations app's consent: a member who administers at least one organization.
+            default_reach="2" if client == "linkedin_org" else None,
         )
 
     def new_linkedin_organization(self) -> Account:
@@ -146,7 +156,8 @@ class LinkedInEmulator(OAuthServer):
                 return refused
             if call.query.get("q") != "roleAssignee":
                 return linkedin_error(400, "Invalid finder: q must be roleAssignee", "ILLEGAL_ARGUMENT")
-            if "r_organization_admin" not in str((call.token.extra if call.token else {}).get("scope", "")).split():
+            granted = str((call.token.extra if call.token else {}).get("scope", "")).split()
+            if not {"r_organization_admin", "rw_organization_admin"} & set(granted):
                 return linkedin_error(403, "Not enough permissions to access: organizationAcls", "ACCESS_DENIED", 100)
             role = call.query.get("role", "ADMINISTRATOR")
             elements = [
@@ -239,11 +250,13 @@ class LinkedInEmulator(OAuthServer):
 
     async def li_token(self, request: Request) -> Response:
         form = {k: str(v) for k, v in (await request.form()).items()}
-        if not self.client_ok("linkedin", form.get("client_id"), form.get("client_secret")):
+        client = next((name for name in ("linkedin", "linkedin_org")
+                       if self.client_ok(name, form.get("client_id"), form.get("client_secret"))), None)
+        if client is None:
             return oauth_error("invalid_client", "Client authentication failed", 401)
         grant = form.get("grant_type")
         if grant == "authorization_code":
-            entry = self.redeem("linkedin", form.get("code"), form.get("redirect_uri"))
+            entry = self.redeem(client, form.get("code"), form.get("redirect_uri"))
             if entry is None:
                 return oauth_error(
                     "invalid_request", "Unable to retrieve access token: authorization code not found"
@@ -263,7 +276,8 @@ class LinkedInEmulator(OAuthServer):
             account_id, scope = found.account_id, found.extra.get("scope", "")
         else:
             return oauth_error("unsupported_grant_type", "Invalid grant_type.")
-        access = self.state.issue("linkedin", account_id, "access", 5184000, scope=scope)
+        # Each token is of the app that asked for it: the organizations app's cannot read /v2/userinfo.
+        access = self.state.issue("linkedin", account_id, "access", 5184000, scope=scope, app=client)
         answer: dict[str, Any] = {"access_token": access.value, "expires_in": 5184000, "scope": scope}
         if refresh is not None:
             answer.update(refresh_token=refresh.value,
@@ -274,6 +288,10 @@ class LinkedInEmulator(OAuthServer):
         async def handle(call: Call) -> Response:
             account = call.account
             assert account is not None
+            if call.token is not None and call.token.extra.get("app") == "linkedin_org":
+                # OpenID Connect is a product of the member app, never of the Community Management one.
+                return linkedin_error(403, "Not enough permissions to access: userinfo.GET.NO_VERSION",
+                                      "ACCESS_DENIED", 100)
             given, _, family = account.display_name.partition(" ")
             return JSONResponse(
                 {
@@ -316,6 +334,9 @@ class LinkedInEmulator(OAuthServer):
                 return linkedin_error(422, f"ERROR :: /{unknown[0]} :: unrecognized field found but not allowed",
                                       "UNPROCESSABLE_ENTITY")
             poster = self._li_poster(account, body.get("author"))
+            granted = str((call.token.extra if call.token else {}).get("scope", "")).split()
+            if poster is not None and poster is not account and "w_organization_social" not in granted:
+                poster = None  # an organization's post takes the Community Management app's token
             if poster is None:
                 return linkedin_error(
                     403, "Not enough permissions to post as this author", "ACCESS_DENIED", 100

@@ -98,6 +98,14 @@ def channel_of(account: Account, chat_id: str, *, create: bool = False) -> dict[
     return channel
 
 
+# What every getChat answer (a ChatFullInfo) carries: its accent colour, how many reactions a
+# message may have, and the gifts the chat accepts.
+FULL_INFO: dict[str, Any] = {
+    "accent_color_id": 0, "max_reaction_count": 11,
+    "accepted_gift_types": {"unlimited_gifts": False, "limited_gifts": False, "unique_gifts": False,
+                            "premium_subscription": False, "gifts_from_channels": False},
+}
+
 class TelegramEmulator(EmulatorBase):
     def telegram_parts(self) -> PlatformParts:
         return PlatformParts(self.telegram_routes, self.new_telegram_account, self.telegram_credentials,
@@ -280,7 +288,8 @@ class TelegramEmulator(EmulatorBase):
         chat_id = str(params.get("chat_id", ""))
         channel = channel_of(account, chat_id, create=True)
         if channel is not None:
-            chat = {"id": channel["id"], "type": "channel", "title": channel["title"]}
+            # A ChatFullInfo: the fields the Bot API always gives (https://core.telegram.org/bots/api#chatfullinfo).
+            chat = {"id": channel["id"], "type": "channel", "title": channel["title"], **FULL_INFO}
             if channel.get("username"):
                 chat["username"] = channel["username"]
             return JSONResponse({"ok": True, "result": chat})
@@ -289,7 +298,7 @@ class TelegramEmulator(EmulatorBase):
             return telegram_error(400, "Bad Request: chat not found")
         return JSONResponse({"ok": True, "result": {"id": int(contact.id) if contact.id.isdigit() else contact.id,
                                                     "type": "private", "first_name": contact.name or "",
-                                                    "username": contact.handle}})
+                                                    "username": contact.handle, **FULL_INFO}})
 
     def _tg_get_chat_member(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
         """The bot itself in a channel: an administrator that may post, unless the sandbox channel's
@@ -307,7 +316,8 @@ class TelegramEmulator(EmulatorBase):
             "can_manage_chat": True, "can_delete_messages": True, "can_manage_video_chats": False,
             "can_restrict_members": True, "can_promote_members": False, "can_change_info": True,
             "can_invite_users": True, "can_post_stories": False, "can_edit_stories": False,
-            "can_delete_stories": False, "can_post_messages": True, "can_edit_messages": True}})
+            "can_delete_stories": False, "can_send_welcome_messages": False, "can_post_messages": True,
+            "can_edit_messages": True}})
 
     def _tg_delete_messages(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
         """`deleteMessages`: 1 to 100 message ids of one chat; those not found are skipped."""

@@ -5,13 +5,19 @@
 `POST /v2/video/list/`), and Business Messaging on the Business API (`business-api.tiktok.com`:
 `GET /open_api/v1.3/business/get/`, `POST /open_api/v1.3/business/message/send/` to a
 `conversation_id`, the person having written first; its webhooks `im_receive_msg`/`im_send_msg`).
-No comment API, no delete API. Unaudited clients may only post `SELF_ONLY`."""
+No comment API, no delete API. Unaudited clients may only post `SELF_ONLY`.
+
+Business Messaging takes no Login Kit token: it is a second, separate grant (`messaging`), TikTok
+API for Business's own authorization with an app of the business developer portal
+(`business-api.tiktok.com/portal/auth`, `POST /open_api/v1.3/tt_user/oauth2/token/`, refreshed by
+`/tt_user/oauth2/refresh_token/`), whose token goes in `Access-Token` and whose `open_id` is the
+`business_id`. It is stored under `credentials["messaging"]`; its refusals concern it alone."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx2
 
@@ -21,6 +27,8 @@ from platforms.base import (
     Button,
     Capabilities,
     ConnectedIdentity,
+    GrantRefused,
+    GrantRequired,
     MediaItem,
     OutsideMessagingWindow,
     PlatformFailure,
@@ -41,11 +49,21 @@ BUSINESS_API = "https://business-api.tiktok.com"
 NOT_BUSINESS = "40002"  # the Business API's code for an account that is not a Business Account
 WINDOW_CLOSED = "40016"  # its code for a reply after the 48-hour window
 BUSINESS_RATE = {"40100", "50002"}
+# A refused messaging grant: 40001 no permission for the call, 40104 no token, 40105 a token
+# invalid, expired or revoked.
 BUSINESS_AUTH = {"40104", "40105", "40001"}
+MESSAGING = "messaging"  # the separate grant's name, and its key in the credentials
+# TikTok API for Business's scopes for Business Messaging (the app's "TikTok Accounts" permissions).
+BUSINESS_SCOPES = ("user.info.basic", "message.list.read", "message.list.send", "message.list.manage")
+NO_GRANT = ("TikTok messaging is a separate grant of TikTok API for Business: connect it for this account "
+            "(its publishing works without it)")
 # `video.list`: reconciliation reads the creator's recent videos (`POST /v2/video/list/`) after a
 # publish whose answer was lost; without it that call fails with `scope_not_authorized`.
 SCOPES = ("user.info.basic", "user.info.profile", "user.info.stats", "video.publish", "video.list")
 MB = 1024 * 1024
+# The privacy levels TikTok has (creator_info offers the creator some of them:
+# https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info).
+PRIVACY_LEVELS = ("PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY")
 AUTH_CODES = {"access_token_invalid", "scope_not_authorized", "invalid_grant", "token_expired"}
 
 
@@ -73,12 +91,13 @@ def tiktok_classify(response: httpx2.Response, secrets: list[str]) -> PlatformFa
 
 
 def business_failure(code: Any, message: str, secrets: list[str]) -> PlatformFailure:
-    """A Business API answer whose `code` is not 0 (it answers HTTP 200 with the error in the body)."""
+    """A Business API answer whose `code` is not 0 (it answers HTTP 200 with the error in the body).
+    A refused token is the messaging grant's, never the account's Login Kit one."""
     code, message = str(code), redact(message, secrets)
     if code in BUSINESS_RATE:
         return RetryLater(message, 60.0)
     if code in BUSINESS_AUTH:
-        return ReauthRequired(message)
+        return GrantRefused(message, MESSAGING)
     if code == WINDOW_CLOSED:
         return OutsideMessagingWindow(message, code)
     return Rejected(message, code)
@@ -108,10 +127,14 @@ class TikTokAdapter(BaseAdapter):
         dm=True, dm_text_limit=6000, messaging_window_hours=48, inbound="webhook",
     )
     status_poll_seconds = 2.0
+    grants = (MESSAGING,)
 
     def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
-        client = self.config.oauth_clients.get("tiktok")
-        return inbound.verify(header(headers, "TikTok-Signature"), raw_body, client.client_secret if client else "")
+        """Signed with the secret of the app whose webhook it is: Login Kit's, or (Business Messaging's
+        events) TikTok API for Business's app's."""
+        signature = header(headers, "TikTok-Signature")
+        apps = [self.config.oauth_clients.get(name) for name in ("tiktok", "tiktok_business")]
+        return any(inbound.verify(signature, raw_body, app.client_secret) for app in apps if app is not None)
 
     def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
         return inbound.parse(payload)
@@ -201,16 +224,113 @@ class TikTokAdapter(BaseAdapter):
         return int(user.get("follower_count", 0))
 
 
-    # -- Business Messaging ----------------------------------------------------------------
+    # -- Business Messaging: its own grant -------------------------------------------------
     def _business_base(self) -> str:
         # The Business API has a host of its own in production; a configured base URL (the sandbox's)
         # serves both.
         return BUSINESS_API if self.endpoints.api == "https://open.tiktokapis.com" else self.endpoints.api
 
+    def _business_client(self) -> Any:
+        client = self.config.oauth_clients.get("tiktok_business")
+        if client is None:
+            raise GrantRequired("no TikTok API for Business app is configured (SWITCHBOARD_TIKTOK_BUSINESS_APP_ID "
+                                "and SWITCHBOARD_TIKTOK_BUSINESS_APP_SECRET): TikTok messaging is off", MESSAGING)
+        return client
+
+    def grant_authorize_url(self, grant: str, *, state: str, redirect_uri: str) -> str:
+        """TikTok API for Business's authorization page for a TikTok account holder (the business
+        app's "Authorization URL", with its own app id)."""
+        if grant != MESSAGING:
+            raise self._unsupported(f"a {grant} grant")
+        client = self._business_client()
+        base = BUSINESS_API if self.endpoints.auth == "https://www.tiktok.com" else self.endpoints.auth
+        params = {"app_id": client.client_id, "state": state, "redirect_uri": redirect_uri,
+                  "scope": ",".join(BUSINESS_SCOPES)}
+        return f"{base}/portal/auth?{urlencode(params)}"
+
+    def _business_token(self, body: dict[str, str], path: str, secrets: list[str]) -> dict[str, Any]:
+        client = self._business_client()
+        hidden = [client.client_secret, *secrets]
+        response = self._call("POST", f"{self._business_base()}/open_api/v1.3/tt_user/oauth2/{path}/",
+                              json={"client_id": client.client_id, "client_secret": client.client_secret, **body},
+                              secrets=hidden)
+        answer = json_body(response)
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(answer, dict) or answer.get("code") != 0 or not isinstance(data, dict) \
+                or not data.get("access_token"):
+            code = answer.get("code") if isinstance(answer, dict) else response.status_code
+            message = str(answer.get("message") if isinstance(answer, dict) else "") or "TikTok refused the grant"
+            raise GrantRefused(redact(message, hidden) + f" ({code})", MESSAGING)
+        return data
+
+    @staticmethod
+    def _grant_credentials(data: dict[str, Any], old: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {
+            "accessToken": data["access_token"],
+            "refreshToken": data.get("refresh_token") or (old or {}).get("refreshToken"),
+            "expiresAt": expires_at(data.get("expires_in")),
+            "refreshExpiresAt": expires_at(data.get("refresh_token_expires_in")),
+            "businessId": str(data.get("open_id") or (old or {}).get("businessId") or ""),
+            "scope": data.get("scope"),
+        }
+
+    def exchange_grant_code(
+        self, grant: str, account: AccountContext, *, code: str, redirect_uri: str
+    ) -> dict[str, Any]:
+        """`tt_user/oauth2/token/`, then `GET /business/get/` with the new grant: a Business Account's
+        must be the same TikTok account (its username, by Login Kit's `GET /v2/user/info/`)."""
+        if grant != MESSAGING:
+            raise self._unsupported(f"a {grant} grant")
+        data = self._business_token({"grant_type": "authorization_code", "auth_code": code,
+                                     "redirect_uri": redirect_uri}, "token", [code, *account.secrets()])
+        granted = {**account.credentials, MESSAGING: self._grant_credentials(data)}
+        context = AccountContext(account.platform_account_id, granted)
+        try:
+            profile = self._business(context, "GET", "/business/get/", params={
+                "business_id": granted[MESSAGING]["businessId"], "fields": '["username","display_name"]'})
+        except Rejected as failure:
+            if failure.code == NOT_BUSINESS:
+                # A personal account: stored all the same, its inbox says it has no messaging
+                # (`business_messaging`), and becoming a Business Account later needs no new consent.
+                return granted
+            raise
+        username = str(profile.get("username") or "")
+        # The Login Kit identity of the account, by its own token: the two grants' ids differ (each
+        # app has its own open_id), the TikTok username does not.
+        user = self._api(account, "GET", "/v2/user/info/", params={"fields": "open_id,username"}).get("user", {})
+        expected = str(user.get("username") or "")
+        if not username or username.lower() != expected.lower():
+            raise Rejected(f"the messaging grant is of another TikTok account (@{username}), not this one "
+                           f"(@{expected})", "other_account")
+        return granted
+
+    def refresh_grant(self, grant: str, account: AccountContext) -> dict[str, Any]:
+        """`tt_user/oauth2/refresh_token/`: the messaging grant's token lasts a day, its refresh token a year."""
+        if grant != MESSAGING:
+            raise self._unsupported(f"a {grant} grant")
+        held = account.credentials.get(MESSAGING)
+        refresh = held.get("refreshToken") if isinstance(held, dict) else None
+        if not isinstance(refresh, str) or not refresh:
+            raise GrantRefused("the messaging grant has no refresh token", MESSAGING)
+        data = self._business_token({"grant_type": "refresh_token", "refresh_token": refresh}, "refresh_token",
+                                    account.secrets())
+        return {**account.credentials, MESSAGING: self._grant_credentials(data, held)}
+
+    def grant_account_id(self, grant: str, credentials: dict[str, Any]) -> str | None:
+        """The messaging grant's `open_id`: the `business_id`, and the `user_openid` of its webhooks."""
+        held = credentials.get(grant)
+        return str(held["businessId"]) if grant == MESSAGING and isinstance(held, dict) and held.get("businessId") \
+            else None
+
+    @staticmethod
+    def _messaging(account: AccountContext) -> dict[str, Any]:
+        held = account.credentials.get(MESSAGING)
+        if not isinstance(held, dict) or not held.get("accessToken") or held.get("lapsed"):
+            raise GrantRequired(NO_GRANT, MESSAGING)
+        return held
+
     def _business(self, account: AccountContext, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        token = account.credentials.get("accessToken")
-        if not isinstance(token, str) or not token:
-            raise ReauthRequired("the account has no access token")
+        token = str(self._messaging(account)["accessToken"])
         response = self._call(method, f"{self._business_base()}/open_api/v1.3{path}",
                               headers={"Access-Token": token}, secrets=account.secrets(), **kwargs)
         body = json_body(response)
@@ -227,7 +347,7 @@ class TikTokAdapter(BaseAdapter):
         """`GET /business/get/`: a personal account is not a Business Account (no messaging API)."""
         try:
             self._business(account, "GET", "/business/get/", params={
-                "business_id": account.platform_account_id, "fields": '["username","display_name"]'})
+                "business_id": self._messaging(account)["businessId"], "fields": '["username","display_name"]'})
         except Rejected as failure:
             if failure.code == NOT_BUSINESS:
                 return False
@@ -241,7 +361,7 @@ class TikTokAdapter(BaseAdapter):
         TikTok messages have no buttons: the URL goes after the text."""
 
         def plain(body_text: str) -> SentMessage:
-            payload = {"business_id": account.platform_account_id, "recipient_type": "CONVERSATION",
+            payload = {"business_id": self._messaging(account)["businessId"], "recipient_type": "CONVERSATION",
                        "recipient": recipient, "message_type": "TEXT", "text": {"body": body_text}}
             data = self._business(account, "POST", "/business/message/send/", json=payload)
             return SentMessage(str((data.get("message") or {})["message_id"]), False, payload)
@@ -314,6 +434,10 @@ class TikTokAdapter(BaseAdapter):
         privacy = options.get("privacyLevel")
         if not privacy:
             raise Rejected("TikTok needs options.privacyLevel from its publish options", "missing_field")
+        if privacy not in PRIVACY_LEVELS:
+            # Not a level TikTok has at all: refused before the call, as creator_info would not offer it.
+            raise Rejected(f"options.privacyLevel must be one of TikTok's levels: {', '.join(PRIVACY_LEVELS)}",
+                           "privacy_level_option_mismatch")
         video = videos[0]
         if self._pull_allowed(video.url):
             source: dict[str, Any] = {"source": "PULL_FROM_URL", "video_url": video.url}

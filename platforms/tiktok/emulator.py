@@ -1,27 +1,41 @@
 """TikTok's Login Kit and Content Posting API: creator info (20 queries a minute per token), video
 publishing from a verified URL or by chunked FILE_UPLOAD, its status, and the creator's videos.
-An unaudited client may only post privately (SELF_ONLY)."""
+An unaudited client may only post privately (SELF_ONLY).
+
+Business Messaging is TikTok API for Business's, with its own authorization: the business app's
+consent page (`/portal/auth`), `tt_user/oauth2/token/` and `refresh_token/` (JSON bodies, answers in
+the Business API's `code` envelope), tokens of their own and an `open_id` of their own (each app sees
+its own id of a TikTok user). Its endpoints refuse a Login Kit token (40105) and a `business_id`
+that is not the business grant's (40002)."""
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from platforms.emulator_kit.answer import JSONResponse
-from platforms.emulator_kit.core import Call, PlatformParts
+from platforms.emulator_kit.core import AuthCode, Call, PlatformParts
 from platforms.emulator_kit.errors import oauth_error, tiktok_error
 from platforms.emulator_kit.oauth import OAuthServer
-from platforms.emulator_kit.state import Account, random_token
+from platforms.emulator_kit.state import Account, random_token, token_digest
 
 PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
 # A private creator account is not offered PUBLIC_TO_EVERYONE.
 PRIVATE_LEVELS = ["MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
 MB = 1024 * 1024
+
+
+def business_open_id(account: Account) -> str:
+    """The TikTok user's open_id as TikTok API for Business's app sees it: not Login Kit's (each app
+    has its own id of a user). The business grant's `open_id`, `business_id` and webhooks' `user_openid`."""
+    return str(account.extra.setdefault("business_open_id", f"biz-{random_token(24)}"))
 
 
 def tiktok_private(account: Account) -> bool:
@@ -86,6 +100,9 @@ class TikTokEmulator(OAuthServer):
             Route("/tiktok/open_api/v1.3/business/get/", self.tt_business, methods=["GET"]),
             Route("/tiktok/open_api/v1.3/business/message/send/", self.tt_business_send, methods=["POST"]),
             Route("/tiktok/posting-users", self.tt_posting_users_control, methods=["POST"]),
+            Route("/tiktok/portal/auth", self.tt_business_authorize, methods=["GET"]),
+            Route("/tiktok/open_api/v1.3/tt_user/oauth2/token/", self.tt_business_token, methods=["POST"]),
+            Route("/tiktok/open_api/v1.3/tt_user/oauth2/refresh_token/", self.tt_business_token, methods=["POST"]),
         ]
 
     def new_tiktok_account(self, username: str | None = None, name: str | None = None) -> Account:
@@ -96,16 +113,107 @@ class TikTokEmulator(OAuthServer):
         return self.state.add_account(account)
 
     def tiktok_credentials(self, account: Account) -> dict[str, Any]:
-        return {**self.token_pair(account, 86400, access_prefix="act.", refresh_prefix="rft."), "openId": account.id}
+        """A test account's Login Kit credentials and its messaging grant (a personal account's grant
+        is refused at the Business Messaging calls: 40002)."""
+        return {**self.token_pair(account, 86400, access_prefix="act.", refresh_prefix="rft."), "openId": account.id,
+                "messaging": self.tt_business_grant(account)}
+
+    @staticmethod
+    def tt_business_id(account: Account) -> str:
+        return business_open_id(account)
+
+    def tt_business_grant(self, account: Account) -> dict[str, Any]:
+        """The messaging grant as the adapter stores it after the business consent."""
+        pair = self.tt_business_pair(account, "")
+        return {"accessToken": pair["access_token"], "refreshToken": pair["refresh_token"], "expiresAt": None,
+                "businessId": pair["open_id"], "scope": pair["scope"]}
+
+    def tt_business_pair(self, account: Account, scope: str) -> dict[str, Any]:
+        scope = scope or "user.info.basic,message.list.read,message.list.send,message.list.manage"
+        access = self.state.issue("tiktok", account.id, "business_access", 86400, prefix="bat.", scope=scope)
+        refresh = self.state.issue("tiktok", account.id, "business_refresh", 365 * 86400, prefix="brt.", scope=scope)
+        self.state.touch(account)
+        return {"access_token": access.value, "token_type": "bearer", "scope": scope, "expires_in": 86400,
+                "refresh_token": refresh.value, "refresh_token_expires_in": 365 * 86400,
+                "open_id": self.tt_business_id(account)}
 
     # -- TikTok ------------------------------------------------------------------------------
     async def tt_authorize(self, request: Request) -> Response:
-        return self.authorize(
+        answer = self.authorize(
             "tiktok",
             request,
             client_param="client_key",
             new_account=lambda hint: self.new_tiktok_account(hint),
         )
+        # The person is now signed in to TikTok in this browser: the business consent sees who.
+        code = parse_qs(urlsplit(answer.headers.get("location", "")).query).get("code")
+        entry = self.codes.get(token_digest(code[0])) if code else None
+        if entry is not None:
+            answer.set_cookie("tt_session", entry.account_id, path="/", httponly=True, samesite="lax")
+        return answer
+
+    async def tt_business_authorize(self, request: Request) -> Response:
+        """TikTok API for Business's consent page for a TikTok account holder: the account named by
+        `login_hint`, else the one signed in to this browser (`tt_session`), else a new one; back
+        to `redirect_uri` with `code` and `state`."""
+        query = request.query_params
+        redirect_uri = query.get("redirect_uri")
+        if not self.client_ok("tiktok_business", query.get("app_id")) or not redirect_uri:
+            return PlainTextResponse("Invalid app_id or redirect_uri.", status_code=400)
+        if urlsplit(redirect_uri).scheme not in ("http", "https"):
+            return PlainTextResponse("Invalid redirect_uri.", status_code=400)
+        hint, session = query.get("login_hint"), request.cookies.get("tt_session")
+        account = None
+        if hint:
+            account = self.state.find_account("tiktok", lambda a: a.extra.get("login_hint") == hint)
+            if account is None:
+                account = self.new_tiktok_account(hint)
+                account.extra["login_hint"] = hint
+        elif session:
+            account = self.state.account("tiktok", session)
+        if account is None:
+            account = self.new_tiktok_account()
+        code = random_token(32)
+        digest = token_digest(code)
+        self.codes[digest] = AuthCode("tiktok_business", account.id, redirect_uri, time.time() + 600, None,
+                                      "plain", scope=query.get("scope", ""))
+        self.state.touch_code(digest)
+        params = {"code": code, **({"state": query["state"]} if query.get("state") is not None else {})}
+        separator = "&" if urlsplit(redirect_uri).query else "?"
+        return RedirectResponse(f"{redirect_uri}{separator}{urlencode(params)}", status_code=302)
+
+    async def tt_business_token(self, request: Request) -> Response:
+        """`tt_user/oauth2/token/` (`auth_code`) and `tt_user/oauth2/refresh_token/`: JSON bodies
+        with the business app's `client_id`/`client_secret`; a Login Kit code or refresh token is
+        not one of this app's."""
+        try:
+            body = json.loads(await request.body() or b"null")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return self.tt_business_answer(40002, "The request body must be a JSON object.")
+        if not self.client_ok("tiktok_business", body.get("client_id"), body.get("client_secret")):
+            return self.tt_business_answer(40001, "The app_id or secret is incorrect.")
+        refreshing = request.url.path.endswith("/refresh_token/")
+        if refreshing:
+            if body.get("grant_type") != "refresh_token":
+                return self.tt_business_answer(40002, "grant_type must be refresh_token.")
+            old = self.state.token("tiktok", body.get("refresh_token"), ("business_refresh",))
+            if old is None:
+                return self.tt_business_answer(40105, "The refresh token is invalid or expired.")
+            old.revoked = True
+            account_id, scope = old.account_id, str(old.extra.get("scope", ""))
+        else:
+            if body.get("grant_type") != "authorization_code":
+                return self.tt_business_answer(40002, "grant_type must be authorization_code.")
+            entry = self.redeem("tiktok_business", body.get("auth_code"), body.get("redirect_uri"))
+            if entry is None:
+                return self.tt_business_answer(40105, "The auth_code is invalid or expired.")
+            account_id, scope = entry.account_id, entry.scope
+        account = self.state.account("tiktok", account_id)
+        if account is None:
+            return self.tt_business_answer(40105, "The auth_code is invalid or expired.")
+        return self.tt_business_answer(0, "OK", self.tt_business_pair(account, scope))
 
     async def tt_token(self, request: Request) -> Response:
         form = {k: str(v) for k, v in (await request.form()).items()}
@@ -354,11 +462,19 @@ class TikTokEmulator(OAuthServer):
         return JSONResponse({"code": code, "message": message, "request_id": random_token(24), "data": data or {}})
 
     def tt_business_refusal(self, account: Account, business_id: Any) -> JSONResponse | None:
-        if business_id != account.id:
+        if business_id != self.tt_business_id(account):
             return self.tt_business_answer(40002, "business_id does not match the access token's account.")
         if account.extra.get("personal"):
             return self.tt_business_answer(40002, "The account is not a TikTok Business Account.")
         return None
+
+    async def tt_business_api(self, request: Request, handle: Any) -> Response:
+        """A Business API call: its `Access-Token` must be a token of the business grant; a Login
+        Kit token (or none) is refused as TikTok API for Business refuses it, 40105 in a 200."""
+        value = request.headers.get("access-token") or ""
+        if self.state.token("tiktok", value, ("business_access",)) is None:
+            return self.tt_business_answer(40105, "The access token is invalid or has been revoked.")
+        return await self.api("tiktok", request, handle, token_value=value, kinds=("business_access",))
 
     async def tt_business(self, request: Request) -> Response:
         """`GET /business/get/?business_id=`: the Business Account's profile (a personal account: 40002)."""
@@ -372,7 +488,7 @@ class TikTokEmulator(OAuthServer):
             profile = {"username": account.username, "display_name": account.display_name}
             return self.tt_business_answer(0, "OK", profile)
 
-        return await self.api("tiktok", request, handle, token_value=request.headers.get("access-token") or "")
+        return await self.tt_business_api(request, handle)
 
     async def tt_business_send(self, request: Request) -> Response:
         """`POST /business/message/send/`: text to a conversation a person opened by writing first,
@@ -401,4 +517,4 @@ class TikTokEmulator(OAuthServer):
             self.record(call, "dm", str(body["recipient"]), text, message_id)
             return self.tt_business_answer(0, "OK", {"message": {"message_id": message_id}})
 
-        return await self.api("tiktok", request, handle, token_value=request.headers.get("access-token") or "")
+        return await self.tt_business_api(request, handle)

@@ -86,6 +86,10 @@ MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")
 TEMPLATES_KEPT_SECONDS = 300.0  # a send reads the template's shape at most this often per account
 
 
+# "body.text: Maximum 1024 characters" (the interactive object's body, cta_url messages included:
+# https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages#interactive-object).
+INTERACTIVE_BODY_LIMIT = 1024
+
 class WhatsAppAdapter(GraphAdapter):
     platform = "whatsapp"
     display_name = "WhatsApp"
@@ -162,6 +166,11 @@ class WhatsAppAdapter(GraphAdapter):
                   header: dict[str, Any] | None = None) -> SentMessage:
         """An interactive cta_url message (a text, or a media header, with one link button); a
         refusal of the button itself is `ButtonRefused`, so the caller can send without it."""
+        if len(text) > INTERACTIVE_BODY_LIMIT:
+            # An interactive body takes at most 1,024 characters: known before the call, the message
+            # goes without its button (the caller sends the URL after the text).
+            raise ButtonRefused(f"an interactive message's body is at most {INTERACTIVE_BODY_LIMIT} characters",
+                                "interactive_body_too_long")
         interactive: dict[str, Any] = {
             "type": "cta_url",
             "body": {"text": text},

@@ -274,7 +274,7 @@ class WhatsAppEmulator(EmulatorBase):
         numbers = self.state.accounts_where("whatsapp", lambda a: a.extra.get("waba_id") == node)
         return graph_page(call.request, [
             {"id": number.id, "display_phone_number": number.username,
-             "verified_name": number.display_name, "quality_rating": "GREEN"}
+             "verified_name": number.display_name, "quality_rating": "GREEN", "status": "CONNECTED"}
             for number in sorted(numbers, key=lambda a: a.id)
         ])
 

@@ -239,6 +239,10 @@ class XAdapter(BaseAdapter):
             "max_results": "100",
         }
         if page_token:
+            if len(page_token) < 16:
+                # X's tokens are base32hex of 16 characters or more (its OpenAPI document's `minLength`):
+                # a shorter one was never X's, refused before the call.
+                raise Rejected("the page token is not one X issued", "invalid_page_token")
             params["pagination_token"] = page_token
         return self._api(account, "GET", "/2/dm_events", params=params)
 

@@ -27,7 +27,7 @@ X_MEDIA_CATEGORIES = ("amplify_video", "tweet_gif", "tweet_image", "tweet_video"
 
 
 def x_invalid(detail: str) -> JSONResponse:
-    return x_error(400, "Invalid Request", detail, kind="https://api.twitter.com/2/problems/invalid-request")
+    return x_error(400, "Invalid Request", detail, kind="https://api.x.com/2/problems/invalid-request")
 
 
 REPLY_SETTINGS = ("following", "mentionedUsers", "subscribers", "verified")
@@ -117,7 +117,9 @@ class XEmulator(OAuthServer):
             assert account is not None
             if call.request.path_params["webhook_id"] != SANDBOX_X_WEBHOOK_ID:
                 return x_error(404, "Not Found Error", "Webhook not found.",
-                               kind="https://api.twitter.com/2/problems/resource-not-found")
+                               kind="https://api.x.com/2/problems/resource-not-found", resource_type="webhook",
+                               resource_id=call.request.path_params["webhook_id"], parameter="webhook_id",
+                               value=call.request.path_params["webhook_id"])
             account.extra["activity_subscribed"] = True
             return JSONResponse({"data": {"subscribed": True}})
 
@@ -136,6 +138,8 @@ class XEmulator(OAuthServer):
                 data["public_metrics"] = {
                     "followers_count": account.followers,
                     "following_count": 0,
+                    # X's document names the count `post_count`; its answers still carry `tweet_count` too.
+                    "post_count": len(account.posts),
                     "tweet_count": len(account.posts),
                     "listed_count": 0,
                 }
@@ -155,14 +159,14 @@ class XEmulator(OAuthServer):
                     400,
                     "Invalid Request",
                     "One or more parameters to your request was invalid.",
-                    kind="https://api.twitter.com/2/problems/invalid-request",
+                    kind="https://api.x.com/2/problems/invalid-request",
                 )
             if body.get("reply_settings") is not None and body["reply_settings"] not in REPLY_SETTINGS:
                 return x_error(
                     400,
                     "Invalid Request",
                     "One or more parameters to your request was invalid.",
-                    kind="https://api.twitter.com/2/problems/invalid-request",
+                    kind="https://api.x.com/2/problems/invalid-request",
                 )
             if isinstance(text, str) and weighted_length(text) > MAX_WEIGHTED_LENGTH:
                 return x_error(
@@ -180,7 +184,7 @@ class XEmulator(OAuthServer):
                     400,
                     "Invalid Request",
                     "Your media IDs are invalid.",
-                    kind="https://api.twitter.com/2/problems/invalid-request",
+                    kind="https://api.x.com/2/problems/invalid-request",
                 )
             tweet_id = str(1800000000000000000 + self.state.serial())
             reply_to = (body.get("reply") or {}).get("in_reply_to_tweet_id")
@@ -206,7 +210,8 @@ class XEmulator(OAuthServer):
                     404,
                     "Not Found Error",
                     f"Could not find tweet with id: [{tweet_id}].",
-                    kind="https://api.twitter.com/2/problems/resource-not-found",
+                    kind="https://api.x.com/2/problems/resource-not-found",
+                    resource_type="tweet", resource_id=str(tweet_id), parameter="id", value=str(tweet_id),
                 )
             self.record(call, "delete_post", tweet_id, None, tweet_id)
             return JSONResponse({"data": {"deleted": True}})
@@ -221,7 +226,9 @@ class XEmulator(OAuthServer):
             assert account is not None
             if call.request.path_params["id"] != account.id:
                 return x_error(404, "Not Found Error", "Could not find user.",
-                               kind="https://api.twitter.com/2/problems/resource-not-found")
+                               kind="https://api.x.com/2/problems/resource-not-found", resource_type="user",
+                               resource_id=call.request.path_params["id"], parameter="id",
+                               value=call.request.path_params["id"])
             tweets = [{"id": pid, "text": post.get("text")} for pid, post in reversed(list(account.posts.items()))]
             limit = int(call.query.get("max_results", "10") or 10)
             return JSONResponse({"data": tweets[:limit], "meta": {"result_count": min(len(tweets), limit)}})
@@ -239,14 +246,14 @@ class XEmulator(OAuthServer):
                     400,
                     "Invalid Request",
                     "participant_id must be another user's id.",
-                    kind="https://api.twitter.com/2/problems/invalid-request",
+                    kind="https://api.x.com/2/problems/invalid-request",
                 )
             if not isinstance(text, str) or not text or len(text) > 10000:
                 return x_error(
                     400,
                     "Invalid Request",
                     "text must be 1 to 10000 characters.",
-                    kind="https://api.twitter.com/2/problems/invalid-request",
+                    kind="https://api.x.com/2/problems/invalid-request",
                 )
             low, high = sorted((int(account.id), int(participant)))
             event_id = str(1900000000000000000 + self.state.serial())

@@ -329,7 +329,9 @@ class YouTubeAdapter(BaseAdapter):
         thumbnail = options["thumbnail"]
         item = MediaItem(str(thumbnail["url"]), str(thumbnail["contentType"]), int(thumbnail["size"]))
         try:
-            self._api(account, "POST", "/upload/youtube/v3/thumbnails/set", params={"videoId": video_id},
+            # The upload URI takes the bytes as a simple media upload: `uploadType=media` says so.
+            self._api(account, "POST", "/upload/youtube/v3/thumbnails/set",
+                      params={"videoId": video_id, "uploadType": "media"},
                       content=self._read_media(item), headers={"Content-Type": item.content_type})
         except RetryLater:
             raise

@@ -298,6 +298,10 @@ class YouTubeEmulator(OAuthServer):
             account = call.account
             assert account is not None
             video_id = call.query.get("videoId", "")
+            if call.query.get("uploadType") not in ("media", "multipart", "resumable"):
+                # Google's upload endpoints say how the bytes come (a simple upload: `media`).
+                return google_error(400, "badRequest", "Upload requests must include an uploadType URL parameter "
+                                    "and a URL path beginning with /upload/")
             refused = self._yt_spend(50)
             if refused is not None:
                 return refused

@@ -27,6 +27,8 @@ from platforms import registry
 from platforms.base import (
     AccountContext,
     Adapter,
+    GrantRefused,
+    GrantRequired,
     OutsideMessagingWindow,
     PlatformFailure,
     ReauthRequired,
@@ -63,8 +65,6 @@ def platform_config(settings: Settings) -> PlatformConfig:
     if settings.linkedin_version:
         config.linkedin_version = settings.linkedin_version
     config.tiktok_audited = settings.tiktok_audited
-    # The sandbox's LinkedIn app has every product, the Community Management API among them.
-    config.linkedin_organizations = settings.linkedin_organizations or settings.sandbox
     if settings.meta_app_id:
         config.meta_app_id = settings.meta_app_id
     config.meta_app_secrets = dict(settings.meta_app_secrets)
@@ -114,6 +114,8 @@ def call(account: Account, operation: Callable[[Adapter, AccountContext], T]) ->
     ctx = context(account)
     try:
         return operation(platform_adapter, ctx)
+    except GrantRefused as refused:
+        return _with_grant_refreshed(account, platform_adapter, ctx, operation, refused.grant)
     except ReauthRequired:
         if not (ctx.credentials.get("refreshToken") or ctx.credentials.get("userAccessToken")):
             flag_reauth(account)
@@ -129,6 +131,52 @@ def call(account: Account, operation: Callable[[Adapter, AccountContext], T]) ->
     except ReauthRequired:
         flag_reauth(account)
         raise
+
+
+def _with_grant_refreshed(account: Account, platform_adapter: Adapter, ctx: AccountContext,
+                          operation: Callable[[Adapter, AccountContext], T], grant: str) -> T:
+    """A separate grant's token was refused: refresh that grant once and try again. Refused for
+    good, the grant (not the account) is marked lapsed: `GrantRequired` until it is connected again."""
+    try:
+        fresh = platform_adapter.refresh_grant(grant, ctx)
+    except (GrantRefused, ReauthRequired, Rejected):
+        lapse_grant(account, ctx.credentials, grant)
+        raise GrantRequired(f"the platform refused the account's {grant} grant: connect it again", grant) from None
+    store_credentials(account, fresh)
+    try:
+        return operation(platform_adapter, AccountContext(ctx.platform_account_id, fresh))
+    except GrantRefused:
+        lapse_grant(account, fresh, grant)
+        raise GrantRequired(f"the platform refused the account's {grant} grant: connect it again", grant) from None
+
+
+def lapse_grant(account: Account, credentials: dict[str, Any], grant: str) -> None:
+    """Keep the grant's record, marked lapsed: the account shows it needs connecting again."""
+    held = credentials.get(grant)
+    lapsed = {**(held if isinstance(held, dict) else {}), "lapsed": True}
+    with db.atomic():
+        Account.update(credentials=crypto.encrypt_json({**credentials, grant: lapsed}), updated_at=clock.now()).where(
+            Account.id == account.id, Account.status == "connected").execute()
+    log.info("account %s: its %s grant needs connecting again", account.id, grant)
+
+
+def grant_states(account: Account) -> dict[str, str]:
+    """Each separate grant the platform has: `connected`, `missing` or `lapsed` (refused for good)."""
+    grants = adapter(account.platform).grants
+    if not grants:
+        return {}
+    credentials = crypto.decrypt_json(account.credentials) if account.credentials else {}
+    states = {}
+    for grant in grants:
+        held = credentials.get(grant)
+        states[grant] = ("missing" if not isinstance(held, dict) or not held.get("accessToken")
+                         else "lapsed" if held.get("lapsed") else "connected")
+    return states
+
+
+def grant_states_of(account_id: str) -> dict[str, str]:
+    account = Account.get_or_none(Account.id == account_id)
+    return grant_states(account) if account is not None and account.credentials else {}
 
 
 def lapses_at(platform: str, credentials: dict[str, Any]) -> dt.datetime | None:
@@ -163,6 +211,9 @@ def flag_reauth(account: Account) -> None:
 
 def as_service_error(failure: PlatformFailure) -> ServiceError:
     """The contract's error for a platform failure met during an API call."""
+    if isinstance(failure, GrantRequired):
+        return Conflict(f"The account lacks a grant this needs: {failure.message}.",
+                        code=f"{failure.grant}_grant_required")
     if isinstance(failure, OutsideMessagingWindow):
         return ValidationFailed(
             "The contact's last message is older than the platform's messaging window.",

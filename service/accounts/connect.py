@@ -46,9 +46,12 @@ def redirect_uri(platform: str) -> str:
     return f"{settings().base_url}/v1/connect/{platform}/callback"
 
 
-def start_oauth(*, actor: Actor, platform: str, profile_id: str, redirect_url: str | None = None) -> ConnectStart:
+def start_oauth(*, actor: Actor, platform: str, profile_id: str, redirect_url: str | None = None,
+                product: str | None = None) -> ConnectStart:
     if platform not in OAUTH_PLATFORMS:
         raise ValidationFailed.field("platform", "connects with a token, not OAuth: use POST /v1/connect/" + platform)
+    if product is not None and product not in adapters.adapter(platform).products:
+        raise ValidationFailed.field("product", f"{platform} has no separate {product} product")
     workspaces.get_profile_row(actor=actor, profile_id=profile_id)
     actor.require_role("admin", accounts.CONNECT_ACCOUNTS)
     actor.require_write()
@@ -57,8 +60,14 @@ def start_oauth(*, actor: Actor, platform: str, profile_id: str, redirect_url: s
     nonce = secrets.token_urlsafe(24)
     ConnectState.create(nonce=nonce)
     state = _serializer().dumps({"n": nonce, "w": actor.workspace_id, "p": profile_id, "f": platform,
-                                 "r": redirect_url})
-    url = adapters.adapter(platform).authorize_url(state=state, redirect_uri=redirect_uri(platform))
+                                 "r": redirect_url, **({"pr": product} if product else {})})
+    chosen = adapters.adapter(platform)
+    try:
+        # A separate product (LinkedIn organizations) consents with its own app.
+        url = (chosen.product_authorize_url(product, state=state, redirect_uri=redirect_uri(platform)) if product
+               else chosen.authorize_url(state=state, redirect_uri=redirect_uri(platform)))
+    except PlatformFailure as failure:
+        raise adapters.as_service_error(failure) from None
     return ConnectStart(auth_url=url, state=state)
 
 
@@ -105,7 +114,10 @@ def finish_oauth(*, platform: str, code: str | None, state: str | None, error: s
     platform_adapter = adapters.adapter(platform)
     target = claims.get("r")
     try:
-        reached = platform_adapter.exchange_code_choices(code=code, redirect_uri=redirect_uri(platform), state=state)
+        product = claims.get("pr")
+        reached = (platform_adapter.exchange_product_code(product, code=code, redirect_uri=redirect_uri(platform))
+                   if product else
+                   platform_adapter.exchange_code_choices(code=code, redirect_uri=redirect_uri(platform), state=state))
         if len(reached) > 1:  # several Pages, ad accounts, organizations or channels: the person chooses
             with db.atomic():
                 offered = choices.offer(workspace_id=claims["w"], profile_id=claims["p"], platform=platform,

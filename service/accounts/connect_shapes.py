@@ -14,6 +14,15 @@ class StartConnectQuery(Query):
     profile_id: Id
     redirect_url: str = Field(LEFT_OUT, json_schema_extra={"format": "uri"}, description=(
         "Where to send the person afterwards, with `?accountId=...` added. https, or http on localhost."))
+    product: Literal["organizations"] = Field(LEFT_OUT, description=(
+        "A separate product with an app of its own: LinkedIn `organizations` (the Community Management API's "
+        "app, `SWITCHBOARD_LINKEDIN_ORG_CLIENT_ID`), whose grant reaches the organizations the member "
+        "administers; without it LinkedIn connects the member."))
+
+
+class StartGrantQuery(Query):
+    redirect_url: str = Field(LEFT_OUT, json_schema_extra={"format": "uri"}, description=(
+        "Where to send the person afterwards, with `?accountId=...&grant=...` added. https, or http on localhost."))
 
 
 class CallbackQuery(Query):
@@ -39,9 +48,12 @@ class TokenConnection(Body):
 # the request. Checked here, so it is a 422 on the field.
 BotToken = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[0-9]{1,20}:[A-Za-z0-9_-]{1,178}$",
                                 description="The token BotFather gives: `<bot id>:<secret>`.")]
-AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[\x21-\x7e]+$",
-                                   description="Printable ASCII, without spaces.")]
-GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+# Meta's Business Messaging API document takes `Authorization: Bearer [A-Za-z0-9-_.]+`, and its ids
+# (a phone number's, a WABA's) as digits: anything else is refused here, before any call.
+AccessToken = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[A-Za-z0-9._-]+$",
+                                   description="Letters, digits, `.`, `_` and `-`, as Meta's tokens are.")]
+GraphId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[0-9]+$", description="Digits.",
+                               examples=["106540352242922"])]
 
 
 TelegramChannel = Annotated[str, Field(

@@ -78,6 +78,11 @@ def connect(
         force_insert = True
     else:
         force_insert = False
+        if account.status == "connected" and account.credentials:
+            # A reconnect renews the account's own grant; its separate grants (TikTok messaging's) stay.
+            kept = crypto.decrypt_json(account.credentials)
+            credentials = {**{grant: kept[grant] for grant in adapters.adapter(platform).grants if grant in kept},
+                           **credentials}
     account.username = username
     account.display_name = display_name
     account.credentials = crypto.encrypt_json(credentials)

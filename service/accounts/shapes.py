@@ -51,11 +51,19 @@ class Account(Record):
         "`comment_thread` on YouTube) and `inbound` (`webhook`, `poll`, `webhook_or_poll`). On X, TikTok and "
         "YouTube also `inbox`: how messages arrive now (`arrivesBy`), `lastPolledAt`, TikTok's "
         "`businessAccount` (false: a personal account, `dm` false) and YouTube's `quota` of the day "
-        "(`accountUnitsToday`, `projectUnitsToday`, `dailyLimit`, `pollBudget`)."))
+        "(`accountUnitsToday`, `projectUnitsToday`, `dailyLimit`, `pollBudget`). On TikTok `grants`: "
+        "`{messaging: connected|missing|lapsed}`, TikTok API for Business's separate grant that messaging "
+        "takes (`dm` false until it is `connected`)."))
     @property
     def capabilities(self) -> dict[str, Any]:
         found = adapters.capabilities(self.platform)
         signals.account_described.send(self.id, self.platform, found)  # the inbox adds where it stands
+        if adapters.adapter(self.platform).grants:
+            # The separate grants' states, read from the stored credentials (never shown themselves).
+            states = adapters.grant_states_of(self.id)
+            found["grants"] = states
+            if states.get("messaging", "connected") != "connected":
+                found["dm"] = False  # until the messaging grant is connected
         return found
 
 

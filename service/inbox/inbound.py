@@ -60,9 +60,10 @@ def receive(platform: str, payload: Any, query: Mapping[str, str]) -> int:
     stored = 0
     heard: set[str] = set()
     for event in events:
-        accounts = Account.select().where(
-            Account.platform_account_id == event.platform_account_id, Account.status == "connected",
-        ).filter(platform=platform)
+        # By its id, or by its id under a separate grant (TikTok messaging's webhooks name that one).
+        named = ((Account.platform_account_id == event.platform_account_id)
+                 | (Account.grant_account_id == event.platform_account_id))
+        accounts = Account.select().where(named, Account.status == "connected").filter(platform=platform)
         for account in accounts:
             heard.add(account.id)
             stored += store_events(account, [event])

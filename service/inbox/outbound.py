@@ -89,6 +89,11 @@ def _check_sendable(account: Account, *, text: str | None, template: dict[str, A
     capabilities = adapters.adapter(account.platform).capabilities
     if not capabilities.dm:
         raise ValidationFailed(f"{account.platform} has no direct messages.")
+    if adapters.grant_states(account).get("messaging", "connected") != "connected":
+        # TikTok: messaging is a separate grant, connected as a second step (its publishing works without).
+        raise Conflict(f"The {account.platform} account's messaging grant is not connected: connect it with "
+                       f"GET /v1/connect/{account.platform}/{account.id}/grants/messaging.",
+                       code="messaging_grant_required")
     if template is not None:
         if not capabilities.templates:
             raise ValidationFailed.field("template", f"only WhatsApp has message templates, not {account.platform}")
@@ -251,6 +256,15 @@ def send_message(
     return settle(message.id)
 
 
+def _grant_lapsed(message: Message) -> bool:
+    """Whether the message failed because its account's messaging grant lapsed (TikTok's): the
+    person connects that grant again, nothing is wrong with the platform."""
+    with connection(), reading():
+        account = Account.select().join(Conversation, on=(Conversation.account == Account.id)).where(
+            Conversation.id == message.conversation_id).get_or_none()
+    return account is not None and adapters.grant_states(account).get("messaging") == "lapsed"
+
+
 def settle(message_id: str) -> Sent:
     """Send the message now if it is free and due, else wait a few seconds for whoever holds it;
     answer with where it stands."""
@@ -263,6 +277,8 @@ def settle(message_id: str) -> Sent:
             break
         time.sleep(SETTLE_POLL)
     if message.status == "failed":
+        if _grant_lapsed(message):
+            raise Conflict(f"The message failed: {message.error}.", code="messaging_grant_required")
         raise PlatformError(f"The platform refused the message: {message.error}")
     # `pending` (the pace or the platform said wait), `sending` (still in someone's hands) or
     # `unknown`: the workers and the sweeper take it from here.

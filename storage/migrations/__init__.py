@@ -49,6 +49,7 @@ from storage.migrations import (
     m0027_confirm_before_reaching_people,
     m0028_teams,
     m0029_message_changes,
+    m0030_account_grant_ids,
     m0035_user_time_zone,
 )
 
@@ -84,6 +85,7 @@ MIGRATIONS: list[Migration] = [
     (27, "confirm before reaching people", m0027_confirm_before_reaching_people.apply),
     (28, "teams: roles, invitations, audit log, shared inbox", m0028_teams.apply),
     (29, "message attachments, reactions, edits and deletions", m0029_message_changes.apply),
+    (30, "an account's id under a separate grant", m0030_account_grant_ids.apply),
     (35, "a person's time zone", m0035_user_time_zone.apply),
 ]
 

@@ -17,6 +17,8 @@ class Account(BaseModel):
     profile_id: str  # the foreign key column, for type checkers
     platform = CharField(max_length=16)
     platform_account_id = CharField(max_length=128)
+    # Its id under a separate grant (TikTok messaging's `open_id`, the `business_id` its webhooks name).
+    grant_account_id = CharField(max_length=128, null=True)
     username = CharField(max_length=255, null=True)
     display_name = CharField(max_length=255, null=True)
     status = CharField(max_length=16, default="connected")  # connected | disconnected
@@ -34,7 +36,7 @@ class Account(BaseModel):
     updated_at = DateTimeField(default=now)
 
     class Meta:
-        indexes = ((("profile", "platform", "platform_account_id"), True),)
+        indexes = ((("profile", "platform", "platform_account_id"), True), (("platform", "grant_account_id"), False))
 
 
 class ConnectState(BaseModel):

@@ -100,6 +100,19 @@ def test_a_person_connects_every_platform_then_disconnects_one_and_names_profile
     rows = page.get_by_role("row")
     expect(rows).to_have_count(len(PLATFORMS) + 1)  # the header row and one per account
 
+    # TikTok's messaging is a second consent, with TikTok API for Business's own app.
+    tiktok = next(a for a in accounts if a["platform"] == "tiktok")
+    assert tiktok["capabilities"]["grants"] == {"messaging": "missing"}
+    page.get_by_role("button", name=re.compile(r"^Connect messaging for TikTok")).click()
+    expect(page.get_by_role("status").filter(has_text="Connected messaging for TikTok account")).to_be_visible()
+    assert v1(client, tenant, f"/v1/accounts/{tiktok['id']}")["capabilities"]["grants"] == {"messaging": "connected"}
+    expect(page.get_by_role("button", name=re.compile(r"^Connect messaging for TikTok"))).to_have_count(0)
+    # LinkedIn's organizations: their own app; the sandbox's grant reaches one, connected at once.
+    page.get_by_role("button", name="Connect LinkedIn organizations", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text="Connected LinkedIn account Sandbox Organization")).to_be_visible()
+    rows = page.get_by_role("row")
+    expect(rows).to_have_count(len(PLATFORMS) + 2)
+
     # A token the platform refuses: a clear page naming the field, nothing connected.
     page.get_by_label("Bot token").fill("123:not-a-real-token")
     page.get_by_role("button", name="Connect Telegram", exact=True).click()

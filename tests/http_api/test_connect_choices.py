@@ -9,6 +9,7 @@ import httpx2
 import pytest
 
 from kit import clock
+from service.accounts import adapters
 from service.analytics import ops as analytics
 from storage.db import connection
 from storage.models import ConnectSelection
@@ -152,16 +153,31 @@ def test_a_selection_belongs_to_its_workspace_and_refuses_what_it_does_not_offer
     assert _accounts(client, tenant, "facebook") == []
 
 
-def test_linkedin_offers_the_member_and_the_organizations_they_administer(client, tenant):
+def test_linkedin_connects_the_member_and_with_its_own_app_the_organizations_they_administer(client, tenant):
+    """The member by the member app; the organizations by the Community Management API's own app
+    (LinkedIn requires it be the only product of its app), a connect of its own."""
     h = bearer(tenant["apiKey"])
-    offered = _grant(client, tenant, "linkedin", 3).json()
-    assert [c["kind"] for c in offered["choices"]] == ["member", "organization", "organization"]
-    member, organization = offered["choices"][0], offered["choices"][2]
+    start = client.get("/v1/connect/linkedin", headers=h, params={"profileId": tenant["profileId"]}).json()
+    consent = client.get(start["authUrl"] + "&reach=3&login_hint=li.admin")
+    member_account = client.get(consent.headers["location"]).json()  # the member app reaches the member alone
+    assert member_account["platform"] == "linkedin" and member_account["status"] == "connected"
+    member = {"id": member_account["platformAccountId"]}
+
+    org_start = client.get("/v1/connect/linkedin", headers=h,
+                           params={"profileId": tenant["profileId"], "product": "organizations"}).json()
+    org_query = parse_qs(urlsplit(org_start["authUrl"]).query)
+    assert org_query["client_id"] == [adapters.config().oauth_clients["linkedin_org"].client_id]
+    assert sorted(org_query["scope"][0].split()) == ["r_organization_social", "rw_organization_admin",
+                                                     "w_organization_social"]
+    org_consent = client.get(org_start["authUrl"] + "&login_hint=li.admin")
+    offered = client.get(org_consent.headers["location"]).json()
+    assert [c["kind"] for c in offered["choices"]] == ["organization", "organization"]
+    organization = offered["choices"][1]
     assert organization["name"].startswith("Sandbox Organization")
     chosen = client.post("/v1/connect/linkedin/choices", headers=h,
-                         json={"selection": offered["selection"], "ids": [organization["id"], member["id"]]})
+                         json={"selection": offered["selection"], "ids": [organization["id"]]})
     assert chosen.status_code == 201, chosen.text
-    org_account, member_account = chosen.json()["data"]
+    [org_account] = chosen.json()["data"]
     assert org_account["platformAccountId"] == organization["id"]
 
     post = client.post("/v1/posts", headers=h, json={

@@ -1,7 +1,8 @@
 """TikTok requests against JSON Schemas written field by field from TikTok's reference pages (TikTok
 publishes no machine-readable description): Login Kit's token endpoint, the Display API's user info,
 the Content Posting API (creator info, direct post and inbox init, status, the upload of a file's
-chunks), the video list, and the Business Messaging API of TikTok API for Business. Each property
+chunks), the video list, and the Business Messaging API of TikTok API for Business with that API's
+own authorization (`tt_user/oauth2/token/` and `refresh_token/`). Each property
 cites its page (`$comment`); the headers each page requires are checked, and answers against the
 envelope the pages show (`data` + `error` on open.tiktokapis.com, `code` + `message` + `request_id`
 + `data` on the Business API)."""
@@ -26,6 +27,19 @@ VIDEO_LIST = f"{DOCS}/tiktok-api-v2-video-list"
 # its calls authorize with the `Access-Token` header carrying a token of the Business API's own
 # authorization (`/tt_user/oauth2/token/`), not a Login Kit token (`act.`...).
 BUSINESS = "https://business-api.tiktok.com/portal/docs (Business Messaging API)"
+# The business grant: TikTok API for Business's authorization of a TikTok account holder, with the
+# app of the business developer portal ("My Apps" > the app's Basic Information: app id, secret,
+# Authorization URL `https://business-api.tiktok.com/portal/auth?app_id=...&state=...&redirect_uri=...`).
+# "Obtain a short-term access token": POST /open_api/v1.3/tt_user/oauth2/token/, a JSON body of
+# `client_id` (the app id), `client_secret`, `grant_type` authorization_code, `auth_code`,
+# `redirect_uri`; the answer in the Business API's envelope, `data` holding `access_token` (24 hours),
+# `token_type`, `scope`, `expires_in`, `refresh_token` (a year), `refresh_token_expires_in` and
+# `open_id` (the `business_id` of the Business Messaging calls).
+BUSINESS_TOKEN_PAGE = "https://business-api.tiktok.com/portal/docs/obtain-a-short-term-access-token/v1.3"
+# "Refresh a short-term access token": POST /open_api/v1.3/tt_user/oauth2/refresh_token/ with
+# `client_id`, `client_secret`, `grant_type` refresh_token and `refresh_token`; the same answer.
+BUSINESS_REFRESH_PAGE = ("https://business-api.tiktok.com/portal/docs (Authentication > TikTok account holder "
+                         "authorization > Refresh a short-term access token, v1.3)")
 
 BEARER = {"authorization": r"Bearer \S+"}
 JSON_UTF8 = {**BEARER, "content-type": r"application/json; charset=UTF-8"}
@@ -53,6 +67,25 @@ def _open_answer(page: str, data: dict[str, object] | None = None) -> dict[str, 
         "error": obj(page, {"code": text(page), "message": text(page), "log_id": text(page)},
                      ("code", "message", "log_id")),
     }, ("data", "error"))
+
+
+def _business_answer(page: str, data: dict[str, object]) -> dict[str, object]:
+    """The Business API's envelope: `code` (0 on success), `message`, `request_id`, `data`; an
+    error answers HTTP 200 with its own code and no data to speak of."""
+    return {"type": "object", "$comment": page, "required": ["code", "message", "request_id"],
+            "properties": {"code": {"type": "integer"}, "message": text(page), "request_id": text(page),
+                           "data": {"type": "object"}},
+            "if": {"properties": {"code": {"const": 0}}}, "then": {"properties": {"data": data},
+                                                                     "required": ["data"]}}
+
+
+BUSINESS_GRANT = obj(BUSINESS_TOKEN_PAGE, {
+    "access_token": text(BUSINESS_TOKEN_PAGE, minLength=1), "token_type": text(BUSINESS_TOKEN_PAGE),
+    "scope": text(BUSINESS_TOKEN_PAGE), "expires_in": {"type": "integer", "$comment": BUSINESS_TOKEN_PAGE},
+    "refresh_token": text(BUSINESS_TOKEN_PAGE, minLength=1),
+    "refresh_token_expires_in": {"type": "integer", "$comment": BUSINESS_TOKEN_PAGE},
+    "open_id": text(BUSINESS_TOKEN_PAGE, minLength=1),
+}, ("access_token", "scope", "expires_in", "refresh_token", "refresh_token_expires_in", "open_id"))
 
 
 SOURCE_INFO = {
@@ -148,10 +181,30 @@ ENDPOINTS = [
                  "videos": {"type": "array", "items": {"type": "object", "additionalProperties": False,
                                                        "properties": {n: {} for n in VIDEO_FIELDS}}},
                  "cursor": {"type": "integer"}, "has_more": {"type": "boolean"}}))),
+    Endpoint("tt_user.oauth2.token", "POST", r"/open_api/v1\.3/tt_user/oauth2/token/", BUSINESS_TOKEN_PAGE,
+             headers={"content-type": r"application/json.*"},
+             body=obj(BUSINESS_TOKEN_PAGE, {
+                 "client_id": text(BUSINESS_TOKEN_PAGE, minLength=1),
+                 "client_secret": text(BUSINESS_TOKEN_PAGE, minLength=1),
+                 "grant_type": text(BUSINESS_TOKEN_PAGE, const="authorization_code"),
+                 "auth_code": text(BUSINESS_TOKEN_PAGE, minLength=1),
+                 "redirect_uri": text(BUSINESS_TOKEN_PAGE, pattern="^https?://"),
+             }, ("client_id", "client_secret", "grant_type", "auth_code", "redirect_uri")),
+             answer=_business_answer(BUSINESS_TOKEN_PAGE, BUSINESS_GRANT)),
+    Endpoint("tt_user.oauth2.refresh_token", "POST", r"/open_api/v1\.3/tt_user/oauth2/refresh_token/",
+             BUSINESS_REFRESH_PAGE, headers={"content-type": r"application/json.*"},
+             body=obj(BUSINESS_REFRESH_PAGE, {
+                 "client_id": text(BUSINESS_REFRESH_PAGE, minLength=1),
+                 "client_secret": text(BUSINESS_REFRESH_PAGE, minLength=1),
+                 "grant_type": text(BUSINESS_REFRESH_PAGE, const="refresh_token"),
+                 "refresh_token": text(BUSINESS_REFRESH_PAGE, minLength=1),
+             }, ("client_id", "client_secret", "grant_type", "refresh_token")),
+             answer=_business_answer(BUSINESS_REFRESH_PAGE, BUSINESS_GRANT)),
     Endpoint("business.get", "GET", r"/open_api/v1\.3/business/get/", BUSINESS, headers=BUSINESS_TOKEN,
              query=obj(BUSINESS, {"business_id": text(BUSINESS, minLength=1),
                                   "fields": text(BUSINESS, pattern=r"^\[.*\]$"),
-                                  "start_date": text(BUSINESS), "end_date": text(BUSINESS)}, ("business_id",))),
+                                  "start_date": text(BUSINESS), "end_date": text(BUSINESS)}, ("business_id",)),
+             answer=_business_answer(BUSINESS, {"type": "object", "$comment": BUSINESS})),
     Endpoint("business.message.send", "POST", r"/open_api/v1\.3/business/message/send/", BUSINESS,
              headers={**BUSINESS_TOKEN, "content-type": r"application/json.*"},
              body=obj(BUSINESS, {

@@ -92,11 +92,20 @@ def _button_index(schemas: dict[str, Any]) -> None:
     fix(schemas)
 
 
+def _phone_number_status(schemas: dict[str, Any]) -> None:
+    """A registered phone number's `status` is `CONNECTED`, which the document's enum lacks (it has
+    `LINKED`, `UNLINKED`, ...). Meta's phone number node answers CONNECTED once a number is
+    registered, as the business solution providers' references relaying it say: "After registration,
+    the phone number's status should change from PENDING to CONNECTED"
+    (https://docs.ycloud.com/v2.0.1/reference/whatsapp_phone_number-register)."""
+    schemas["WhatsAppPhoneNumberStatus"]["enum"].append("CONNECTED")
+
+
 # A node read `/{Version}/{id}` matches every node's template alike (a business, a phone number, a
 # template, ...): it is checked as the node the adapter reads, the phone number.
 NODES_READ = ("getPhoneNumberById",)
 
-ERRATA: list[Callable[[dict[str, Any]], None]] = [_cta_url, _language_policy, _button_index]
+ERRATA: list[Callable[[dict[str, Any]], None]] = [_cta_url, _language_policy, _button_index, _phone_number_status]
 
 
 @functools.cache

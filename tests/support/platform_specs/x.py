@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from openapi_schema_validator import OAS30ReadValidator, OAS30WriteValidator
 
@@ -31,9 +32,29 @@ BEARER = re.compile(r"Bearer [A-Za-z0-9._~+/=-]+")
 OAUTH1 = re.compile(r"OAuth .+")
 
 
+def _problem_types(schemas: dict[str, Any]) -> None:
+    """X answers HTTP-level refusals (401, 429, 500) with RFC 7807's generic `about:blank` problem
+    (https://docs.x.com/x-api/fundamentals/response-codes-and-errors), which the document's
+    discriminator does not know: it is mapped to the base fields of a Problem, `type` and `title`
+    required."""
+    schemas["GenericProblem"] = {"type": "object", "required": ["type", "title"], "properties": {
+        "type": {"type": "string"}, "title": {"type": "string"}, "detail": {"type": "string"},
+        "status": {"type": "integer"}}}
+    problem = schemas["Problem"]
+    mapping = problem["discriminator"]["mapping"]
+    mapping["about:blank"] = "#/components/schemas/GenericProblem"
+    problem["oneOf"].append({"$ref": "#/components/schemas/GenericProblem"})
+
+
+ERRATA = [_problem_types]
+
+
 @functools.cache
 def document() -> Document:
-    return Document(json.loads((DATA / "openapi.json").read_text()), name=f"X's API v2 ({version()})",
+    raw = json.loads((DATA / "openapi.json").read_text())
+    for correction in ERRATA:
+        correction(raw["components"]["schemas"])
+    return Document(raw, name=f"X's API v2 ({version()})",
                     request_validator=OAS30WriteValidator, response_validator=OAS30ReadValidator)
 
 
