@@ -70,14 +70,11 @@ def test_every_sandbox_account_comes_with_90_days_and_instagram_backfills_its_in
 
 def test_a_linkedin_organization_backfills_90_days_of_its_follower_statistics(client, tenant):
     h = bearer(tenant["apiKey"])
-    start = client.get("/v1/connect/linkedin", headers=h, params={"profileId": tenant["profileId"]})
-    consent = client.get(start.json()["authUrl"] + "&reach=2")
-    offered = client.get(consent.headers["location"]).json()
-    organization = next(c for c in offered["choices"] if c["kind"] == "organization")
-    chosen = client.post("/v1/connect/linkedin/choices", headers=h,
-                         json={"selection": offered["selection"], "ids": [organization["id"]]})
-    assert chosen.status_code == 201, chosen.text
-    (account,) = chosen.json()["data"]
+    start = client.get("/v1/connect/linkedin", headers=h,
+                       params={"profileId": tenant["profileId"], "product": "organizations"})
+    consent = client.get(start.json()["authUrl"])
+    account = client.get(consent.headers["location"]).json()  # the organization it administers
+    assert account["displayName"].startswith("Sandbox Organization"), account
     client.post("/sandbox/linkedin/followers", json={"accountId": account["id"], "followers": 900})
     clock.advance(61)
     wait_for(lambda: len(_counted(client, tenant, account["id"])) == 90)
@@ -85,7 +82,7 @@ def test_a_linkedin_organization_backfills_90_days_of_its_follower_statistics(cl
     counts = _counted(client, tenant, account["id"])
     assert counts[-1] == 900
     changes = [later - earlier for earlier, later in itertools.pairwise(counts)]
-    assert changes == [*_gains("linkedin", organization["id"], range(88, 0, -1)), 0]
+    assert changes == [*_gains("linkedin", account["platformAccountId"], range(88, 0, -1)), 0]
 
 
 def test_youtubes_count_on_the_day_of_connection_is_the_lines_last_point(client, tenant):
