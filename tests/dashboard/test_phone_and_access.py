@@ -8,6 +8,7 @@ reach it here fails."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +18,8 @@ import httpx2
 import pytest
 
 from dashboard import routes
+from storage.db import connection, db
+from storage.models import Account
 from tests.conftest import bearer
 from tests.dashboard import test_console_browser as console
 from tests.dashboard.test_console_tenancy import PNG
@@ -89,9 +92,13 @@ def _seed(client: httpx2.Client, browser: httpx2.Client, tenant: dict[str, str])
     client.post("/sandbox/telegram/inbound-message",
                 json={"accountId": bot["id"], "from": {"id": "77", "name": CONTACT}, "text": "Do you ship abroad?"})
     (conversation,) = client.get("/v1/conversations", headers=auth).json()["data"]
-    post = client.post("/v1/posts", headers=auth, json={
+    client.post("/v1/posts", headers=auth, json={
         "content": "Our spring collection is here, with every colour of the season in it, and more to come soon",
-        "publishNow": True, "targets": [{"accountId": bot["id"], "options": {"chatId": "@shopnews"}}]}).json()
+        "publishNow": True, "targets": [{"accountId": bot["id"], "options": {"chatId": "@shopnews"}}]})
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).strftime("%Y-%m-%dT10:00:00Z")
+    post = client.post("/v1/posts", headers=auth, json={  # editable: not published yet
+        "content": "Summer opening hours, from Monday: ten till six every day of the week, Sundays included",
+        "scheduledFor": tomorrow, "targets": [{"accountId": bot["id"], "options": {"chatId": "@shopnews"}}]}).json()
     client.post("/sandbox/x/faults", json={"accountId": x["id"], "failNext": 1, "status": 400})
     client.post("/v1/posts", headers=auth, json={"content": "This one will fail", "publishNow": True,
                                                  "targets": [{"accountId": x["id"]}]})
@@ -140,7 +147,7 @@ def test_every_page_is_accessible_and_no_wider_than_the_screen(tab_at, client, b
     tab = tab_at(viewport)
     pages = _pages(live.settings, ids, tenant["workspaceId"])
     assert len(pages) > 35
-    problems: dict[str, Any] = {}
+    problems: list[str] = []
     for address in pages:
         separator = "&" if "?" in address else "?"
         answer = tab.goto(f"{server_url}{address}{separator}workspace={tenant['workspaceId']}")
@@ -148,9 +155,9 @@ def test_every_page_is_accessible_and_no_wider_than_the_screen(tab_at, client, b
         tab.wait_for_load_state("load")
         width = tab.evaluate("document.documentElement.scrollWidth")
         found = axe_core.blocking_violations(tab)
-        problems.update({f"{address}: wider than the screen": width} if width > viewport["width"] else {})
-        problems.update({f"{address}: {v['id']} ({v['impact']})": v for v in found})
-    assert problems == {}
+        problems += [f"{address}: {width} px wide"] if width > viewport["width"] else []
+        problems += [f"{address}: {v['id']} ({v['impact']}): {v['help']}; at {v['where']}" for v in found]
+    assert problems == []
 
 
 def test_on_a_phone_a_tapped_conversation_has_the_screen_with_a_way_back(tab_at, client, browser, server_url,
@@ -249,3 +256,53 @@ def test_revoking_a_connected_app_asks_first(tab_at, browser, server_url, tenant
     expect(tab.get_by_role("status").filter(has_text="The app's access has ended.")).to_be_visible()
     expect(tab.get_by_text("No connected apps.")).to_be_visible()
     assert call_tool_raw(browser, tokens["access_token"], "list_workspaces").status_code == 401
+
+
+def test_the_inbox_filters_by_every_platform_with_conversations_spelt_as_the_platforms_do(
+        tab_at, client, server_url, tenant):
+    page = connect_account(client, tenant, "facebook")
+    bot = connect_account(client, tenant, "telegram")
+    client.post("/sandbox/facebook/inbound-message",
+                json={"accountId": page["id"], "from": {"id": "771", "name": "Page reader"}, "text": "Hi page"})
+    client.post("/sandbox/telegram/inbound-message",
+                json={"accountId": bot["id"], "from": {"id": "772", "name": "Bot reader"}, "text": "Hi bot"})
+    tab = tab_at(PHONE)
+    tab.goto(f"{server_url}/dashboard/inbox")
+    offered = tab.get_by_label("Platform").locator("option").all_inner_texts()
+    for name in ("Facebook", "Instagram", "WhatsApp", "TikTok", "YouTube", "Telegram", "X"):
+        assert name in offered
+    tab.get_by_label("Platform").select_option(label="Facebook")
+    tab.get_by_role("button", name="Filter").click()
+    expect(tab.get_by_role("link", name=re.compile("Page reader"))).to_be_visible()
+    expect(tab.get_by_role("link", name=re.compile("Bot reader"))).to_have_count(0)
+    expect(tab.get_by_role("link", name=re.compile("Page reader")).locator("svg.icon")).to_be_visible()
+
+
+def test_the_first_page_shows_what_needs_attention_and_every_account_by_name(tab_at, client, browser, server_url,
+                                                                            tenant, live):
+    ids = _seed(client, browser, tenant)
+    with connection(), db.atomic():
+        Account.update(needs_reauth=True).where(Account.id == ids["account"]).execute()
+    tab = tab_at(PHONE)
+    tab.goto(f"{server_url}/dashboard")
+    attention = tab.get_by_role("list", name="Needs attention")
+    expect(attention.get_by_role("link", name="1 unread conversation")).to_be_visible()
+    expect(attention).to_contain_text(CONTACT)
+    wait_for(lambda: v1(client, tenant, "/v1/posts", status="failed")["pagination"]["total"] == 1)
+    tab.reload()
+    expect(attention.get_by_role("link", name="1 failed post")).to_be_visible()
+    expect(attention.get_by_role("link", name="This one will fail")).to_be_visible()
+    expect(attention.get_by_role("link", name="1 account to reconnect")).to_be_visible()
+    expect(attention).to_contain_text("Telegram · ")
+
+    accounts = v1(client, tenant, "/v1/accounts", limit=100)["data"]
+    table = tab.get_by_role("table", name="Accounts")
+    expect(table.get_by_role("row")).to_have_count(len(accounts) + 1)  # every one, and the header row
+    for name in ("Telegram", "Instagram", "X", "Facebook", "WhatsApp", "YouTube", "LinkedIn"):
+        expect(table.get_by_role("row").filter(has_text=f"{name} · ").locator("svg.icon")).to_be_visible()
+    text = tab.locator("main").inner_text()
+    assert [a["id"] for a in accounts if a["id"] in text] == []  # named, never by an id
+    assert tenant["workspaceId"] not in text and tenant["profileId"] not in text
+
+    attention.get_by_role("link", name="1 unread conversation").click()
+    expect(tab.get_by_role("link", name=re.compile(CONTACT))).to_be_visible()
