@@ -60,7 +60,9 @@ def _follower_summaries(actor: Actor) -> list[dict[str, Any]]:
         low, high = min(values), max(values)
         span = max(high - low, 1)
         step = 160 / max(len(values) - 1, 1)
-        points = " ".join(f"{i * step:.1f},{34 - (v - low) / span * 32:.1f}" for i, v in enumerate(values))
+        # One day is no line yet: the page says so rather than drawing a dot.
+        drawn = (f"{i * step:.1f},{34 - (v - low) / span * 32:.1f}" for i, v in enumerate(values))
+        points = " ".join(drawn) if len(values) > 1 else ""
         out.append({**account, "points": points})
     return out
 
