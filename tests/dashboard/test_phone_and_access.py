@@ -140,6 +140,9 @@ def _pages(settings: Any, ids: dict[str, str], workspace: str) -> list[str]:
     return found
 
 
+# Some forty pages, each with axe-core's full run: more than the suite's usual two minutes when the
+# machine is shared.
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["1280px", "390px"])
 def test_every_page_is_accessible_and_no_wider_than_the_screen(tab_at, client, browser, server_url, tenant, live,
                                                                viewport):
