@@ -73,4 +73,6 @@ $(VENV)/.installed-test: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@# axe-core (npm) for the dashboard's accessibility tests, fetched now so a test run needs no network.
+	-$(BIN)/python -m tests.support.axe_core
 	touch $(VENV)/.installed-runtime $@

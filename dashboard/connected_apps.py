@@ -24,7 +24,10 @@ async def connected_apps(request: Request) -> Response:
 
 
 async def revoke_app(request: Request) -> Response:
+    """GET: the question first (as a key's or a webhook's revocation asks); POST: the app's access ends."""
     user = await views.signed_in(request)
+    if request.method == "GET":
+        return await _ask(request, user[0])
     form = await views.checked_form(request)
     try:
         await in_db(lambda: oauth_tokens.revoke_connected_app(
@@ -33,3 +36,19 @@ async def revoke_app(request: Request) -> Response:
     except ServiceError:
         return views.not_found(request, "No connected app with that id.")
     return RedirectResponse("/dashboard/settings/connected-apps?revoked=1", status_code=303)
+
+
+async def _ask(request: Request, user_id: str) -> Response:
+    client_id = request.query_params.get("clientId", "")
+    workspace_id = request.query_params.get("workspaceId", "")
+    apps = await in_db(lambda: oauth_tokens.list_connected_apps(user_id=user_id))
+    app = next((a for a in apps if a["clientId"] == client_id and a["workspaceId"] == workspace_id), None)
+    if app is None:
+        return views.not_found(request, "No connected app with that id.")
+    return views.render(request, "confirm.html", title="Revoke app", nav="apps",
+                        question=f"Revoke {app['clientName']}'s access to {app['workspaceName']}?",
+                        detail="It can no longer act for you there: its tokens stop working at once. "
+                               "It can ask you again later.",
+                        action="/dashboard/settings/connected-apps/revoke", button="Revoke",
+                        cancel="/dashboard/settings/connected-apps",
+                        hidden={"clientId": app["clientId"], "workspaceId": app["workspaceId"]})

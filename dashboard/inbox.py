@@ -23,7 +23,7 @@ from service.accounts import ops as accounts
 from service.accounts import platforms
 from service.identity import members
 from service.inbox import conversations, outbound, saved_replies, sharing
-from service.inbox.shapes import MAX_TEXT, PLATFORM_FILTER, ConversationQuery, Template
+from service.inbox.shapes import MAX_TEXT, ConversationQuery, Template
 
 PAGE = "/dashboard/inbox"
 LIST_LIMIT = 30
@@ -52,15 +52,17 @@ class Filters:
 
     def __init__(self, request: Request, user_id: str) -> None:
         params = request.query_params
-        self.platform = params.get("platform", "")
+        # Every platform whose accounts hold conversations (the service's own filter takes any of
+        # them; /v1's query is the contract's narrower list, so the platform is checked here).
+        self.platform = params.get("platform", "").lower()
+        if self.platform and self.platform not in platforms.with_conversations():
+            raise ValidationFailed.field("platform", "is not a platform with conversations")
         self.account = params.get("account", "")
         self.unread = params.get("unread") == "1"
         self.show = params.get("show", "") if params.get("show", "") in dict(SHOWS) else ""
         self.q = params.get("q", "").strip()
         raw_page = params.get("page", "")
         query: dict[str, Any] = {}
-        if self.platform:
-            query["platform"] = self.platform
         if self.account:
             query["accountId"] = self.account
         if raw_page:
@@ -84,8 +86,9 @@ class Filters:
 
 def _list(where: Seat, filters: Filters) -> dict[str, Any]:
     actor = where.actor()
-    found = conversations.list_conversations(actor=actor, **{**dict(filters.query), "limit": LIST_LIMIT},
-                                             unread=filters.unread)
+    found = conversations.list_conversations(
+        actor=actor, **{**dict(filters.query), "limit": LIST_LIMIT, "platform": filters.platform or None},
+        unread=filters.unread)
     known = {a["id"]: a for a in data_of(accounts.list_accounts(actor=actor, limit=100))}
     listed = data_of(found)
     previews = sharing.previews(actor=actor, conversation_ids=[item["id"] for item in listed])
@@ -134,7 +137,8 @@ async def inbox_page(request: Request) -> Response:
     templates = await _templates(where, thread["conversation"]) if thread else None
     context = {"filters": filters, "query": filters.params(where), "current": conversation_id,
                "templates": templates, "reply_key": secrets.token_urlsafe(24),
-               "platforms": PLATFORM_FILTER, "max_text": MAX_TEXT, **listed, **(thread or {})}
+               "platforms": [(p, platform_name(p)) for p in platforms.with_conversations()],
+               "max_text": MAX_TEXT, **listed, **(thread or {})}
     list_html, _ = views.fragment(request, "inbox_list.html", "list-seen", workspace=where.workspace, **context)
     thread_html = THREAD.first(request, where, context) if thread else ""
     return views.page(request, "inbox.html", where, title="Inbox", nav="inbox", list_html=list_html,

@@ -126,7 +126,7 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (api_keys.PAGE, api_keys.api_keys_page, BOTH),
         (f"{api_keys.PAGE}/{{id}}/revoke", api_keys.revoke_key, BOTH),
         ("/dashboard/settings/connected-apps", connected_apps.connected_apps, GET),
-        ("/dashboard/settings/connected-apps/revoke", connected_apps.revoke_app, POST),
+        ("/dashboard/settings/connected-apps/revoke", connected_apps.revoke_app, BOTH),
         # Members, invitations and the audit log.
         (members.PAGE, members.members_page, BOTH),
         (f"{members.PAGE}/{{id}}/role", members.change_member, POST),

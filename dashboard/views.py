@@ -34,6 +34,7 @@ from kit import scheduling
 from kit.errors import ServiceError
 from oauth import shell
 from oauth.shell import current_user, error_page, in_db, safe_next
+from service.accounts import platforms
 from service.identity import users, workspaces
 from service.identity.auth import Actor, member_actor
 from storage import requests
@@ -45,6 +46,14 @@ TEMPLATES = Path(__file__).parent / "templates"
 _templates = shell.templates_from(TEMPLATES)
 _templates.filters["when"] = times.when
 _templates.globals["time_zones"] = scheduling.zone_names()
+
+
+def platform_icon(platform: str) -> Markup:
+    """A platform's icon for a page, beside its name (hidden from screen readers: the name is read)."""
+    return Markup(platforms.icon(platform))  # noqa: S704 - the platform folder's own SVG file, not input
+
+
+_templates.globals["platform_icon"] = platform_icon
 
 
 @dataclass(frozen=True)

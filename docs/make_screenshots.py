@@ -160,6 +160,7 @@ def _past_followers(data: str) -> None:
 
 def _shoot(base: str) -> list[Path]:
     pages = [
+        ("home", "/dashboard"),
         ("accounts", "/dashboard/accounts"),
         ("inbox", f"/dashboard/inbox/{os.environ['SCREENSHOT_CONVERSATION']}"),
         ("webhooks", "/dashboard/webhooks"),
@@ -213,6 +214,13 @@ def _shoot(base: str) -> list[Path]:
         tab.goto(base + "/dashboard/calendar")
         saved.append(OUT / "calendar-phone.png")
         tab.screenshot(path=str(saved[-1]), full_page=True)
+        # A phone: stacked rows, the inbox's list, then a thread on a screen of its own.
+        for name, path in [("accounts-phone", "/dashboard/accounts"), ("inbox-phone", "/dashboard/inbox"),
+                           ("inbox-thread-phone", f"/dashboard/inbox/{os.environ['SCREENSHOT_CONVERSATION']}")]:
+            tab.goto(base + path)
+            tab.wait_for_load_state("networkidle")
+            saved.append(OUT / f"{name}.png")
+            tab.screenshot(path=str(saved[-1]))  # the first screen, as a phone shows it
         browser.close()
     return saved
 

@@ -5,6 +5,10 @@ branches on a platform's name (a new platform's folder is all it takes)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from pathlib import Path
+
 from platforms import registry
 from platforms.base import PLATFORMS
 from platforms.rules import OptionField
@@ -21,6 +25,21 @@ def known(platform: str) -> bool:
 def display_name(platform: str) -> str:
     """The platform's name as a person reads it ("TikTok"); an unknown name as it is."""
     return registry.declared(platform).display_name if known(platform) else platform
+
+
+@functools.cache
+def icon(platform: str) -> str:
+    """The platform's icon, an inline SVG kept as `icon.svg` in its folder (drawn there, so nothing
+    is fetched from another host); empty for an unknown name or a folder without one."""
+    if not known(platform):
+        return ""
+    drawn = Path(inspect.getfile(registry.declared(platform))).parent / "icon.svg"
+    return drawn.read_text().strip() if drawn.exists() else ""
+
+
+def with_conversations() -> tuple[str, ...]:
+    """The platforms whose accounts hold conversations (direct messages or comments), in order."""
+    return registry.platforms_where(lambda cls: cls.capabilities.dm or cls.capabilities.comments)
 
 
 def connects_with_token(platform: str) -> bool:

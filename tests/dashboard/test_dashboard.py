@@ -47,11 +47,12 @@ def test_a_login_next_that_leaves_the_site_goes_to_the_dashboard(server_url, ten
         assert answer.headers["location"] == "/dashboard"
 
 
-def test_workspaces_page_lists_profiles(browser, tenant):
+def test_workspaces_page_lists_profiles_by_name(browser, client, tenant):
     page = browser.get("/dashboard")
     assert page.status_code == 200
-    assert tenant["workspaceId"] in page.text
-    assert tenant["profileId"] in page.text
+    (profile,) = client.get("/v1/profiles", headers=bearer(tenant["apiKey"])).json()["data"]
+    assert f'<span class="badge">{profile["name"]}</span>' in page.text
+    assert tenant["profileId"] not in page.text  # named, never by its id
 
 
 def test_an_api_key_is_shown_once_and_revoking_it_ends_it(browser, client, tenant):

@@ -67,6 +67,7 @@ def test_a_person_signs_in_consents_and_revokes_in_a_real_browser(page, server_u
 
     page.goto(server_url + "/dashboard/settings/connected-apps")
     assert "Claude <img" in page.locator("table").inner_text()
+    page.click("button:has-text('Revoke')")  # asks first
     page.click("button:has-text('Revoke')")
     page.wait_for_url(lambda url: "revoked=1" in url)
     assert "No connected apps." in page.locator("table").inner_text()

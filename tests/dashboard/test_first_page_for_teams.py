@@ -28,7 +28,7 @@ def test_accounts_to_reconnect_and_posts_to_review_are_on_the_first_page(browser
     post = made.json()["result"]["structuredContent"]
     assert post["status"] == "pending_approval"
     home = browser.get("/dashboard")
-    assert "Accounts to reconnect" in home.text and "no longer accepts its sign-in" in home.text
+    assert "account to reconnect" in home.text and "no longer accepts its sign-in" in home.text
     assert "Posts to review" in home.text and "Weekend opening hours" in home.text
     rejected = browser.post(f"/dashboard/review/{post['id']}/reject", data={
         "csrf_token": hidden(home.text, "csrf_token"), "workspaceId": tenant["workspaceId"], "reason": "Wrong hours"})
