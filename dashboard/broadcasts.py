@@ -151,7 +151,10 @@ def _previewed(where: Seat, form: FormData) -> audience.AudiencePreview:
         raise ValidationFailed.field("accountId", "choose an account")
     action = "schedule" if field(form, "scheduledFor") else "draft"
     body = _body(form, action)
-    body["name"] = body["name"] or "Preview"  # a name is only a label: the preview does not wait for it
+    # What is still blank is not judged yet (the preview runs from the first choice on); Send judges it.
+    body["name"] = body["name"] or "Preview"
+    if "text" in body and not body["text"].strip():
+        body["text"] = "Preview"
     parsed = dict(shapes.parse(CreateBroadcast, body))
     broadcasts.check(actor=actor, **parsed)
     chosen = parsed.get("audience")

@@ -63,6 +63,14 @@ FIELDS: dict[str, dict[str, tuple[str, str]]] = {
                    "dmButtonUrl": ("ca-button-url", "DM button URL"),
                    "publicReplyText": ("ca-public", "Public reply"), "status": ("ca-status", "Status")},
 }
+# What a field looks like, said after "has the wrong form" (the shape's words for a pattern it missed).
+SHAPES: dict[str, str] = {
+    "botToken": "BotFather gives it as digits, a colon, then letters and digits (123456789:AA…)",
+    "channel": "a channel's @name, or its id beginning -100",
+    "phoneNumberId": "the number's ID from the WhatsApp Manager: digits",
+    "wabaId": "the account's ID from the WhatsApp Manager: digits",
+}
+WRONG_FORM = "has the wrong form"
 # A sequence's steps: `steps[0].text` is the first step's "Step 1 text" (`step-1-text`).
 _STEP = re.compile(r"^steps\[(\d+)\](?:\.(\w+))?")
 _STEP_FIELDS = {"text": ("text", "text"), "delayMinutes": ("delay", "delay"), "buttonLabel": ("label", "button label"),
@@ -130,7 +138,10 @@ def problems_of(problem: ServiceError, form_name: str, top: str,
     for detail in problem.details or [FieldProblem("", problem.message)]:
         spot = field_of(form_name, detail.field, named) if detail.field else None
         target, label = spot if spot else (top, "")
-        found.append(Problem(target, sentence(label, detail.message)))
+        message = detail.message
+        if message == WRONG_FORM and detail.field in SHAPES:
+            message = f"{message}: {SHAPES[detail.field]}"
+        found.append(Problem(target, sentence(label, message)))
     return found
 
 
