@@ -46,6 +46,7 @@ from dashboard.views import (
     seat,
 )
 from kit import scheduling, shapes
+from kit import settings as app_settings
 from kit.errors import FieldProblem, ServiceError, ValidationFailed
 from oauth.shell import in_db
 from service.accounts import ops as accounts
@@ -70,6 +71,14 @@ TARGET_HELP = {
     "unknown": "The service stopped while the platform was publishing it: it may be live. Check the account "
                "on the platform; Retry only if it is not there.",
 }
+# A target not yet taken (`queued`) is waiting for what its post waits for: its time, a publish now
+# already under way, an approval, or nothing at all (a draft).
+WAITING = {"publishing": ("Going out", "Next in line: it is published in a moment."),
+           "scheduled": ("Scheduled", "Waiting for its time."),
+           "draft": ("Draft", "Not published: the post is a draft."),
+           "pending_approval": ("Awaiting approval", "Published once an owner or an admin approves the post.")}
+# Where a post was made, said only when it was not made here.
+SOURCES = {"external": "Made on the platform itself, not here."}
 ACTIONS = {"publish": "Publish now", "schedule": "Schedule", "queue": "Add to queue", "draft": "Save draft"}
 
 
@@ -277,7 +286,7 @@ def _listing(where: Seat, query: dict[str, Any]) -> dict[str, Any]:
     names = labels(known)
     items = []
     for post in data_of(found):
-        items.append({**post, "targets": [{**t, "label": names.get(t["accountId"], t["platform"])}
+        items.append({**post, "targets": [{**t, **_view(t), "label": names.get(t["accountId"], t["platform"])}
                                           for t in post["targets"]]})
     return {"posts": items, "total": found.total, "pages": found.pages, "accounts": known}
 
@@ -311,13 +320,30 @@ def _live_choices(actor: Actor, known: list[dict[str, Any]]) -> dict[str, list[s
     return found
 
 
+def _view(target: dict[str, Any]) -> dict[str, str]:
+    """Where a published target is seen: the platform's page, or in the sandbox what the emulated
+    platform received of the account (the platform's address there names a post that does not exist)."""
+    if not target.get("url"):
+        return {"viewUrl": "", "viewText": ""}
+    if app_settings.current().sandbox:
+        query = urlencode({"accountId": target["accountId"]})
+        return {"viewUrl": f"{app_settings.current().sandbox_base_url}/sandbox/{target['platform']}/sent?{query}",
+                "viewText": "View in the sandbox"}
+    return {"viewUrl": str(target["url"]), "viewText": f"View on {platform_name(target['platform'])}"}
+
+
 def _post_page(where: Seat, post_id: str) -> dict[str, Any]:
     actor = where.actor()
     post = posts.get(actor=actor, post_id=post_id).dump()
     names = account_names(actor)
-    targets = [{**t, "label": names.get(t["accountId"], t["platform"]), "help": TARGET_HELP.get(t["status"], ""),
-                "platformName": platform_name(t["platform"])} for t in post["targets"]]
-    return {"post": {**post, "targets": targets},
+    targets = []
+    for t in post["targets"]:
+        word, meaning = t["status"].capitalize(), TARGET_HELP.get(t["status"], "")
+        if t["status"] == "queued":
+            word, meaning = WAITING.get(post["status"], (word, meaning))
+        targets.append({**t, **_view(t), "label": names.get(t["accountId"], t["platform"]), "help": meaning,
+                        "statusText": word, "platformName": platform_name(t["platform"])})
+    return {"post": {**post, "targets": targets, "sourceText": SOURCES.get(post["source"], "")},
             "retryable": any(t["status"] in ("failed", "unknown") for t in targets)}
 
 

@@ -52,6 +52,12 @@ FIELDS: dict[str, dict[str, tuple[str, str]]] = {
               "phoneNumberId": ("phoneNumberId", "Phone number ID"),
               "wabaId": ("wabaId", "WhatsApp Business account ID"), "accessToken": ("accessToken", "Access token")},
     "profile": {"name": ("new-profile", "New profile")},
+    "reply": {"text": ("reply-text", "Message"), "buttonLabel": ("reply-button-label", "Button label"),
+              "buttonUrl": ("reply-button-url", "Button URL"), "template": ("reply-template", "Template"),
+              "template.parameters": ("reply-parameters", "Template parameters"),
+              "savedReplyId": ("reply-saved", "Saved reply")},
+    "upload": {"filename": ("upload-file", "The file's name"), "size": ("upload-file", "The file"),
+               "contentType": ("upload-file", "The file's type")},
     "sequence": {"accountId": ("seq-account", "Account"), "name": ("seq-name", "Name"),
                  "trigger": ("seq-trigger", "Trigger"), "automationId": ("seq-automation", "Comment automation"),
                  "keywords": ("seq-keywords", "Keywords"), "matchType": ("seq-match", "Match type"),
@@ -127,6 +133,18 @@ def field_of(form_name: str, name: str, named: Mapping[str, tuple[str, str]] | N
             break
         name = trimmed
     return None
+
+
+def label_anywhere(name: str) -> str:
+    """A field's label on whichever form names it first (a refusal outside a form's page), else its
+    name spelt as words (`scheduledFor` → "Scheduled for")."""
+    for form_name in FIELDS:
+        spot = field_of(form_name, name)
+        if spot is not None:
+            return spot[1]
+    last = re.sub(r"\[\d+\]", "", name).rsplit(".", 1)[-1]
+    words = re.sub(r"(?<=[a-z0-9])([A-Z])", r" \1", last).lower()
+    return words[:1].upper() + words[1:]
 
 
 def problems_of(problem: ServiceError, form_name: str, top: str,
