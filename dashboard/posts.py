@@ -46,8 +46,8 @@ from dashboard.views import (
     seat,
 )
 from kit import scheduling, shapes
-from kit import settings as app_settings
 from kit.errors import FieldProblem, ServiceError, ValidationFailed
+from kit.settings import Settings
 from oauth.shell import in_db
 from service.accounts import ops as accounts
 from service.accounts import platforms
@@ -279,14 +279,14 @@ def check_answer(request: Request, actor: Actor, form: FormData, known: list[dic
 
 
 # -- storage work for the pages ------------------------------------------------------------------------
-def _listing(where: Seat, query: dict[str, Any]) -> dict[str, Any]:
+def _listing(where: Seat, query: dict[str, Any], sandbox: str | None) -> dict[str, Any]:
     actor = where.actor()
     known = account_rows(actor, connected=False)
     found = posts.list_posts(actor=actor, **{**query, "limit": PER_PAGE})
     names = labels(known)
     items = []
     for post in data_of(found):
-        items.append({**post, "targets": [{**t, **_view(t), "label": names.get(t["accountId"], t["platform"])}
+        items.append({**post, "targets": [{**t, **_view(t, sandbox), "label": names.get(t["accountId"], t["platform"])}
                                           for t in post["targets"]]})
     return {"posts": items, "total": found.total, "pages": found.pages, "accounts": known}
 
@@ -320,19 +320,23 @@ def _live_choices(actor: Actor, known: list[dict[str, Any]]) -> dict[str, list[s
     return found
 
 
-def _view(target: dict[str, Any]) -> dict[str, str]:
+def _sandbox(settings: Settings) -> str | None:
+    """Where the sandbox answers, when the service runs on it."""
+    return f"{settings.sandbox_base_url}/sandbox" if settings.sandbox else None
+
+
+def _view(target: dict[str, Any], sandbox: str | None) -> dict[str, str]:
     """Where a published target is seen: the platform's page, or in the sandbox what the emulated
     platform received of the account (the platform's address there names a post that does not exist)."""
     if not target.get("url"):
         return {"viewUrl": "", "viewText": ""}
-    if app_settings.current().sandbox:
+    if sandbox is not None:
         query = urlencode({"accountId": target["accountId"]})
-        return {"viewUrl": f"{app_settings.current().sandbox_base_url}/sandbox/{target['platform']}/sent?{query}",
-                "viewText": "View in the sandbox"}
+        return {"viewUrl": f"{sandbox}/{target['platform']}/sent?{query}", "viewText": "View in the sandbox"}
     return {"viewUrl": str(target["url"]), "viewText": f"View on {platform_name(target['platform'])}"}
 
 
-def _post_page(where: Seat, post_id: str) -> dict[str, Any]:
+def _post_page(where: Seat, post_id: str, sandbox: str | None = None) -> dict[str, Any]:
     actor = where.actor()
     post = posts.get(actor=actor, post_id=post_id).dump()
     names = account_names(actor)
@@ -341,7 +345,7 @@ def _post_page(where: Seat, post_id: str) -> dict[str, Any]:
         word, meaning = t["status"].capitalize(), TARGET_HELP.get(t["status"], "")
         if t["status"] == "queued":
             word, meaning = WAITING.get(post["status"], (word, meaning))
-        targets.append({**t, **_view(t), "label": names.get(t["accountId"], t["platform"]), "help": meaning,
+        targets.append({**t, **_view(t, sandbox), "label": names.get(t["accountId"], t["platform"]), "help": meaning,
                         "statusText": word, "platformName": platform_name(t["platform"])})
     return {"post": {**post, "targets": targets, "sourceText": SOURCES.get(post["source"], "")},
             "retryable": any(t["status"] in ("failed", "unknown") for t in targets)}
@@ -372,11 +376,11 @@ def _filters(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
     return dict(shapes.parse(PostQuery, query)), chosen  # a bad window: list_posts's 422
 
 
-async def list_page(request: Request) -> Response:
+async def list_page(request: Request, *, settings: Settings) -> Response:
     try:
         where = await seat(request)
         query, chosen = _filters(request)
-        listed = await in_db(_listing, where, query)
+        listed = await in_db(_listing, where, query, _sandbox(settings))
     except ServiceError as problem:
         return failure(request, problem, PAGE)
     params = urlencode({k: v for k, v in {**chosen, "workspace": where.workspace_id}.items() if v and k != "page"})
@@ -444,10 +448,10 @@ async def create(request: Request) -> Response:
     return done(request, f"{outcome} The post is {made.status}.", f"{PAGE}/{made.id}", where)
 
 
-async def post_page(request: Request) -> Response:
+async def post_page(request: Request, *, settings: Settings) -> Response:
     try:
         where = await seat(request)
-        data = await in_db(_post_page, where, request.path_params["id"])
+        data = await in_db(_post_page, where, request.path_params["id"], _sandbox(settings))
     except ServiceError:
         return not_found(request, MISSING)
     return page(request, "post.html", where, title="Post", nav="posts", **data)
