@@ -7,9 +7,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from dashboard import views
+from dashboard import refusals, views
 from dashboard.forms import account_name, platform_name
 from dashboard.views import Seat, data_of, field, flash
 from kit import shapes
@@ -51,11 +51,24 @@ def _load(where: Seat) -> dict[str, Any]:
 
 async def accounts_page(request: Request) -> Response:
     where = await views.seat(request)
+    return await _accounts_page(request, where)
+
+
+async def _accounts_page(request: Request, where: Seat, reconnect: str = "") -> HTMLResponse:
+    """The page (also what a refused connection or profile form is filled in again on)."""
     loaded = await in_db(_load, where)
     oauth = [(p, platform_name(p)) for p in connect.OAUTH_PLATFORMS]
     return views.page(request, "accounts.html", where, title="Accounts", nav="accounts", oauth_platforms=oauth,
                       chosen_profile=request.query_params.get("profile", ""),
-                      reconnect=request.query_params.get("reconnect", ""), **loaded)
+                      reconnect=reconnect or request.query_params.get("reconnect", ""), **loaded)
+
+
+async def _again(request: Request, where: Seat, form: Any, problem: ServiceError, form_name: str, top: str,
+                 named: dict[str, tuple[str, str]] | None = None) -> Response:
+    """A refused form of this page: the page again with the form filled in and its problems."""
+    again = await _accounts_page(request, where)
+    return refusals.again(again, problem.status, form, request.url.path,
+                          refusals.problems_of(problem, form_name, top, named))
 
 
 async def start_connect(request: Request, *, settings: Settings) -> Response:
@@ -64,7 +77,6 @@ async def start_connect(request: Request, *, settings: Settings) -> Response:
     if not platforms.known(platform):
         return views.not_found(request, "No such platform.")
     profile_id = field(form, "profileId")
-    back = f"{PAGE}?workspace={where.workspace_id}"
     try:
         if platforms.connects_with_token(platform):
             record = await _connect_with_token(where, platform, profile_id, form)
@@ -76,7 +88,11 @@ async def start_connect(request: Request, *, settings: Settings) -> Response:
             actor=where.actor(), platform=platform, profile_id=profile_id,
             redirect_url=_back_here(settings, where, platform), product=product))
     except ServiceError as problem:
-        return views.failure(request, problem, back)
+        if platforms.connects_with_token(platform):
+            return await _again(request, where, form, problem, "token", f"connect-{platform}",
+                                {"profileId": (f"{platform}-profile", "Profile")})
+        return await _again(request, where, form, problem, "token", "connect-oauth",
+                            {"profileId": ("connect-profile", "Profile")})
     return RedirectResponse(started.auth_url, status_code=303)
 
 
@@ -170,7 +186,7 @@ async def create_profile(request: Request) -> Response:
         fields = shapes.parse(CreateProfile, {"name": field(form, "name")})
         made = await in_db(lambda: workspaces.create_profile(actor=where.actor(), **dict(fields)))
     except ServiceError as problem:
-        return views.failure(request, problem, PAGE)
+        return await _again(request, where, form, problem, "profile", "new-profile")
     return views.done(request, f"Created the profile {made.name}.", PAGE, where)
 
 
@@ -182,7 +198,10 @@ async def rename_profile(request: Request) -> Response:
         renamed = await in_db(lambda: workspaces.update_profile(
             actor=where.actor(), profile_id=profile_id, **dict(fields)))
     except ServiceError as problem:
-        return views.refused(request, problem, PAGE, "No profile with that id.")
+        if problem.status == 404:
+            return views.not_found(request, "No profile with that id.")
+        return await _again(request, where, form, problem, "profile", f"rename-{profile_id}",
+                            {"name": (f"rename-{profile_id}", "Name")})
     return views.done(request, f"Renamed the profile to {renamed.name}.", PAGE, where)
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
-from dashboard import views
+from dashboard import refusals, views
 from kit import shapes
 from kit.errors import ServiceError
 from kit.shapes import Body
@@ -91,6 +91,11 @@ async def edit_page(request: Request, *, thing: Thing) -> Response:
     """GET the form that creates a thing (`.../new`) or edits one (`.../{id}`), with what `edit_load` reads."""
     thing_id = request.path_params.get("id")
     where = await views.seat(request)
+    return await _editor(request, thing, where, thing_id)
+
+
+async def _editor(request: Request, thing: Thing, where: views.Seat, thing_id: str | None) -> HTMLResponse:
+    """The editor as a GET shows it (what a refused save is filled in again on)."""
     try:
         data = await in_db(_given(thing.edit_load), where, thing_id)
     except ServiceError:
@@ -103,7 +108,6 @@ async def save(request: Request, *, thing: Thing) -> Response:
     """POST the form: `create(actor, **body)` from `.../new`, `update(actor, id, **changes)` from
     `.../{id}`, each body checked by the `/v1` shape first; then the thing's page."""
     thing_id = request.path_params.get("id")
-    back = f"{thing.base}/{thing_id}" if thing_id else f"{thing.base}/new"
     where, form = await views.acting(request)
     run = views.in_own if thing.waits else in_db
     fields = _given(thing.fields)
@@ -118,7 +122,11 @@ async def save(request: Request, *, thing: Thing) -> Response:
             body = shapes.parse(_given(thing.create_shape), fields(form, False))
             made = await run(lambda: thing.create(actor, **dict(body)))
     except ServiceError as problem:
-        return views.refused(request, problem, f"{back}?workspace={where.workspace_id}", thing.missing)
+        if problem.status == 404:
+            return views.not_found(request, thing.missing)
+        again = await _editor(request, thing, where, thing_id)
+        return refusals.again(again, problem.status, form, request.url.path,
+                              refusals.problems_of(problem, thing.noun, f"{thing.noun}-form"))
     views.flash(request, f"Saved the {thing.noun} {made.name}.")
     return views.back_to(f"{thing.base}/{made.id}", where)
 

@@ -8,7 +8,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from dashboard import views
+from dashboard import refusals, views
 from dashboard.views import Seat, data_of, field
 from kit import shapes
 from kit.errors import ServiceError
@@ -49,7 +49,11 @@ async def api_keys_page(request: Request) -> Response:
             fields = shapes.parse(CreateApiKey, _create_body(form))
             created = (await in_db(lambda: api_keys.create(actor=where.actor(), **dict(fields)))).dump()
         except ServiceError as problem:
-            return views.failure(request, problem, PAGE)
+            listing = await in_db(_listing, where)
+            again = views.page(request, "api_keys.html", where, title="API keys", nav="keys", created=None,
+                               **listing)
+            return refusals.again(again, problem.status, form, request.url.path,
+                                  refusals.problems_of(problem, "api_key", "create-heading"))
     listing = await in_db(_listing, where)
     return views.page(request, "api_keys.html", where, title="API keys", nav="keys", created=created, **listing)
 

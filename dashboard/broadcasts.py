@@ -8,9 +8,9 @@ from typing import Any
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
-from dashboard import views
+from dashboard import refusals, views
 from dashboard.forms import (
     PER_PAGE,
     account_names,
@@ -131,6 +131,11 @@ async def list_page(request: Request) -> Response:
 
 async def new_page(request: Request) -> Response:
     where = await views.seat(request)
+    return await _new_page(request, where)
+
+
+async def _new_page(request: Request, where: Seat) -> HTMLResponse:
+    """New broadcast, empty (what a refusal fills in again)."""
     data = await in_db(_form_data, where)
     actor = await in_db(where.actor)
     templates = await views.in_own(lambda: _templates(actor, data["accounts"]))
@@ -138,21 +143,36 @@ async def new_page(request: Request) -> Response:
                       templates=templates, form_key=form_key(), **data)
 
 
+def _previewed(where: Seat, form: FormData) -> audience.AudiencePreview:
+    """The audience, once every rule Send now or Schedule applies holds (a refusal raised)."""
+    actor = where.actor()
+    account_id = field(form, "accountId")
+    if not account_id:
+        raise ValidationFailed.field("accountId", "choose an account")
+    action = "schedule" if field(form, "scheduledFor") else "draft"
+    body = _body(form, action)
+    # What is still blank is not judged yet (the preview runs from the first choice on); Send judges it.
+    body["name"] = body["name"] or "Preview"
+    if "text" in body and not body["text"].strip():
+        body["text"] = "Preview"
+    parsed = dict(shapes.parse(CreateBroadcast, body))
+    broadcasts.check(actor=actor, **parsed)
+    chosen = parsed.get("audience")
+    return audience.preview(actor=actor, account_id=account_id,
+                            conversation_ids=list(chosen.conversation_ids or []) or None if chosen else None,
+                            active_within_days=chosen.active_within_days if chosen else None,
+                            template=bool(field(form, "template")))
+
+
 async def preview(request: Request) -> Response:
     where, form = await views.acting(request)
+    if not field(form, "accountId"):
+        return views.render(request, "broadcast_preview.html", waiting=True)
     try:
-        chosen = [str(c) for c in form.getlist("conversationIds")]
-        days = field(form, "activeWithinDays")
-        account_id = field(form, "accountId")
-        if not account_id:
-            raise ValidationFailed.field("accountId", "choose an account")
-        if days and not (days.isdigit() and 1 <= int(days) <= 365):
-            raise ValidationFailed.field("activeWithinDays", "must be a whole number of days, 1 to 365")
-        found = await in_db(lambda: audience.preview(
-            actor=where.actor(), account_id=account_id, conversation_ids=chosen or None,
-            active_within_days=int(days) if days and not chosen else None, template=bool(field(form, "template"))))
+        found = await in_db(_previewed, where, form)
     except ServiceError as problem:
-        return views.render(request, "broadcast_preview.html", problem=problem.message)
+        said = refusals.problems_of(problem, "broadcast", "broadcast")
+        return views.render(request, "broadcast_preview.html", problems=[p.message for p in said])
     return views.render(request, "broadcast_preview.html", preview=found)
 
 
@@ -165,7 +185,11 @@ async def create(request: Request) -> Response:
         body = shapes.parse(CreateBroadcast, _body(form, action))
         made = await once(request, where, form, lambda actor: broadcasts.create(actor=actor, **dict(body)))
     except ServiceError as problem:
-        return views.failure(request, problem, f"{PAGE}/new?workspace={where.workspace_id}")
+        if problem.status == 404:
+            return views.not_found(request, "No account with that id.")
+        again = await _new_page(request, where)
+        return refusals.again(again, problem.status, form, request.url.path,
+                              refusals.problems_of(problem, "broadcast", "broadcast"))
     if made is None:
         return views.done(request, "This broadcast was saved already (the form was sent twice).", PAGE, where)
     views.flash(request, {"send": "Sending now.", "schedule": "Scheduled.", "draft": "Saved as a draft."}[action])

@@ -11,9 +11,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from dashboard import views
+from dashboard import refusals, views
 from dashboard.forms import account_name, contact_label, once, platform_name
 from dashboard.views import Seat, data_of, field, flash
 from kit import clock, shapes
@@ -117,6 +117,8 @@ def _thread(where: Seat, conversation_id: str) -> dict[str, Any]:
     return {"conversation": {**conversation, "contact": contact_label(conversation),
                              "platformName": platform_name(conversation["platform"]),
                              "accountName": account_name(account), "accountStatus": account["status"],
+                             # Without buttons, a button went as its link on a line of its own.
+                             "buttons": account["capabilities"].get("button") is not None,
                              "assignee": people.get(conversation["assigneeId"])},
             "messages": messages, "earlier": found.total - len(messages),
             "notes": [{**note, "author": people.get(note["authorId"], "an API key")} for note in notes],
@@ -131,6 +133,11 @@ THREAD = views.Live(template="inbox_thread.html", seen_id="thread-seen", load=_t
 async def inbox_page(request: Request) -> Response:
     conversation_id = request.path_params.get("id")
     where = await views.seat(request)
+    return await _inbox_page(request, where, conversation_id)
+
+
+async def _inbox_page(request: Request, where: Seat, conversation_id: str | None) -> HTMLResponse:
+    """The inbox, with a conversation's thread (also what a refused reply is filled in again on)."""
     filters, listed = await _listed(request, where)
     thread = await THREAD.read(request, where, conversation_id) if conversation_id else None
     listed["shows"] = SHOWS
@@ -170,7 +177,7 @@ async def reply(request: Request) -> Response:
     try:
         text, template = field(form, "text"), _chosen_template(form)
     except ServiceError as problem:
-        return views.failure(request, problem, back)
+        return await _reply_again(request, where, form, problem)
     saved = field(form, "savedReplyId")
     if saved and not text and template is None:
         content_saved: dict[str, Any] = {"saved_reply_id": saved}
@@ -179,11 +186,12 @@ async def reply(request: Request) -> Response:
                 actor=actor, conversation_id=conversation_id, **content_saved),
                 answer=lambda sent: (sent.status, {"id": sent.record.id}))
         except ServiceError as problem:
-            return views.failure(request, problem, back)
+            return await _reply_again(request, where, form, problem)
         flash(request, "Saved reply sent." if sent_saved is not None else "This message was sent already.")
         return RedirectResponse(back, status_code=303)
     if not text and template is None:
-        return views.failure(request, ValidationFailed.field("text", "is required: write a message first"), back)
+        return await _reply_again(request, where, form,
+                                  ValidationFailed.field("text", "is required: write a message first"))
     content: dict[str, Any] = {"template": template} if template is not None else {"text": text}
     # A link button goes with a text message: the service checks it as /v1 does (both parts,
     # an https URL, what the platform takes), so a half-filled pair is a clear refusal.
@@ -200,13 +208,22 @@ async def reply(request: Request) -> Response:
     except ServiceError as problem:
         if problem.status in (404, 502):
             return _refused_reply(request, problem, back)
-        return views.failure(request, problem, back)
+        return await _reply_again(request, where, form, problem)
     if sent is None:
         flash(request, "This message was sent already (the form was sent twice).")
     else:
         flash(request, "Message sent." if sent.status == 201 else
               "Message queued: it is sent as soon as the platform allows.")
     return RedirectResponse(back, status_code=303)
+
+
+async def _reply_again(request: Request, where: Seat, form: Any, problem: ServiceError) -> Response:
+    """A refused reply: the conversation again, the typed message kept, the problem beside it."""
+    if problem.status == 404:
+        return views.not_found(request, THREAD.missing)
+    again = await _inbox_page(request, where, request.path_params["id"])
+    return refusals.again(again, problem.status, form, request.url.path,
+                          refusals.problems_of(problem, "reply", "reply-text"))
 
 
 def _refused_reply(request: Request, problem: ServiceError, back: str) -> Response:

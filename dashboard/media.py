@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from dashboard import views
+from dashboard import refusals, views
 from dashboard.actions import Thing
 from dashboard.forms import number
 from dashboard.views import Seat, data_of, field
@@ -47,15 +47,30 @@ async def start_upload(request: Request) -> Response:
                                        "size": number(field(form, "size"))})
         upload = await in_db(lambda: media.create_upload(actor=where.actor(), **dict(body)))
     except ServiceError as problem:
-        return views.failure(request, problem, PAGE)
+        return _refused(problem, field(form, "filename"))
     return _json({"token": upload.token}, 201)
+
+
+def _refused(problem: ServiceError, filename: str) -> JSONResponse:
+    """A refused upload as the words the page shows: a type not taken names the types that are."""
+    fields = {detail.field for detail in problem.details}
+    if "contentType" in fields:
+        words = f"{filename or 'This file'} is not a type that can be posted: upload {media.ACCEPTED}."
+    elif "size" in fields:
+        words = f"{filename or 'This file'} is too large, or arrived incomplete: " + "; ".join(
+            detail.message for detail in problem.details if detail.field == "size") + "."
+    else:
+        words = " ".join(p.message for p in refusals.problems_of(problem, "upload", "upload-file"))
+    return _json({"error": {"message": words}}, problem.status)
 
 
 async def complete_upload(request: Request) -> Response:
     token = request.path_params["id"]
     where, _form = await views.acting(request)
-    made = await views.attempt(request, lambda: media.complete(actor=where.actor(), token=token), PAGE,
-                               "No upload with that token.")
+    try:
+        made = await in_db(lambda: media.complete(actor=where.actor(), token=token))
+    except ServiceError as problem:
+        return _refused(problem, "")
     return _json({"mediaId": made.id, "filename": made.filename, "contentType": made.content_type})
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from dashboard import views
+from dashboard import refusals, views
 from dashboard.views import Seat, data_of, field
 from kit.errors import ServiceError
 from kit.settings import Settings
@@ -50,7 +50,11 @@ async def members_page(request: Request) -> Response:
                 actor=where.actor(), email=field(form, "email"), role=field(form, "role") or "member",
                 profile_ids=profile_ids or None))).dump()
         except ServiceError as problem:
-            return views.failure(request, problem, PAGE)
+            listing = await in_db(_listing, where)
+            again = views.page(request, "members.html", where, title="Members", nav="members", created=None,
+                               **listing)
+            return refusals.again(again, problem.status, form, request.url.path,
+                                  refusals.problems_of(problem, "invite", "invite-heading"))
     listing = await in_db(_listing, where)
     return views.page(request, "members.html", where, title="Members", nav="members", created=created, **listing)
 

@@ -14,8 +14,9 @@ from urllib.parse import urlencode
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
+from dashboard import refusals
 from dashboard.forms import (
     PER_PAGE,
     account_name,
@@ -47,11 +48,13 @@ from dashboard.views import (
 )
 from kit import scheduling, shapes
 from kit.errors import FieldProblem, ServiceError, ValidationFailed
+from kit.settings import Settings
 from oauth.shell import in_db
 from service.accounts import ops as accounts
 from service.accounts import platforms
 from service.identity.auth import Actor
 from service.media import library
+from service.media import ops as media_ops
 from service.posts import ops as posts
 from service.posts import publishing, queue
 from service.posts.shapes import POST_STATUSES, PostIn, PostQuery, QueueIn
@@ -69,6 +72,14 @@ TARGET_HELP = {
     "unknown": "The service stopped while the platform was publishing it: it may be live. Check the account "
                "on the platform; Retry only if it is not there.",
 }
+# A target not yet taken (`queued`) is waiting for what its post waits for: its time, a publish now
+# already under way, an approval, or nothing at all (a draft).
+WAITING = {"publishing": ("Going out", "Next in line: it is published in a moment."),
+           "scheduled": ("Scheduled", "Waiting for its time."),
+           "draft": ("Draft", "Not published: the post is a draft."),
+           "pending_approval": ("Awaiting approval", "Published once an owner or an admin approves the post.")}
+# Where a post was made, said only when it was not made here.
+SOURCES = {"external": "Made on the platform itself, not here."}
 ACTIONS = {"publish": "Publish now", "schedule": "Schedule", "queue": "Add to queue", "draft": "Save draft"}
 
 
@@ -121,19 +132,38 @@ def _body(form: FormData, known: list[dict[str, Any]], action: str) -> dict[str,
     return body
 
 
-def _targets_problem(problem: ValidationFailed, known: list[dict[str, Any]], body: dict[str, Any]) -> str:
-    """A refusal in words a person reads: `targets[1].content` becomes the account's name."""
-    names = labels(known)
-    parts = []
-    for detail in problem.details or []:
-        where = detail.field
-        if where.startswith("targets["):
-            index = int(where[8:where.index("]")])
-            if index < len(body["targets"]):
-                rest = where[where.index("]") + 2:] if "]." in where else "account"
-                where = f"{names.get(body['targets'][index]['accountId'], 'an account')} ({rest})"
-        parts.append(f"{where}: {detail.message}")
-    return "; ".join(parts) or problem.message
+def _names(body: dict[str, Any], known: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """The composer's own names of a post's per-target fields: `targets[1].content` is the Text for
+    the second chosen account (`content-<id>`), its options the fields of its platform."""
+    by_id = {account["id"]: account for account in known}
+    named: dict[str, tuple[str, str]] = {}
+    for index, target in enumerate(body.get("targets") or []):
+        account = by_id.get(target["accountId"])
+        label = account["label"] if account else "An account"
+        where, box = f"targets[{index}]", f"account-{target['accountId']}"
+        named[where] = named[f"{where}.accountId"] = (box, label)
+        named[f"{where}.content"] = named[f"{where}.options"] = (f"content-{target['accountId']}",
+                                                                  f"Text for {label}")
+        for option in platforms.post_options(account["platform"]) if account else ():
+            named[f"{where}.options.{option.name}"] = (f"{option.name}-{target['accountId']}",
+                                                       f"{option.label} for {label}")
+    return named
+
+
+def _problems(problem: ServiceError, body: dict[str, Any], known: list[dict[str, Any]],
+              where: Seat) -> list[refusals.Problem]:
+    """A refusal of the composer as its problems; an account without queue slots links to its queue."""
+    found = refusals.problems_of(problem, "post", "composer", _names(body, known))
+    by_box = {f"account-{a['id']}": a for a in known}
+    for index, (item, detail) in enumerate(zip(found, problem.details or [], strict=False)):
+        account = by_box.get(item.target)
+        if account is not None and detail.message.startswith(queue.NO_FREE_SLOT):
+            found[index] = refusals.Problem(
+                item.target, f"{account['label']} has no free time in its posting queue, so Add to queue cannot "
+                             "place the post.",
+                (f"/dashboard/accounts/{account['id']}/queue?workspace={where.workspace_id}",
+                 f"Set the posting times of {account['label']}"))
+    return found
 
 
 def _local(moment: dt.datetime | None, zone_name: str | None) -> str:
@@ -166,8 +196,9 @@ def _draft(found: dict[str, Any] | None, own_zone: str) -> dict[str, Any]:
 
 
 # -- the check as the person types ---------------------------------------------------------------------
-def _check(actor: Actor, body: dict[str, Any], known: list[dict[str, Any]]) -> dict[str, Any]:
-    """Every chosen account's count and problems, and the post's own, without saving anything."""
+def _check(actor: Actor, body: dict[str, Any], known: list[dict[str, Any]], where: Seat) -> dict[str, Any]:
+    """Every chosen account's count and problems, and the post's own, without saving anything: the
+    rules of the submit (`posts.check`), in the composer's words, and whether Add to queue can place it."""
     if not body["targets"]:
         return {"counts": [], "general": [], "chosen": False}
     by_id = {a["id"]: a for a in known}
@@ -179,47 +210,85 @@ def _check(actor: Actor, body: dict[str, Any], known: list[dict[str, Any]]) -> d
             continue
         text = target.get("content", body["content"])
         measured = posts.measure(platform=account["platform"], text=text, with_media=with_media)
+        shown = posts.preview(platform=account["platform"], text=text, options=target.get("options") or {},
+                              with_media=with_media)
+        free = queue.get(actor=actor, account_id=account["id"]).dump()["nextSlots"]
         counts.append({"label": account["label"], "used": measured.used, "limit": measured.limit,
-                       "unit": measured.unit, "over": measured.over, "problems": []})
+                       "unit": measured.unit, "over": measured.over, "problems": [], "preview": shown,
+                       "queue": None if free else f"/dashboard/accounts/{account['id']}/queue?"
+                                                  f"workspace={where.workspace_id}"})
     general: list[str] = []
+    image = _first_image(actor, body["mediaIds"])
     try:
         parsed = shapes.parse(PostIn, body)
         posts.check(actor, content=parsed.content, media_ids=list(parsed.media_ids), targets=list(parsed.targets),
                     scheduled_for=parsed.scheduled_for, timezone=parsed.timezone, publish_now=parsed.publish_now)
-    except ValidationFailed as problem:
-        for detail in problem.details or [FieldProblem("post", problem.message)]:
-            if detail.field.startswith("targets[") and "]" in detail.field:
-                index = int(detail.field[8:detail.field.index("]")])
-                rest = detail.field[detail.field.index("]") + 1:].lstrip(".") or "account"
-                if index < len(counts):
-                    counts[index]["problems"].append(f"{rest}: {detail.message}")
-                    continue
-            general.append(f"{detail.field}: {detail.message}")
     except ServiceError as problem:
-        general.append(problem.message)
-    return {"counts": counts, "general": general, "chosen": bool(body["targets"])}
+        general = _sorted_problems(problem, body, known, counts)
+    return {"counts": counts, "general": general, "chosen": bool(body["targets"]), "image": image}
 
 
-def check_answer(request: Request, actor: Actor, form: FormData, known: list[dict[str, Any]]) -> Response:
+def _first_image(actor: Actor, media_ids: list[str]) -> str | None:
+    """The address of the post's first media when it is an image (the preview shows it)."""
+    found = media_ops.completed(actor.workspace_id, media_ids[:1]) if media_ids else {}
+    first = found.get(media_ids[0]) if media_ids else None
+    return media_ops.public_url(first.id) if first is not None and str(first.content_type).startswith("image/") \
+        else None
+
+
+def _sorted_problems(problem: ServiceError, body: dict[str, Any], known: list[dict[str, Any]],
+                     counts: list[dict[str, Any]]) -> list[str]:
+    """Each problem beside its account's count, the post's own (its time, its media) apart."""
+    names = _names(body, known)
+    general = []
+    for detail, said in zip(problem.details or [FieldProblem("", problem.message)],
+                            refusals.problems_of(problem, "post", "composer", names), strict=False):
+        index = _target_index(detail.field)
+        if index is not None and index < len(counts):
+            counts[index]["problems"].append(said.message)
+        else:
+            general.append(said.message)
+    return general
+
+
+def _target_index(name: str) -> int | None:
+    if name.startswith("targets[") and "]" in name:
+        number = name[8:name.index("]")]
+        return int(number) if number.isdigit() else None
+    return None
+
+
+def _check_body(form: FormData, known: list[dict[str, Any]]) -> dict[str, Any]:
+    """The body the check judges: the one Schedule sends when a time is given (else a draft's), with
+    the time zone judged whenever one is typed, as Schedule would judge it."""
+    action = field(form, "action") or ("schedule" if field(form, "scheduledFor") else "draft")
+    body = _body(form, known, action)
+    if "timezone" not in body and field(form, "timezone"):
+        body["timezone"] = field(form, "timezone")
+    return body
+
+
+def check_answer(request: Request, actor: Actor, form: FormData, known: list[dict[str, Any]],
+                 where: Seat) -> Response:
     """The check's fragment (also what the benchmark measures)."""
     try:
-        body = _body(form, known, field(form, "action") or "draft")
-        result = _check(actor, body, known)
-    except ValidationFailed as problem:
-        general = [f"{d.field}: {d.message}" for d in problem.details or []] or [problem.message]
-        result = {"counts": [], "general": general, "chosen": True}
+        body = _check_body(form, known)
+        result = _check(actor, body, known, where)
+    except ServiceError as problem:
+        said = refusals.problems_of(problem, "post", "composer")
+        result = {"counts": [], "general": [p.message for p in said], "chosen": True}
     return render(request, "composer_check.html", **result)
 
 
 # -- storage work for the pages ------------------------------------------------------------------------
-def _listing(where: Seat, query: dict[str, Any]) -> dict[str, Any]:
+def _listing(where: Seat, query: dict[str, Any], sandbox: str | None) -> dict[str, Any]:
     actor = where.actor()
     known = account_rows(actor, connected=False)
     found = posts.list_posts(actor=actor, **{**query, "limit": PER_PAGE})
     names = labels(known)
     items = []
     for post in data_of(found):
-        items.append({**post, "targets": [{**t, "label": names.get(t["accountId"], t["platform"])}
+        items.append({**post, "targets": [{**t, **_view(t, sandbox), "label": names.get(t["accountId"], t["platform"])}
                                           for t in post["targets"]]})
     return {"posts": items, "total": found.total, "pages": found.pages, "accounts": known}
 
@@ -253,13 +322,34 @@ def _live_choices(actor: Actor, known: list[dict[str, Any]]) -> dict[str, list[s
     return found
 
 
-def _post_page(where: Seat, post_id: str) -> dict[str, Any]:
+def _sandbox(settings: Settings) -> str | None:
+    """Where the sandbox answers, when the service runs on it."""
+    return f"{settings.sandbox_base_url}/sandbox" if settings.sandbox else None
+
+
+def _view(target: dict[str, Any], sandbox: str | None) -> dict[str, str]:
+    """Where a published target is seen: the platform's page, or in the sandbox what the emulated
+    platform received of the account (the platform's address there names a post that does not exist)."""
+    if not target.get("url"):
+        return {"viewUrl": "", "viewText": ""}
+    if sandbox is not None:
+        query = urlencode({"accountId": target["accountId"]})
+        return {"viewUrl": f"{sandbox}/{target['platform']}/sent?{query}", "viewText": "View in the sandbox"}
+    return {"viewUrl": str(target["url"]), "viewText": f"View on {platform_name(target['platform'])}"}
+
+
+def _post_page(where: Seat, post_id: str, sandbox: str | None = None) -> dict[str, Any]:
     actor = where.actor()
     post = posts.get(actor=actor, post_id=post_id).dump()
     names = account_names(actor)
-    targets = [{**t, "label": names.get(t["accountId"], t["platform"]), "help": TARGET_HELP.get(t["status"], ""),
-                "platformName": platform_name(t["platform"])} for t in post["targets"]]
-    return {"post": {**post, "targets": targets},
+    targets = []
+    for t in post["targets"]:
+        word, meaning = t["status"].capitalize(), TARGET_HELP.get(t["status"], "")
+        if t["status"] == "queued":
+            word, meaning = WAITING.get(post["status"], (word, meaning))
+        targets.append({**t, **_view(t, sandbox), "label": names.get(t["accountId"], t["platform"]), "help": meaning,
+                        "statusText": word, "platformName": platform_name(t["platform"])})
+    return {"post": {**post, "targets": targets, "sourceText": SOURCES.get(post["source"], "")},
             "retryable": any(t["status"] in ("failed", "unknown") for t in targets)}
 
 
@@ -289,11 +379,11 @@ def _filters(request: Request) -> tuple[dict[str, Any], dict[str, str]]:
     return dict(shapes.parse(PostQuery, query)), chosen  # a bad window: list_posts's 422
 
 
-async def list_page(request: Request) -> Response:
+async def list_page(request: Request, *, settings: Settings) -> Response:
     try:
         where = await seat(request)
         query, chosen = _filters(request)
-        listed = await in_db(_listing, where, query)
+        listed = await in_db(_listing, where, query, _sandbox(settings))
     except ServiceError as problem:
         return failure(request, problem, PAGE)
     params = urlencode({k: v for k, v in {**chosen, "workspace": where.workspace_id}.items() if v and k != "page"})
@@ -303,8 +393,13 @@ async def list_page(request: Request) -> Response:
 
 async def composer(request: Request) -> Response:
     post_id = request.path_params.get("id")
+    where = await seat(request)
+    return await _composer_page(request, where, post_id)
+
+
+async def _composer_page(request: Request, where: Seat, post_id: str | None) -> HTMLResponse:
+    """The composer, empty or with the post being edited (what a refusal fills in again)."""
     try:
-        where = await seat(request)
         data = await in_db(_composer_data, where)
         actor = await in_db(where.actor)
         found = await in_db(lambda: posts.editable(actor=actor, post_id=post_id)) if post_id else None
@@ -320,15 +415,15 @@ async def check(request: Request) -> Response:
     where, form = await acting(request)
     actor = await in_db(where.actor)
     known = await in_db(lambda: account_rows(actor))
-    return await in_own(lambda: check_answer(request, actor, form, known))
+    return await in_own(lambda: check_answer(request, actor, form, known, where))
 
 
 async def create(request: Request) -> Response:
     post_id = request.path_params.get("id")
-    back = f"{PAGE}/{post_id}/edit" if post_id else f"{PAGE}/new"
     where, form = await acting(request)
     action = field(form, "action")
     body: dict[str, Any] = {}
+    known: list[dict[str, Any]] = []
     try:
         actor = await in_db(where.actor)
         if post_id:  # another workspace's post is a 404 before its fields are judged
@@ -343,11 +438,12 @@ async def create(request: Request) -> Response:
             made = await in_own(lambda: posts.update(actor=actor, post_id=post_id, **dict(parsed)))
         else:
             made = await once(request, where, form, lambda actor: posts.create(actor=actor, **dict(parsed)))
-    except ValidationFailed as problem:
-        readable = ValidationFailed(_targets_problem(problem, known, body)) if body.get("targets") else problem
-        return failure(request, readable, f"{back}?workspace={where.workspace_id}")
     except ServiceError as problem:
-        return refused(request, problem, f"{back}?workspace={where.workspace_id}", MISSING)
+        if problem.status == 404:
+            return not_found(request, MISSING)
+        again = await _composer_page(request, where, post_id)
+        problems = _problems(problem, body, known, where)
+        return refusals.again(again, problem.status, form, request.url.path, problems)
     if made is None:
         return done(request, "This post was saved already (the form was sent twice).", PAGE, where)
     outcome = {"publish": "Publishing now.", "schedule": "Scheduled.", "queue": "Added to the queue.",
@@ -355,10 +451,10 @@ async def create(request: Request) -> Response:
     return done(request, f"{outcome} The post is {made.status}.", f"{PAGE}/{made.id}", where)
 
 
-async def post_page(request: Request) -> Response:
+async def post_page(request: Request, *, settings: Settings) -> Response:
     try:
         where = await seat(request)
-        data = await in_db(_post_page, where, request.path_params["id"])
+        data = await in_db(_post_page, where, request.path_params["id"], _sandbox(settings))
     except ServiceError:
         return not_found(request, MISSING)
     return page(request, "post.html", where, title="Post", nav="posts", **data)

@@ -86,11 +86,11 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
         (f"{inbox.PAGE}/{{id}}/share", inbox.share, POST),
         (f"{inbox.PAGE}/{{id}}/notes", inbox.add_note, POST),
         # Posts, the composer and the posting queues.
-        (posts.PAGE, posts.list_page, GET),
+        (posts.PAGE, partial(posts.list_page, settings=settings), GET),
         (f"{posts.PAGE}/new", posts.composer, GET),
         (f"{posts.PAGE}/new", posts.create, POST),
         (f"{posts.PAGE}/check", posts.check, POST),
-        (f"{posts.PAGE}/{{id}}", posts.post_page, GET),
+        (f"{posts.PAGE}/{{id}}", partial(posts.post_page, settings=settings), GET),
         (f"{posts.PAGE}/{{id}}/edit", posts.composer, GET),
         (f"{posts.PAGE}/{{id}}/edit", posts.create, POST),
         (f"{posts.PAGE}/{{id}}/move", moves.move_page, GET),

@@ -56,6 +56,17 @@ def _fields(form: FormData, *, editing: bool) -> dict[str, Any]:
     return body
 
 
+# A step handed to sending, as its message stands now (a step's own record stops at `queued`).
+STEP_STATES = {"pending": "waiting to send", "sending": "sending", "sent": "sent", "delivered": "delivered",
+               "read": "read", "failed": "failed", "unknown": "may have been sent (the platform did not answer)"}
+
+
+def _step_state(step: dict[str, Any], sent: dict[str, str]) -> str:
+    if step["status"] != "queued" or not step["messageId"]:
+        return str(step["status"])
+    return STEP_STATES.get(sent.get(step["messageId"], "pending"), "waiting to send")
+
+
 def _listing(where: Seat) -> dict[str, Any]:
     actor = where.actor()
     names = account_names(actor)
@@ -81,8 +92,11 @@ def _form_data(where: Seat, sequence_id: str | None) -> dict[str, Any]:
         offered = [{**c, "contact": contact_label(c)} for c in data_of(conversations.list_conversations(
             actor=actor, account_id=record["accountId"], limit=100))]
         by_id = {c["id"]: c["contact"] for c in offered}
-        enrolments = [{**e, "contact": by_id.get(e["conversationId"], e["conversationId"])}
-                      for e in data_of(sequences.list_enrollments(actor=actor, sequence_id=sequence_id, limit=100))]
+        listed = data_of(sequences.list_enrollments(actor=actor, sequence_id=sequence_id, limit=100))
+        sent = sequences.step_messages(actor=actor, sequence_id=sequence_id, message_ids=[
+            h["messageId"] for e in listed for h in e["history"] if h["messageId"]])
+        enrolments = [{**e, "contact": by_id.get(e["conversationId"], e["conversationId"]),
+                       "history": [{**h, "status": _step_state(h, sent)} for h in e["history"]]} for e in listed]
         spare = len(record["steps"]) < MAX_STEPS
         steps = record["steps"] + [{}] * spare
         counts = sequences.enrollment_counts(actor=actor, sequence_ids=[record["id"]]).get(record["id"], {})

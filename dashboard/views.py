@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dashboard import times
+from dashboard import refusals, times
 from kit import scheduling
 from kit.errors import ServiceError
 from oauth import shell
@@ -113,7 +113,7 @@ class NoSeatAnswers:
             if tracked.started:
                 raise
             heading = "You need another role" if problem.status == 403 else "That did not work"
-            refused = error_page(Request(scope, receive), problem.status, heading, explain(problem), problem.code)
+            refused = error_page(Request(scope, receive), problem.status, heading, explain(problem))
             await refused(scope, receive, send)
 
 
@@ -287,16 +287,16 @@ def not_found(request: Request, message: str) -> HTMLResponse:
 
 
 def explain(problem: ServiceError) -> str:
+    """A refusal in words: each field by its label, never its `/v1` name."""
     if problem.details:
-        return "; ".join(f"{d.field} {d.message}" for d in problem.details)
+        return " ".join(refusals.sentence(refusals.label_anywhere(d.field), d.message) for d in problem.details)
     return problem.message
 
 
 def failure(request: Request, problem: ServiceError, back: str) -> HTMLResponse:
     """A refused action as a page with the service's status and message (never an exception's text)."""
     return render(request, "error.html", status=problem.status, title="That did not work",
-                  heading="That did not work", message=explain(problem), code=problem.code,
-                  back=safe_next(back))
+                  heading="That did not work", message=explain(problem), back=safe_next(back))
 
 
 def refused(request: Request, problem: ServiceError, back: str, missing: str) -> HTMLResponse:

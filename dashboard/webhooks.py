@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
-from dashboard import views
+from dashboard import refusals, views
 from dashboard.views import Seat, data_of, field
 from kit import shapes
 from kit.errors import ServiceError
@@ -59,11 +59,14 @@ async def create(request: Request) -> Response:
         # Outside a transaction: the URL's host is looked up first (see service/webhooks/ops.py).
         created = await views.in_own(lambda: webhooks.create(actor=where.actor(), **dict(fields)))
     except ServiceError as problem:
-        return views.failure(request, problem, PAGE)
+        again = await _list(request, where, created=None)
+        return refusals.again(again, problem.status, form, request.url.path,
+                              refusals.problems_of(problem, "webhook", "create-heading"))
     return await _list(request, where, created=created.dump(), status=201)
 
 
-async def _list(request: Request, where: Seat, *, created: dict[str, Any] | None, status: int = 200) -> Response:
+async def _list(request: Request, where: Seat, *, created: dict[str, Any] | None, status: int = 200
+                ) -> HTMLResponse:
     endpoints = await in_db(_endpoints, where)
     return views.page(request, "webhooks.html", where, status=status, title="Webhooks", nav="webhooks",
                       endpoints=endpoints, catalogue=_catalogue(), created=created)

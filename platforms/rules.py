@@ -71,6 +71,16 @@ class OptionField:
     live_key: str = ""
 
 
+@dataclass(frozen=True)
+class PreviewPart:
+    """One post as a reader meets it (a thread on X is several): what shows first, what the
+    platform folds behind its "more", and what lies past the limit (refused until shortened)."""
+
+    shown: str
+    folded: str = ""
+    cut: str = ""
+
+
 FIRST_COMMENT_PLATFORMS = "Instagram, Facebook, LinkedIn and X"
 
 
@@ -87,6 +97,33 @@ class PostRules:
     # The options a person sets in a form, in the order shown (a first comment is added after them
     # where the platform takes one: `form_fields`).
     option_fields: tuple[OptionField, ...] = ()
+
+    # Where the platform's feed folds a long text behind "… more" (None: it shows the text whole).
+    fold_at: int | None = None
+
+    def preview(self, text: str, options: dict[str, Any], capabilities: Capabilities, *,
+                with_media: bool) -> tuple[PreviewPart, ...]:
+        """The post as the platform shows it: its text cut at the limit and folded where the feed
+        folds it, then the posts that follow it (a thread), each counted the way `check` counts."""
+        limit = self.text_limit(capabilities, with_media=with_media)
+        return tuple(self._part(part, limit) for part in (text, *self.following_posts(options)))
+
+    def following_posts(self, options: dict[str, Any]) -> list[str]:
+        """The texts published after the post itself (X's thread); none by default."""
+        return []
+
+    def _part(self, text: str, limit: int | None) -> PreviewPart:
+        kept = text
+        if limit is not None and self.text_size(text) > limit:
+            low, high = 0, len(text)  # the longest start of the text within the limit, by the platform's count
+            while low < high:
+                middle = (low + high + 1) // 2
+                low, high = (middle, high) if self.text_size(text[:middle]) <= limit else (low, middle - 1)
+            kept = text[:low]
+        fold = self.fold_at
+        if fold is not None and len(kept) > fold:
+            return PreviewPart(kept[:fold], kept[fold:], text[len(kept):])
+        return PreviewPart(kept, "", text[len(kept):])
 
     def form_fields(self) -> tuple[OptionField, ...]:
         if self.first_comment_limit is None:

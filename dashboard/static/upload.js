@@ -10,7 +10,12 @@
     body.set("workspaceId", form.querySelector("input[name=workspaceId]").value);
     Object.keys(fields).forEach(function (k) { body.set(k, fields[k]); });
     return fetch(url, {method: "POST", body: body, credentials: "same-origin"}).then(function (answer) {
-      if (!answer.ok) { throw new Error("refused"); }
+      if (!answer.ok) {
+        // The server's words for the refusal (a type not taken names the types that are).
+        return answer.json().then(function (refused) {
+          throw new Error((refused.error && refused.error.message) || "refused");
+        }, function () { throw new Error("refused"); });
+      }
       return answer.json();
     });
   }
@@ -56,6 +61,11 @@
         input.value = "";
         chosen(input, media);
       })
-      .catch(function () { status.textContent = "The upload of " + file.name + " did not work: check its type and size, then try again."; });
+      .catch(function (problem) {
+        bar.hidden = true;
+        status.textContent = problem && problem.message && problem.message !== "refused" && problem.message !== "network"
+          ? problem.message
+          : "The upload of " + file.name + " did not work: check your connection, then try again.";
+      });
   });
 }());

@@ -9,6 +9,7 @@ from platforms.rules import OptionField, PostDraft, PostRules
 
 class InstagramPostRules(PostRules):
     first_comment_limit = 2200
+    fold_at = 125  # the feed shows a caption's first 125 characters, then "… more"
     option_fields = (OptionField("mediaType", "Instagram format", "select",
                                  (("REELS", "Reels"), ("STORIES", "Stories")), empty="Feed post"),)
 

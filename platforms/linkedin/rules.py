@@ -13,6 +13,7 @@ VIDEO_MAX_BYTES = 500 * 1024 * 1024
 
 class LinkedInPostRules(PostRules):
     first_comment_limit = 1250
+    fold_at = 210  # about what the feed shows before "… see more" (less on a phone)
 
     def option_problems(self, draft: PostDraft) -> list[FieldProblem]:
         problems: list[FieldProblem] = []

@@ -27,6 +27,10 @@ class XPostRules(PostRules):
     def text_size(self, text: str) -> int:
         return weighted_length(text)
 
+    def following_posts(self, options: dict[str, Any]) -> list[str]:
+        thread = options.get("thread")
+        return [part for part in thread if isinstance(part, str)] if isinstance(thread, list) else []
+
     def text_limit(self, capabilities: Capabilities, *, with_media: bool) -> int | None:
         return MAX_WEIGHTED_LENGTH
 

@@ -219,6 +219,21 @@ def _create(
     send_now: bool | None = None,
 ) -> BroadcastRecord:
     """A new broadcast: `draft` without `scheduledFor` or `sendNow`, else `scheduled` (sendNow: due now)."""
+    row, due = _unsaved(actor=actor, account_id=account_id, name=name, text=text, template=template,
+                        button_label=button_label, button_url=button_url, audience=audience,
+                        scheduled_for=scheduled_for, timezone=timezone, send_now=send_now)
+    _schedule(row, due)
+    row.save(force_insert=True)
+    # Through the engine: a new row is one more ready row, nudged at once when already due.
+    engine.restart(work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True)
+    return record(row)
+
+
+def _unsaved(*, actor: Actor, account_id: str, name: str, text: str, template: dict[str, Any] | None,
+             button_label: str | None, button_url: str | None, audience: Audience | None,
+             scheduled_for: str | None, timezone: str | None,
+             send_now: bool | None) -> tuple[Broadcast, dt.datetime | None]:
+    """The broadcast `_create` would store, every rule checked (a refusal raised), not yet saved."""
     account = accounts.get_row(actor=actor, account_id=account_id)
     actor.require_write()
     moment = clock.now()
@@ -236,11 +251,18 @@ def _create(
         raise ValidationFailed("Some fields are not valid.", details=problems)
     if due is not None and account.status != "connected":
         raise Conflict("The account is disconnected.")
-    _schedule(row, due)
-    row.save(force_insert=True)
-    # Through the engine: a new row is one more ready row, nudged at once when already due.
-    engine.restart(work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True)
-    return record(row)
+    return row, due
+
+
+def check(*, actor: Actor, account_id: str, name: str, text: str | None = None, template: Any = None,
+          button_label: str | None = None, button_url: str | None = None, audience: Audience | None = None,
+          scheduled_for: str | None = None, timezone: str | None = None, send_now: bool | None = None) -> None:
+    """Every rule `create` applies (but the platform's live template check), nothing saved: a
+    preview that says a broadcast can go is one that `create` then takes."""
+    with db.atomic():
+        _unsaved(actor=actor, account_id=account_id, name=name, text=text or "", template=templates.as_dict(template),
+                 button_label=button_label, button_url=button_url, audience=audience,
+                 scheduled_for=scheduled_for, timezone=timezone, send_now=send_now)
 
 
 def list_broadcasts(

@@ -49,6 +49,8 @@ log = logging.getLogger("switchboard.media")
 TOKEN_PREFIX = "upl_"  # noqa: S105 - a prefix, not a secret
 ALLOWED_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp",
                  "video/mp4", "video/quicktime", "video/webm")
+# The same, as a person names them (a refused upload says what would be taken).
+ACCEPTED = "a JPEG, PNG, GIF or WebP image, or an MP4, QuickTime or WebM video"
 
 
 def sniff(head: bytes) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any
 from kit import scheduling
 from kit.errors import FieldProblem, ValidationFailed
 from platforms.base import PlatformFailure
-from platforms.rules import MediaInfo, PostDraft
+from platforms.rules import MediaInfo, PostDraft, PreviewPart
 from service.accounts import adapters
 from service.identity.auth import Actor
 from service.media import ops as media
@@ -168,3 +168,11 @@ def measure(*, platform: str, text: str, with_media: bool = False) -> TextMeasur
     rules = adapter.post_rules
     return TextMeasure(platform, rules.text_size(text), rules.text_limit(adapter.capabilities, with_media=with_media),
                        rules.text_unit)
+
+
+def preview(*, platform: str, text: str, options: dict[str, Any], with_media: bool = False
+            ) -> tuple[PreviewPart, ...]:
+    """The post as `platform` shows it (its text cut and folded, then a thread's posts), by the very
+    rules `check` applies."""
+    adapter = adapters.adapter(platform)
+    return adapter.post_rules.preview(text, options, adapter.capabilities, with_media=with_media)

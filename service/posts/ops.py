@@ -21,7 +21,7 @@ from kit.errors import Conflict, ValidationFailed
 from service.common import idempotency
 from service.identity.auth import Actor
 from service.posts import approvals, publishing, queue, work
-from service.posts.checks import TextMeasure, check, measure
+from service.posts.checks import TextMeasure, check, measure, preview
 from service.posts.listing import CalendarEntry, calendar, list_posts, published_counts
 from service.posts.records import emit, get_row, options_of, record
 from service.posts.shapes import Post as PostRecord
@@ -32,7 +32,7 @@ from storage.models import Account, Post, PostTarget
 # What the front doors call here, wherever it is written.
 __all__ = [
     "CalendarEntry", "TextMeasure", "calendar", "check", "create", "delete", "delete_for_account", "editable", "get",
-    "get_row", "list_posts", "measure", "published_counts", "record", "update",
+    "get_row", "list_posts", "measure", "preview", "published_counts", "record", "update",
 ]
 
 

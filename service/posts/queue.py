@@ -92,6 +92,10 @@ def put(*, actor: Actor, account_id: str, timezone: str, slots: list[Any]) -> Po
     return _record(account.id, queue)
 
 
+# How a refusal of `addToQueue` begins, so a front door can say it its own way (a link to the queue).
+NO_FREE_SLOT = "has no posting queue with a free slot"
+
+
 def claim_slots(accounts_: list[Account]) -> dict[str, dt.datetime]:
     """Per account, the next free slot of its queue, in the caller's write transaction. An account
     without a queue (or with no slot within a year) → `ValidationFailed` naming it."""
@@ -105,7 +109,7 @@ def claim_slots(accounts_: list[Account]) -> dict[str, dt.datetime]:
         queue = queues.get(account.id)
         free = free_slots(queue, count=1) if queue is not None else []
         if not free:
-            problems.append(FieldProblem(f"targets[{index}].accountId", "has no posting queue with a free slot: "
+            problems.append(FieldProblem(f"targets[{index}].accountId", NO_FREE_SLOT + ": "
                                          "set its slots with PUT /v1/accounts/{id}/queue"))
         else:
             chosen[account.id] = free[0]

@@ -84,6 +84,15 @@ def list_enrollments(*, actor: Actor, sequence_id: str, page: int | None = None,
     return paginate(query, page=page, limit=limit, record=EnrollmentRecord)
 
 
+def step_messages(*, actor: Actor, sequence_id: str, message_ids: list[str]) -> dict[str, str]:
+    """What became of the messages a sequence's steps handed to sending (a step's history says
+    `queued`; its message says `sent`, `delivered`, `read` or `failed` since), by message id."""
+    row = get_row(actor=actor, sequence_id=sequence_id)
+    found = Message.select(Message.id, Message.status).join(Conversation).where(
+        Message.id.in_(message_ids), Conversation.account == row.account_id)
+    return {message.id: str(message.status) for message in found}
+
+
 ENROLLMENT_STATUSES = ("active", "completed", "stopped", "cancelled")
 
 
