@@ -111,7 +111,9 @@ class History:
             rows_w.append({"id": ids_[0], "name": f"History {n}", "created_at": moment, "updated_at": moment})
             rows_p.append({"id": ids_[1], "workspace": ids_[0], "name": "Main", "created_at": moment,
                            "updated_at": moment})
+            # Disconnected: their accounts' chores (follower snapshots) would be due work in every tick.
             rows_a.append({"id": ids_[2], "workspace": ids_[0], "profile": ids_[1], "platform": "telegram",
+                           "status": "disconnected", "disconnected_at": moment,
                            "platform_account_id": f"hist-{n}", "username": f"hist{n}", "connected_at": moment,
                            "created_at": moment, "updated_at": moment})
             rows_e.append({"id": ids_[3], "workspace": ids_[0], "url": "https://hooks.example.com/in",
@@ -424,6 +426,11 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
             with db.atomic():
                 broadcasts.send_now(actor=own.actor, broadcast_id=made.id)
         broadcast_work.start(made.id)
+        # Its messages as a worker would leave them once sent: queued ones that no worker runs here
+        # would pile up as due work in the engine's index, which no deployment sees.
+        with connection(), db.atomic():
+            Message.update(status="sent", next_attempt_at=None, nudged_at=None).where(
+                Message.source == "broadcast", Message.status == "pending").execute()
 
     quick = replace(settings, inbox_poll_seconds=0.001)
 
@@ -543,6 +550,28 @@ def run_retention() -> None:
             pass
 
 
+def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
+    """With BENCH_TRACE (SQLite, /tmp/h53trace.py imported first): each operation's costliest statements."""
+    sys.path.insert(0, "/tmp")
+    import h53trace  # type: ignore[import-not-found]
+
+    from service.posts import listing
+    from storage.db import connection
+
+    def month() -> None:
+        with connection():
+            listing.list_posts(actor=own.actor, from_=own.month[0], to=own.month[1])
+
+    for name, op in {**ops, "posts_month_in_process": month}.items():
+        h53trace.stats.clear()
+        for _ in range(5):
+            op()
+        worst = sorted(h53trace.stats.items(), key=lambda item: -item[1][1])[:4]
+        print(f"--- {name}", file=sys.stderr)
+        for sql, (count, seconds) in worst:
+            print(f"  {seconds / 5 * 1e3:7.2f} ms/op x{count / 5:.0f}  {sql[:400]}", file=sys.stderr)
+
+
 def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, log: Callable[[str], None]
               ) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
     from kit.settings import Settings
@@ -554,6 +583,9 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, log
     env = {**env, "SWITCHBOARD_BASE_URL": base, "SWITCHBOARD_SANDBOX": "1", "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE": "1",
            "SWITCHBOARD_RATE_LIMIT_PER_MINUTE": "100000000", "SWITCHBOARD_YOUTUBE_DAILY_QUOTA": "100000000"}
     settings = Settings.from_env(env)
+    if os.environ.get("BENCH_TRACE"):
+        sys.path.insert(0, "/tmp")
+        import h53trace  # type: ignore[import-not-found]  # noqa: F401 - times each statement
     prepare(settings)
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     receiver = Receiver()
@@ -573,6 +605,8 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, log
             results[size_label(size)] = measure(ops, repeat)
             log(f"{name} {size_label(size)}: " + ", ".join(f"{op} {us / 1000:.2f} ms"
                                                            for op, us in results[size_label(size)].items()))
+        if os.environ.get("BENCH_TRACE"):
+            trace(ops, own)
         run_retention()
         after = rows_by_table()
     if not db.is_closed():
