@@ -591,7 +591,7 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, log
     receiver = Receiver()
     results: dict[str, dict[str, float]] = {}
     with process([sys.executable, "-m", "switchboard", "serve", "--no-worker", "--port", str(port)],
-                 f"{base}/v1/health", env=env):
+                 f"{base}/v1/health", env=env, timeout=180):
         own = Own(base, receiver, now)
         history = History(now)
         with connection():
