@@ -379,6 +379,7 @@ def _pg() -> bool:
 
 
 def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
+    from kit import clock
     from service.broadcasts import ops as broadcasts
     from service.broadcasts import work as broadcast_work
     from service.common import events
@@ -386,7 +387,7 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
     from service.inbox import work as inbox_work
     from service.webhooks import work as webhook_work
     from storage.db import connection, db
-    from storage.models import Message, WebhookDelivery
+    from storage.models import AccountChore, Message, WebhookDelivery
     from tasks import scheduler
 
     def dm_send() -> None:
@@ -440,16 +441,17 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
         try:
             from service.engine import core as engine
 
-            armed: list[str] = []
-            while len(armed) < len(own.channels):
-                with connection(), db.atomic():
-                    swept = engine.sweep(inbox_work.POLL_WORK)
-                if not swept.nudged:
-                    break
-                armed += swept.nudged
-            for chore_id in armed:
-                if polling.run(chore_id) != "read":
-                    raise RuntimeError("a poll did not read")
+            with connection(), db.atomic():
+                # Every channel's chore due now (each poll set its next one a moment on), then armed.
+                AccountChore.update(next_attempt_at=clock.now()).where(
+                    AccountChore.chore == "inbox_poll", AccountChore.status == "idle").execute()
+                engine.sweep(inbox_work.POLL_WORK)
+            with connection():  # with those a measured tick armed and handed to the queue (no consumer here)
+                armed = [row.id for row in AccountChore.select(AccountChore.id).where(
+                    AccountChore.chore == "inbox_poll", AccountChore.status == "due")]
+            read = [polling.run(chore_id) for chore_id in armed]
+            if read.count("read") != len(own.channels):
+                raise RuntimeError(f"{read.count('read')} of {len(own.channels)} polls read")
         finally:
             polls.settings.configure(settings)
             polling.settings.configure(settings)
