@@ -267,7 +267,7 @@ class Receiver:
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 self.send_response(204)
                 self.send_header("Content-Length", "0")
@@ -304,8 +304,8 @@ class Own:
         self.chats: list[tuple[Any, Any]] = []
         for n in range(20):
             bot = connect(self.http, api_key=self.tenant["apiKey"], profile_id=profile, platform="telegram")
-            self.http.post("/sandbox/telegram/inbound-message",
-                           json={"accountId": bot["id"], "from": {"id": str(7000 + n)}, "text": "hi"}).raise_for_status()
+            said = {"accountId": bot["id"], "from": {"id": str(7000 + n)}, "text": "hi"}
+            self.http.post("/sandbox/telegram/inbound-message", json=said).raise_for_status()
             with connection():
                 account = Account.get_by_id(bot["id"])
                 self.chats.append((Conversation.get(Conversation.account == account.id), account))
@@ -475,7 +475,7 @@ def measure(ops: dict[str, Callable[[], None]], repeat: int, meter: Any, pids: d
     backends, Redis): what the machine's other load moves least. And its median wall time, the
     operations interleaved so that all see the same machine."""
     samples: dict[str, list[float]] = {name: [] for name in ops}
-    for name, op in ops.items():  # a warm-up
+    for op in ops.values():  # a warm-up
         for _ in range(2):
             op()
     for _ in range(repeat):
@@ -545,7 +545,7 @@ def rows_by_table() -> dict[str, int]:
 
     with connection():
         present = set(db.get_tables())
-        return {table: int(db.execute_sql(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608
+        return {table: int(db.execute_sql(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
                 for table in TABLES if table in present}
 
 
@@ -562,7 +562,7 @@ def run_retention() -> None:
     with connection():
         while retention.forget_old_events(limit=5000):
             pass
-        scheduler._ticks = 0  # noqa: SLF001 - the next call is the minute's housekeeping
+        scheduler._ticks = 0
         scheduler.housekeeping()
         while audit_log.forget_old(limit=5000):
             pass
@@ -607,7 +607,8 @@ def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
 
 
 def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, seconds: float,
-              log: Callable[[str], None]) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, int], dict[str, float]]:
+              log: Callable[[str], None]) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, int],
+                                                   dict[str, float]]:
     from kit.settings import Settings
     from storage.db import connection, db
     from switchboard.app import prepare
@@ -665,7 +666,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sizes = parse_sizes(args.sizes)
-    database_url, queue_url = os.environ.get("SWITCHBOARD_DATABASE_URL", ""), os.environ.get("SWITCHBOARD_QUEUE_URL", "")
+    database_url = os.environ.get("SWITCHBOARD_DATABASE_URL", "")
+    queue_url = os.environ.get("SWITCHBOARD_QUEUE_URL", "")
     setups = ["sqlite"]
     if database_url.startswith("postgres") and queue_url:
         setups.append("postgresql")
@@ -686,7 +688,8 @@ def main() -> int:
         else:
             with fresh_postgres(database_url) as fresh:
                 env = embedded_env(data_dir, SWITCHBOARD_DATABASE_URL=fresh, SWITCHBOARD_QUEUE_URL=queue_url)
-                results, retained[setup], poll_costs[setup] = run_setup(setup, env, sizes, args.repeat, args.seconds, log)
+                results, retained[setup], poll_costs[setup] = run_setup(setup, env, sizes, args.repeat,
+                                                                        args.seconds, log)
                 from storage.db import db
 
                 if hasattr(db.obj, "close_all"):
