@@ -380,6 +380,7 @@ def _pg() -> bool:
 
 def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
     from kit import clock
+    from service.broadcasts import completion
     from service.broadcasts import ops as broadcasts
     from service.broadcasts import work as broadcast_work
     from service.common import events
@@ -387,7 +388,7 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
     from service.inbox import work as inbox_work
     from service.webhooks import work as webhook_work
     from storage.db import connection, db
-    from storage.models import AccountChore, Message, WebhookDelivery
+    from storage.models import AccountChore, BroadcastRecipient, Message, WebhookDelivery
     from tasks import scheduler
 
     def dm_send() -> None:
@@ -432,6 +433,10 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
         with connection(), db.atomic():
             Message.update(status="sent", next_attempt_at=None, nudged_at=None).where(
                 Message.source == "broadcast", Message.status == "pending").execute()
+            BroadcastRecipient.update(status="sent").where(BroadcastRecipient.broadcast == made.id,
+                                                           BroadcastRecipient.status == "pending").execute()
+        with connection():
+            completion.complete_if_done(made.id)
 
     quick = replace(settings, inbox_poll_seconds=0.001)
 

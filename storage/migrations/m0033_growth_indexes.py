@@ -10,6 +10,9 @@ only its own statuses' rows, and a due row by its `next_attempt_at`.
 `post_target_live` serves the window of `GET /v1/posts?from=&to=` and the calendar (a post is shown
 on the day one of its targets went live): it scanned every workspace's targets.
 
+`broadcast_sending` holds the broadcasts being sent, which the tick's completion job reads each
+second: it read every broadcast ever made.
+
 On PostgreSQL, the tables each message, event and delivery updates are vacuumed and analysed after
 2 % of their rows changed (and after 5 % inserted) rather than the server's default 20 %: on a table
 of millions of rows, 20 % is hundreds of thousands of dead entries that the outbox's dispatch and
@@ -25,6 +28,7 @@ _STATEMENTS = (
     "CREATE INDEX IF NOT EXISTS post_target_due ON post_target (status, next_attempt_at)",
     "DROP INDEX IF EXISTS post_target_work",
     "CREATE INDEX IF NOT EXISTS post_target_live ON post_target (workspace_id, published_at)",
+    "CREATE INDEX IF NOT EXISTS broadcast_sending ON broadcast (id) WHERE status = 'sending'",
 )
 _BUSY_TABLES = ("message", "conversation", "event", "webhook_delivery", "post_target", "account_chore",
                 "broadcast_recipient", "inbox_poll")

@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from kit import clock
+from service.broadcasts import completion
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import work as inbox_work
@@ -150,3 +151,16 @@ def test_a_months_posts_read_their_workspaces_live_targets_by_an_index(tenant):
         sql, params = listing._visible(actor, Post.select(Post.id), dates).sql()
         plan = _plan(sql.replace("%s", "?"), tuple(params))
     assert _reads_post_target_by_index(plan, "t2"), plan  # peewee's name for the subquery's table
+
+
+def test_the_ticks_completion_job_reads_only_the_broadcasts_being_sent(tenant):
+    """Every broadcast ever made stays a row: the job that completes the finished ones each tick reads
+    those still sending, through their index, not the whole table."""
+    with connection():
+        plan = _plan(f"SELECT id FROM broadcast WHERE {completion._NONE_PENDING} LIMIT 100", (True,))
+    if is_postgres():
+        reads = [line for line in plan if " on broadcast" in line and "broadcast_recipient" not in line]
+        assert reads and not any("Seq Scan" in line for line in reads), plan
+    else:  # the partial index read whole is the broadcasts being sent, and only those
+        assert plan[0] in ("SCAN broadcast USING INDEX broadcast_sending",
+                           "SEARCH broadcast USING INDEX broadcast_sending (status=?)"), plan
