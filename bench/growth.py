@@ -24,12 +24,14 @@ On PostgreSQL the server's autovacuum may be off (it is on the machine these fig
 after each load the benchmark runs `VACUUM ANALYZE`, what autovacuum with the settings of
 docs/operations.md does after a bulk load. Prints, per operation and setup, the cost at each size
 and the growth (largest size / smallest), then the rows by table after the retention jobs ran with
-the clock moved past every retention; `--json` prints the same as one object.
+the clock moved past every retention; `--json` prints the same as one object. `BENCH_TRACE=1` (SQLite)
+also prints each operation's costliest statements at the largest size.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import datetime as dt
 import http.server
@@ -589,11 +591,36 @@ def poll_cpu(poll_round: Callable[[], None], settings: Any, emulator_pid: int, r
             "redis": round(spent["redis"] / polls * 1000, 2), "emulator": round(spent["emulator"] / polls * 1000, 2)}
 
 
-def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
-    """With BENCH_TRACE (SQLite, /tmp/h53trace.py imported first): each operation's costliest statements."""
-    sys.path.insert(0, "/tmp")
-    import h53trace  # type: ignore[import-not-found]
+STATEMENTS: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])  # SQL: [runs, seconds]
 
+
+def time_statements() -> None:
+    """With BENCH_TRACE, on SQLite: every connection opened from now on times each statement it
+    runs in this process, into `STATEMENTS`."""
+    import sqlite3
+
+    class TimedCursor(sqlite3.Cursor):
+        def execute(self, sql: str, parameters: Any = ()) -> Any:  # type: ignore[override]
+            began = time.perf_counter()
+            try:
+                return super().execute(sql, parameters)
+            finally:
+                STATEMENTS[sql][0] += 1
+                STATEMENTS[sql][1] += time.perf_counter() - began
+
+    class TimedConnection(sqlite3.Connection):
+        def cursor(self, factory: Any = TimedCursor) -> Any:  # type: ignore[override]
+            return super().cursor(factory)
+
+        def execute(self, sql: str, parameters: Any = ()) -> Any:  # type: ignore[override]
+            return self.cursor().execute(sql, parameters)
+
+    opened = sqlite3.connect
+    sqlite3.connect = lambda *args, **kwargs: opened(*args, factory=TimedConnection, **kwargs)  # type: ignore[assignment]
+
+
+def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
+    """With BENCH_TRACE (SQLite): each operation's costliest statements, where its time goes."""
     from service.posts import listing
     from storage.db import connection
 
@@ -602,10 +629,10 @@ def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
             listing.list_posts(actor=own.actor, from_=own.month[0], to=own.month[1])
 
     for name, op in {**ops, "posts_month_in_process": month}.items():
-        h53trace.stats.clear()
+        STATEMENTS.clear()
         for _ in range(5):
             op()
-        worst = sorted(h53trace.stats.items(), key=lambda item: -item[1][1])[:4]
+        worst = sorted(STATEMENTS.items(), key=lambda item: -item[1][1])[:4]
         print(f"--- {name}", file=sys.stderr)
         for sql, (count, seconds) in worst:
             print(f"  {seconds / 5 * 1e3:7.2f} ms/op x{count / 5:.0f}  {sql[:400]}", file=sys.stderr)
@@ -624,8 +651,7 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, sec
            "SWITCHBOARD_RATE_LIMIT_PER_MINUTE": "100000000", "SWITCHBOARD_YOUTUBE_DAILY_QUOTA": "100000000"}
     settings = Settings.from_env(env)
     if os.environ.get("BENCH_TRACE"):
-        sys.path.insert(0, "/tmp")
-        import h53trace  # type: ignore[import-not-found]  # noqa: F401 - times each statement
+        time_statements()
     prepare(settings)
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     receiver = Receiver()
