@@ -9,8 +9,9 @@ conversations, outbox events, webhook deliveries, posts and their targets (finis
 future posts the scheduler waits on), audit rows, spread over 200 workspaces and over time. The
 measured workspace's own data (its conversations, posts, accounts, endpoint) is made first and is
 the same at every size. At each size the same operations are timed, each its median over
-`--repeat` runs:
+`--repeat` runs, and its CPU time (every process counted) over at least `--seconds` of runs:
 
+- `control`: the baseline, hashing 2 MB in this process (no data): how the machine's load moved;
 - `dm_send`: a DM queued and sent through the engine (claim, pace, the emulator's Telegram, finish);
 - `webhook`: an event emitted, dispatched to the workspace's endpoint and delivered (a local receiver);
 - `inbox_list`, `inbox_search`: `GET /v1/conversations` without and with `q`;
@@ -20,7 +21,7 @@ the same at every size. At each size the same operations are timed, each its med
 - `poll_round`: 10 YouTube channels' inbox polls through the engine (the emulator's YouTube);
 - `workspaces`: `GET /v1/workspaces`.
 
-On PostgreSQL the server's autovacuum may be off (it is on the machine these figures come from):
+On PostgreSQL the server's autovacuum may be off (it is off where docs/benchmarks.md's figures come from):
 after each load the benchmark runs `VACUUM ANALYZE`, what autovacuum with the settings of
 docs/operations.md does after a bulk load. Prints, per operation and setup, the cost at each size
 and the growth (largest size / smallest), then the rows by table after the retention jobs ran with
@@ -34,6 +35,7 @@ import argparse
 import collections
 import contextlib
 import datetime as dt
+import hashlib
 import http.server
 import json
 import os
@@ -59,6 +61,7 @@ WORKSPACES = 200
 # The history's mix, by share of its rows.
 MIX = {"message": 0.40, "conversation": 0.05, "event": 0.15, "webhook_delivery": 0.12, "post": 0.08,
        "post_target": 0.12, "audit_entry": 0.08}
+CONTROL_BYTES = bytes(range(256)) * 8192  # 2 MB: a few ms of hashing
 OWN_CONVERSATIONS = 500
 OWN_POSTS = 120
 POLLED = 10
@@ -463,7 +466,14 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
             polls.settings.configure(settings)
             polling.settings.configure(settings)
 
+    def control() -> None:
+        # The baseline: fixed work of this process's own, touching no data. Its CPU time moves only
+        # with the machine (other processes' load slows every core's caches); each operation's
+        # growth is also given divided by this one's.
+        hashlib.sha256(CONTROL_BYTES).digest()
+
     return {
+        "control": control,
         "dm_send": dm_send,
         "webhook": webhook,
         "inbox_list": get("/v1/conversations"),
@@ -732,6 +742,8 @@ def main() -> int:
             for label, values in cpu.items():
                 entry[label] = values[op]
             entry["growth"] = round(cpu[last][op] / cpu[first][op], 2)
+            # The same, divided by the baseline's growth in this run (the machine's load between sizes).
+            entry["growth_vs_control"] = round(entry["growth"] / (cpu[last]["control"] / cpu[first]["control"]), 2)
             entry["wall"] = {label: values[op] for label, values in wall.items()}
             entry["wall"]["growth"] = round(wall[last][op] / wall[first][op], 2)
     report = {"operations": operations_out, "rows_after_retention": retained, "poll_cpu_ms": poll_costs}
@@ -740,12 +752,12 @@ def main() -> int:
         return 0
     labels = [size_label(size) for size in sizes]
     print(f"\n{'operation':18} {'setup':11} " + " ".join(f"{label:>10}" for label in labels)
-          + f" {'growth':>8} {'wall':>6}   (CPU µs of every process; growth = {labels[-1]} / {labels[0]}, "
-          "goal <= 1.3; wall: the median wall time's growth)")
+          + f" {'growth':>8} {'÷ctl':>6} {'wall':>6}   (CPU µs of every process; growth = {labels[-1]} / "
+          f"{labels[0]}, goal <= 1.3; ÷ctl: divided by the baseline's; wall: the median wall time's growth)")
     for op, by_setup in operations_out.items():
         for setup, entry in by_setup.items():
             print(f"{op:18} {setup:11} " + " ".join(f"{entry[label]:10.0f}" for label in labels)
-                  + f" {entry['growth']:8.2f} {entry['wall']['growth']:6.2f}")
+                  + f" {entry['growth']:8.2f} {entry['growth_vs_control']:6.2f} {entry['wall']['growth']:6.2f}")
     print("\nCPU one inbox poll costs, ms (own: worker + database + Redis; the emulator apart; goal own <= 6):")
     for setup, costs in poll_costs.items():
         print(f"  {setup}: " + ", ".join(f"{part} {value}" for part, value in costs.items()))
