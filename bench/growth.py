@@ -40,6 +40,7 @@ import http.server
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import threading
@@ -735,6 +736,7 @@ def main() -> int:
 
                 if hasattr(db.obj, "close_all"):
                     db.obj.close_all()
+        shutil.rmtree(Path(data_dir).parent, ignore_errors=True)  # up to a gigabyte of SQLite at 1e6
         first, last = size_label(sizes[0]), size_label(sizes[-1])
         cpu, wall = results["cpu"], results["wall"]
         for op in cpu[first]:
