@@ -8,7 +8,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["shapes.py", "workspaces.py", "adapter_dm.py", "conversations.py", "webhooks.py", "sending.py",
               "send_cost.py", "mcp_tools.py", "analytics.py", "automations.py",
               "broadcasts.py", "posts.py", "dashboard_inbox.py", "dashboard_studio.py", "csv_import.py", "polls.py",
-              "retention.py", "metrics_cost.py"]
+              "retention.py", "metrics_cost.py", "growth.py"]
 
 if __name__ == "__main__":
     failed = []

@@ -63,7 +63,8 @@ def _visible(actor: Actor, query: Any, dates: tuple[dt.datetime, dt.datetime] | 
         query = query.where(((Post.scheduled_for >= start) & (Post.scheduled_for < end))
                             | ((Post.published_at >= start) & (Post.published_at < end)) | Post.id.in_(live))
     if actor.profile_ids is not None:
-        outside = PostTarget.select(PostTarget.post).where(PostTarget.profile_id.not_in(list(actor.profile_ids)))
+        outside = PostTarget.select(PostTarget.post).where(PostTarget.workspace == actor.workspace_id,
+                                                          PostTarget.profile_id.not_in(list(actor.profile_ids)))
         query = query.where(Post.id.not_in(outside))
     return query
 

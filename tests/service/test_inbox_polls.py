@@ -58,7 +58,25 @@ def test_an_account_is_polled_once_an_interval_whatever_the_number_of_workers(ap
 
     assert _sweep() == []  # idle until its next interval
     assert polling.run(chore) is None
-    clock.advance(polling.interval().total_seconds() + 1)
+    # Its next poll is at its own instant of the interval, at least half an interval on.
+    clock.advance(polling.interval().total_seconds() * 1.5 + 1)
     assert _sweep() == [chore]
     assert polling.run(chore) == "read"
     assert _units(channel["id"]) == 2 * POLL_UNITS
+
+
+def test_accounts_polled_together_are_next_polled_spread_over_the_interval(service):
+    """10,000 accounts armed in the same second (a first start) poll again each at its own instant of
+    the interval, not all in one second of it: about as many in every tenth of the interval."""
+    moment = clock.now()
+    seconds = polling.interval().total_seconds()
+    dues = [polling.next_poll(f"acc_{n:026d}", moment) for n in range(10_000)]
+    offsets = [(due - moment).total_seconds() for due in dues]
+    assert min(offsets) >= seconds / 2 and max(offsets) < seconds * 1.5  # about an interval on
+    tenths = [0] * 10
+    for due in dues:
+        tenths[int((due - polling._EPOCH).total_seconds() % seconds / seconds * 10)] += 1
+    assert min(tenths) > 800 and max(tenths) < 1200  # 1,000 each, give or take
+    # An account keeps its instant: its polls an interval apart.
+    again = polling.next_poll("acc_00000000000000000000000001", dues[1])
+    assert (again - dues[1]).total_seconds() == pytest.approx(seconds)
