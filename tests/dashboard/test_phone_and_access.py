@@ -41,8 +41,9 @@ WIDE = {"width": 1280, "height": 900}
 CONTACT = "Maximiliana Oyelaran-Fitzgerald"
 # GET routes that are not a page a person opens: live partials the page asks for again, the
 # platforms' return to the service after their consent (a redirect), an invitation's link (its
-# token is only ever mailed; `test_members_pages` opens it), the workspace switch (a POST).
-NOT_PAGES = {"/dashboard/inbox/live", "/dashboard/inbox/{id}/live", "/dashboard/broadcasts/{id}/live",
+# token is only ever mailed; `test_members_pages` opens it), the workspace switch (a POST), the
+# account's recent posts the automation form reads into itself.
+NOT_PAGES = {"/dashboard/automations/recent-posts", "/dashboard/inbox/live", "/dashboard/inbox/{id}/live", "/dashboard/broadcasts/{id}/live",
              "/dashboard/webhooks/{id}/live", "/dashboard/accounts/connected", "/dashboard/invitations/{token}"}
 
 
