@@ -34,7 +34,7 @@ class Filters:
     status: str | None = None
     assignee_id: str | None = None  # "none": unassigned
     label: str | None = None
-    words: tuple[str, ...] | None = None  # a search: every word begins a word of the contact or a message
+    words: tuple[str, ...] | None = None  # a search: every word is in the conversation (its contact or messages), the last begun
 
     @property
     def counted(self) -> bool:
@@ -42,34 +42,23 @@ class Filters:
         return not (self.unread or self.status or self.assignee_id or self.label or self.words is not None)
 
 
-# Search (the shared inbox's `q`): what each database offers, never LIKE over every message.
-# SQLite: the FTS5 tables of migration 28; PostgreSQL: the GIN indexes over tsvectors of migration
-# 28 (the expressions match the indexes' exactly). The conversations a search hits are found once,
-# from both indexes, and joined to the list's own filters: no conversation is tested row by row.
-_SQLITE_HITS = (
-    "WITH hits (hit) AS MATERIALIZED ("
-    "SELECT id FROM conversation WHERE rowid IN (SELECT rowid FROM conversation_fts WHERE conversation_fts MATCH ?)"
-    " UNION SELECT conversation_id FROM message WHERE rowid IN"
-    " (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)) "
-)
-_POSTGRES_HITS = (
-    "WITH hits (hit) AS MATERIALIZED ("
-    "SELECT id FROM conversation WHERE to_tsvector('simple', switchboard_fold(coalesce(contact_name, '') || ' ' ||"
-    " coalesce(contact_handle, ''))) @@ to_tsquery('simple', switchboard_fold(?))"
-    " UNION SELECT conversation_id FROM message"
-    " WHERE to_tsvector('simple', switchboard_fold(coalesce(text, ''))) @@ to_tsquery('simple', switchboard_fold(?))) "
-)
+# Search (the shared inbox's `q`): what each database offers, never LIKE over every message. Both
+# index one document per conversation (its contact and its messages' text, migration 32), so the
+# index answers conversations, not messages to step from: SQLite's contentless FTS5 table by the
+# conversation's rowid, PostgreSQL's GIN-indexed `conversation_search` by its id. The hits are then
+# held to the list's own filters (workspace, a member's profiles...) and ordered as the list is.
+_SQLITE_HITS = "rowid IN (SELECT rowid FROM conversation_search WHERE conversation_search MATCH ?)"
+_POSTGRES_HITS = ("id IN (SELECT conversation_id FROM conversation_search"
+                  " WHERE document @@ to_tsquery('simple', switchboard_fold(?)))")
 
 
 def _hits(words: tuple[str, ...]) -> tuple[str, list[Any]]:
-    """The search's CTE. As a person types: every word but the last is a whole word, the last the
-    start of one (a prefix over every word of the index costs far more than a word)."""
+    """The search's condition. As a person types: every word but the last is a whole word, the
+    last the start of one (a prefix over every word of the index costs far more than a word)."""
     *whole, last = words
     if db.obj.param == "?":
-        match = " ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])
-        return _SQLITE_HITS, [match, match]
-    query = " & ".join([*whole, f"{last}:*"])
-    return _POSTGRES_HITS, [query, query]
+        return _SQLITE_HITS, [" ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])]
+    return _POSTGRES_HITS, [" & ".join([*whole, f"{last}:*"])]
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -105,8 +94,8 @@ def total(filters: Filters) -> int:
         return 0
     where, params = _where(filters)
     if filters.words:
-        cte, values = _hits(filters.words)
-        row = run(f"{cte}SELECT COUNT(*) FROM conversation JOIN hits ON hit = id WHERE {where}",  # noqa: S608 - placeholders only
+        hits, values = _hits(filters.words)
+        row = run(f"SELECT COUNT(*) FROM conversation WHERE {hits} AND {where}",  # noqa: S608 - placeholders only
                   (*values, *params)).fetchone()
         return int(row[0])
     if not filters.counted:
@@ -124,9 +113,9 @@ def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[A
     if filters.profile_ids == () or not filters.words:
         return [], 0
     where, params = _where(filters)
-    cte, values = _hits(filters.words)
-    sql = (f"{cte}SELECT {_SELECT}, COUNT(*) OVER () FROM conversation JOIN hits ON hit = id"  # noqa: S608 - placeholders only
-           f" WHERE {where} ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
+    hits, values = _hits(filters.words)
+    sql = (f"SELECT {_SELECT}, COUNT(*) OVER () FROM conversation"  # noqa: S608 - placeholders only
+           f" WHERE {hits} AND {where} ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
     rows = list(run(sql, (*values, *params, limit, offset)).fetchall())
     if not rows:
         return [], total(filters) if offset else 0

@@ -49,6 +49,7 @@ from storage.migrations import (
     m0027_confirm_before_reaching_people,
     m0028_teams,
     m0029_message_changes,
+    m0032_conversation_search,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -83,6 +84,7 @@ MIGRATIONS: list[Migration] = [
     (27, "confirm before reaching people", m0027_confirm_before_reaching_people.apply),
     (28, "teams: roles, invitations, audit log, shared inbox", m0028_teams.apply),
     (29, "message attachments, reactions, edits and deletions", m0029_message_changes.apply),
+    (32, "search: one document per conversation", m0032_conversation_search.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
