@@ -9,6 +9,8 @@ Measured in bench/conversations.py.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,15 +52,77 @@ class Filters:
 _SQLITE_HITS = "rowid IN (SELECT rowid FROM conversation_search WHERE conversation_search MATCH ?)"
 _POSTGRES_HITS = ("id IN (SELECT conversation_id FROM conversation_search"
                   " WHERE document @@ to_tsquery('simple', switchboard_fold(?)))")
+# Up to this many hits a page is their rows sorted; past it, the list's own index is walked newest
+# first and each entry kept if it is a hit, which stops as soon as the page is full (a word in a
+# quarter of the conversations fills page 1 after about 80 entries instead of sorting 25,000 rows).
+SORT_UP_TO = 1000
+_ID = re.compile(r"[0-9a-z_]+")
 
 
-def _hits(words: tuple[str, ...]) -> tuple[str, list[Any]]:
-    """The search's condition. As a person types: every word but the last is a whole word, the
-    last the start of one (a prefix over every word of the index costs far more than a word)."""
+def _sqlite_words(words: tuple[str, ...]) -> list[str]:
+    """The words again, cut where SQLite's `unicode61` tokenizer may cut them: its tables are of
+    Unicode 6.1, so a letter added since would split a word into a phrase, which an index without
+    positions refuses. Unicode 3.2's letters and digits are letters and digits to it."""
+    pieces: list[str] = []
+    for word in words:
+        run_ = "".join(c if unicodedata.ucd_3_2_0.category(c)[0] in "LN" else " " for c in word)
+        pieces += run_.split()
+    return pieces
+
+
+def _token(value: str) -> str:
+    """An id as the index's `scope` holds it: one word, its `_` left out."""
+    return '"' + value.replace("_", "") + '"'
+
+
+def _sqlite_match(filters: Filters, words: list[str]) -> str:
+    """The FTS5 query: the words in `document` (the last the start of one), the tenant in `scope`."""
     *whole, last = words
+    terms = " ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])
+    scope = [filters.workspace_id]
+    if filters.account_id is not None:
+        scope.append(filters.account_id)
+    if filters.platform is not None:
+        scope.append(filters.platform)
+    parts = [f"scope : {_token(value)}" for value in scope]
+    if filters.profile_ids is not None:
+        parts.append(f"scope : ({' OR '.join(_token(profile) for profile in filters.profile_ids)})")
+    return " AND ".join([*parts, f"document : ({terms})"])
+
+
+def _scoped_by_index(filters: Filters) -> bool:
+    """Whether the index's `scope` holds every filter, so that it counts the hits alone: only the
+    tenant, account and platform filters, each a well-formed id (anything else matches no row, and
+    the rows say so)."""
+    values = [filters.workspace_id, filters.account_id, filters.platform, *(filters.profile_ids or ())]
+    return (not (filters.unread or filters.status or filters.assignee_id or filters.label)
+            and all(value is None or _ID.fullmatch(value) for value in values))
+
+
+def _hits(filters: Filters) -> tuple[str, list[Any]] | None:
+    """The search's condition on `conversation` and its parameter; None when no word is left to
+    look for."""
+    if not filters.words:
+        return None
     if db.obj.param == "?":
-        return _SQLITE_HITS, [" ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])]
+        words = _sqlite_words(filters.words)
+        return (_SQLITE_HITS, [_sqlite_match(filters, words)]) if words else None
+    *whole, last = filters.words
     return _POSTGRES_HITS, [" & ".join([*whole, f"{last}:*"])]
+
+
+def _search_total(filters: Filters) -> int:
+    hits = _hits(filters)
+    if hits is None:
+        return 0
+    condition, values = hits
+    if db.obj.param == "?" and _scoped_by_index(filters):
+        row = run("SELECT COUNT(*) FROM conversation_search WHERE conversation_search MATCH ?", values).fetchone()
+        return int(row[0])
+    where, params = _where(filters)
+    row = run(f"SELECT COUNT(*) FROM conversation WHERE {condition} AND {where}",  # noqa: S608 - placeholders only
+              (*values, *params)).fetchone()
+    return int(row[0])
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -92,12 +156,9 @@ def total(filters: Filters) -> int:
     """How many conversations match: a sum over the per-account counts (see `ConversationCount`)."""
     if filters.profile_ids == () or filters.words == ():
         return 0
-    where, params = _where(filters)
     if filters.words:
-        hits, values = _hits(filters.words)
-        row = run(f"SELECT COUNT(*) FROM conversation WHERE {hits} AND {where}",  # noqa: S608 - placeholders only
-                  (*values, *params)).fetchone()
-        return int(row[0])
+        return _search_total(filters)
+    where, params = _where(filters)
     if not filters.counted:
         # The per-account counts know nothing of unread, status, assignee, label or a search: count
         # the rows (the filter's walk stops at the workspace's own index range, or the search's hits).
@@ -108,18 +169,26 @@ def total(filters: Filters) -> int:
 
 
 def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[Any, ...]], int]:
-    """A search's page and its total in one statement (the search's hits are found once, not once
-    for the count and again for the page); the total is counted apart only past the last page."""
+    """A search's page and its total: the total first (SQLite's index counts a workspace's hits
+    without reading a row), then the page, from the hits sorted when they are few or from the
+    list's own index walked newest first when they are many (`SORT_UP_TO`)."""
     if filters.profile_ids == () or not filters.words:
         return [], 0
+    found = _search_total(filters)
+    hits = _hits(filters)
+    if hits is None or offset >= found:
+        return [], found
+    condition, values = hits
     where, params = _where(filters)
-    hits, values = _hits(filters.words)
-    sql = (f"SELECT {_SELECT}, COUNT(*) OVER () FROM conversation"  # noqa: S608 - placeholders only
-           f" WHERE {hits} AND {where} ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
-    rows = list(run(sql, (*values, *params, limit, offset)).fetchall())
-    if not rows:
-        return [], total(filters) if offset else 0
-    return [row[:-1] for row in rows], int(rows[0][-1])
+    order = "ORDER BY activity_at DESC, id DESC"
+    if found <= SORT_UP_TO:
+        sql = f"SELECT {_SELECT} FROM conversation WHERE {condition} AND {where} {order} LIMIT ? OFFSET ?"  # noqa: S608 - placeholders only
+        return list(run(sql, (*values, *params, limit, offset)).fetchall()), found
+    # `+rowid` (SQLite) keeps the planner from starting at the hits: the walk starts at the index.
+    walked = condition.replace("rowid IN", "+rowid IN", 1)
+    sql = (f"SELECT {_SELECT} FROM conversation WHERE id IN (SELECT id FROM conversation"  # noqa: S608 - placeholders only
+           f" WHERE {where} AND {walked} {order} LIMIT ? OFFSET ?) {order}")
+    return list(run(sql, (*params, *values, limit, offset)).fetchall()), found
 
 
 def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:

@@ -26,61 +26,71 @@ from peewee import Database
 from storage.db import is_postgres
 
 # -- SQLite ------------------------------------------------------------------------------------
+# Two columns: `scope`, the conversation's workspace, profile, account (ids less their `_`, one word
+# each) and platform, which never change; and `document`, its words. A search asks for its words in
+# `document` and its tenant in `scope` (a column filter, so no text can pass for a tenant): the
+# index counts the conversations of the workspace, or of a member's profiles, without a row read.
+_SCOPE = ("replace({c}.workspace_id, '_', '') || ' ' || replace({c}.profile_id, '_', '') || ' ' ||"
+          " replace({c}.account_id, '_', '') || ' ' || {c}.platform")
 _CONTACT = "coalesce({c}.contact_name, '') || ' ' || coalesce({c}.contact_handle, '')"
 # The visible text of a conversation's messages; `{skip}` leaves out one row (the one changing).
-_BODY = ("coalesce((SELECT group_concat(m.text, ' ') FROM message m WHERE m.conversation_id = {id}"
+_BODY = ("coalesce((SELECT group_concat(m.text, ' ') FROM message m WHERE m.conversation_id = {c}.id"
          " AND m.text IS NOT NULL AND m.deleted_at IS NULL{skip}), '')")
 
 
-def _document(c: str, *, skip: str = "", extra: str = "") -> str:
-    """The SQL of a conversation's document, from the conversation row aliased `c`."""
-    body = _BODY.format(id=f"{c}.id", skip=skip)
-    return f"{_CONTACT.format(c=c)} || ' ' || {body}{extra}"
+def _row(c: str, *, skip: str = "", extra: str = "") -> str:
+    """The rowid, scope and document of the conversation row aliased `c`, as SQL."""
+    return (f"{c}.rowid, {_SCOPE.format(c=c)},"
+            f" {_CONTACT.format(c=c)} || ' ' || {_BODY.format(c=c, skip=skip)}{extra}")
 
 
-def _replace(conversation: str, *, old: str, new: str) -> str:
-    """Delete the document as it was (`old`) and insert it as it is (`new`), for one conversation."""
-    return (f"INSERT INTO conversation_search (conversation_search, rowid, document)"
-            f" SELECT 'delete', c.rowid, {old} FROM conversation c WHERE c.id = {conversation};"
-            f" INSERT INTO conversation_search (rowid, document)"
-            f" SELECT c.rowid, {new} FROM conversation c WHERE c.id = {conversation};")
+def _delete(values: str) -> str:
+    return f"INSERT INTO conversation_search (conversation_search, rowid, scope, document) {values};"
 
 
-_VISIBLE_NEW = "new.text IS NOT NULL AND new.deleted_at IS NULL"
-_VISIBLE_OLD = "old.text IS NOT NULL AND old.deleted_at IS NULL"
-_OLD_CONTACT = _CONTACT.format(c="old")
-_OLD_BODY = _BODY.format(id="old.id", skip="")
-_ADDED = _replace("new.conversation_id", old=_document("c", skip=" AND m.rowid <> new.rowid"), new=_document("c"))
-_REMOVED = _replace("old.conversation_id", old=_document("c", extra=" || ' ' || old.text"), new=_document("c"))
-_CHANGED = _replace(
-    "new.conversation_id",
-    old=_document("c", skip=" AND m.rowid <> new.rowid", extra=f" || ' ' || CASE WHEN {_VISIBLE_OLD} THEN old.text ELSE '' END"),
-    new=_document("c"),
-)
+def _insert(values: str) -> str:
+    return f"INSERT INTO conversation_search (rowid, scope, document) {values};"
 
-SQLITE_TABLE = ("CREATE VIRTUAL TABLE IF NOT EXISTS conversation_search USING fts5(document, content='',"
-                " columnsize=0, detail=none, tokenize='unicode61 remove_diacritics 2', prefix='2 3')")
+
+def _replace(conversation: str, *, skip: str = "", extra: str = "") -> str:
+    """Delete a conversation's document as it was (its messages but `skip`, plus `extra`) and insert
+    it as it is."""
+    where = f"FROM conversation c WHERE c.id = {conversation}"
+    return (_delete(f"SELECT 'delete', {_row('c', skip=skip, extra=extra)} {where}")
+            + " " + _insert(f"SELECT {_row('c')} {where}"))
+
+
+_THIS_ONE = " AND m.rowid <> new.rowid"
+_OLD_VISIBLE = "old.text IS NOT NULL AND old.deleted_at IS NULL"
+_OLD_TEXT = f" || ' ' || CASE WHEN {_OLD_VISIBLE} THEN old.text ELSE '' END"
+_NEW_ROW = f"SELECT {_row('new')}"
+_OLD_ROW = f"SELECT 'delete', {_row('old')}"
+
+SQLITE_TABLE = ("CREATE VIRTUAL TABLE IF NOT EXISTS conversation_search USING fts5(scope, document, content='',"
+                " columnsize=0, detail=column, tokenize='unicode61 remove_diacritics 2', prefix='2 3')")
 SQLITE_TRIGGERS = [
     # A conversation starts with its contact only (its messages follow it).
-    "CREATE TRIGGER IF NOT EXISTS conversation_search_started AFTER INSERT ON conversation BEGIN"
-    f" INSERT INTO conversation_search (rowid, document) VALUES (new.rowid, {_CONTACT.format(c='new')}); END",
+    f"CREATE TRIGGER IF NOT EXISTS conversation_search_started AFTER INSERT ON conversation BEGIN {_insert(_NEW_ROW)}"
+    " END",
     # Before the row goes: its messages are still there to give the document's words.
     "CREATE TRIGGER IF NOT EXISTS conversation_search_ended BEFORE DELETE ON conversation BEGIN"
-    " INSERT INTO conversation_search (conversation_search, rowid, document)"
-    f" VALUES ('delete', old.rowid, {_OLD_CONTACT} || ' ' || {_OLD_BODY}); END",
-    "CREATE TRIGGER IF NOT EXISTS conversation_search_renamed AFTER UPDATE OF contact_name, contact_handle"
-    " ON conversation WHEN old.contact_name IS NOT new.contact_name OR old.contact_handle IS NOT new.contact_handle"
-    " BEGIN INSERT INTO conversation_search (conversation_search, rowid, document)"
-    f" VALUES ('delete', old.rowid, {_OLD_CONTACT} || ' ' || {_OLD_BODY});"
-    f" INSERT INTO conversation_search (rowid, document) VALUES (new.rowid, {_document('new')}); END",
-    f"CREATE TRIGGER IF NOT EXISTS conversation_search_message_added AFTER INSERT ON message WHEN {_VISIBLE_NEW}"
-    f" BEGIN {_ADDED} END",
-    f"CREATE TRIGGER IF NOT EXISTS conversation_search_message_removed AFTER DELETE ON message WHEN {_VISIBLE_OLD}"
-    f" BEGIN {_REMOVED} END",
+    f" {_delete(_OLD_ROW)} END",
+    "CREATE TRIGGER IF NOT EXISTS conversation_search_renamed AFTER UPDATE OF contact_name, contact_handle,"
+    " workspace_id, profile_id, account_id, platform ON conversation"
+    " WHEN old.contact_name IS NOT new.contact_name OR old.contact_handle IS NOT new.contact_handle"
+    " OR old.workspace_id IS NOT new.workspace_id OR old.profile_id IS NOT new.profile_id"
+    " OR old.account_id IS NOT new.account_id OR old.platform IS NOT new.platform"
+    f" BEGIN {_delete(_OLD_ROW)} {_insert(_NEW_ROW)} END",
+    "CREATE TRIGGER IF NOT EXISTS conversation_search_message_added AFTER INSERT ON message"
+    " WHEN new.text IS NOT NULL AND new.deleted_at IS NULL"
+    f" BEGIN {_replace('new.conversation_id', skip=_THIS_ONE)} END",
+    f"CREATE TRIGGER IF NOT EXISTS conversation_search_message_removed AFTER DELETE ON message WHEN {_OLD_VISIBLE}"
+    f" BEGIN {_replace('old.conversation_id', extra=_OLD_TEXT)} END",
     "CREATE TRIGGER IF NOT EXISTS conversation_search_message_changed AFTER UPDATE OF text, deleted_at ON message"
-    f" WHEN old.text IS NOT new.text OR old.deleted_at IS NOT new.deleted_at BEGIN {_CHANGED} END",
+    " WHEN old.text IS NOT new.text OR old.deleted_at IS NOT new.deleted_at"
+    f" BEGIN {_replace('new.conversation_id', skip=_THIS_ONE, extra=_OLD_TEXT)} END",
 ]
-SQLITE_FILL = f"INSERT INTO conversation_search (rowid, document) SELECT c.rowid, {_document('c')} FROM conversation c"
+SQLITE_FILL = _insert(f"SELECT {_row('c')} FROM conversation c").rstrip(";")
 
 # What migration 28 indexed message by message, and its triggers.
 _SQLITE_RETIRED = [
