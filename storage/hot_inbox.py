@@ -36,7 +36,8 @@ class Filters:
     status: str | None = None
     assignee_id: str | None = None  # "none": unassigned
     label: str | None = None
-    words: tuple[str, ...] | None = None  # a search: every word is in the conversation (its contact or messages), the last begun
+    # A search: each word in the conversation (its contact or any message), the last as begun.
+    words: tuple[str, ...] | None = None
 
     @property
     def counted(self) -> bool:
@@ -75,10 +76,14 @@ def _token(value: str) -> str:
     return '"' + value.replace("_", "") + '"'
 
 
-def _sqlite_match(filters: Filters, words: list[str]) -> str:
-    """The FTS5 query: the words in `document` (the last the start of one), the tenant in `scope`."""
+def _sqlite_terms(words: list[str]) -> str:
+    """The words in `document` (the last the start of one), as FTS5 reads them."""
     *whole, last = words
-    terms = " ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])
+    return "document : (" + " ".join([*(f'"{word}"' for word in whole), f'"{last}"*']) + ")"
+
+
+def _sqlite_match(filters: Filters, terms: str) -> str:
+    """The FTS5 query: the words, and the tenant and the other lasting filters in `scope`."""
     scope = [filters.workspace_id]
     if filters.account_id is not None:
         scope.append(filters.account_id)
@@ -87,7 +92,7 @@ def _sqlite_match(filters: Filters, words: list[str]) -> str:
     parts = [f"scope : {_token(value)}" for value in scope]
     if filters.profile_ids is not None:
         parts.append(f"scope : ({' OR '.join(_token(profile) for profile in filters.profile_ids)})")
-    return " AND ".join([*parts, f"document : ({terms})"])
+    return " AND ".join([*parts, terms])
 
 
 def _scoped_by_index(filters: Filters) -> bool:
@@ -99,29 +104,42 @@ def _scoped_by_index(filters: Filters) -> bool:
             and all(value is None or _ID.fullmatch(value) for value in values))
 
 
-def _hits(filters: Filters) -> tuple[str, list[Any]] | None:
-    """The search's condition on `conversation` and its parameter; None when no word is left to
-    look for."""
+@dataclass(frozen=True)
+class _Search:
+    """A search, as a condition on `conversation` (with its parameter) for each way of reading it."""
+
+    hits: str
+    value: str
+    terms: str = ""  # SQLite: the words alone, without the tenant
+
+
+def _search(filters: Filters) -> _Search | None:
+    """None when no word is left to look for."""
     if not filters.words:
         return None
     if db.obj.param == "?":
         words = _sqlite_words(filters.words)
-        return (_SQLITE_HITS, [_sqlite_match(filters, words)]) if words else None
+        if not words:
+            return None
+        terms = _sqlite_terms(words)
+        return _Search(_SQLITE_HITS, _sqlite_match(filters, terms), terms)
     *whole, last = filters.words
-    return _POSTGRES_HITS, [" & ".join([*whole, f"{last}:*"])]
+    return _Search(_POSTGRES_HITS, " & ".join([*whole, f"{last}:*"]))
 
 
-def _search_total(filters: Filters) -> int:
-    hits = _hits(filters)
-    if hits is None:
+def _search_total(filters: Filters, search: _Search | None) -> int:
+    if search is None:
         return 0
-    condition, values = hits
-    if db.obj.param == "?" and _scoped_by_index(filters):
-        row = run("SELECT COUNT(*) FROM conversation_search WHERE conversation_search MATCH ?", values).fetchone()
-        return int(row[0])
+    if search.terms and _scoped_by_index(filters):
+        return _fts_count(search.value)
     where, params = _where(filters)
-    row = run(f"SELECT COUNT(*) FROM conversation WHERE {condition} AND {where}",  # noqa: S608 - placeholders only
-              (*values, *params)).fetchone()
+    row = run(f"SELECT COUNT(*) FROM conversation WHERE {search.hits} AND {where}",  # noqa: S608 - placeholders only
+              (search.value, *params)).fetchone()
+    return int(row[0])
+
+
+def _fts_count(match: str) -> int:
+    row = run("SELECT COUNT(*) FROM conversation_search WHERE conversation_search MATCH ?", (match,)).fetchone()
     return int(row[0])
 
 
@@ -157,7 +175,7 @@ def total(filters: Filters) -> int:
     if filters.profile_ids == () or filters.words == ():
         return 0
     if filters.words:
-        return _search_total(filters)
+        return _search_total(filters, _search(filters))
     where, params = _where(filters)
     if not filters.counted:
         # The per-account counts know nothing of unread, status, assignee, label or a search: count
@@ -170,25 +188,31 @@ def total(filters: Filters) -> int:
 
 def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[Any, ...]], int]:
     """A search's page and its total: the total first (SQLite's index counts a workspace's hits
-    without reading a row), then the page, from the hits sorted when they are few or from the
-    list's own index walked newest first when they are many (`SORT_UP_TO`)."""
+    without reading a row), then the page: the hits' rows sorted when they are few, else the list's
+    own index walked newest first, keeping the hits, until the page is full (`SORT_UP_TO`)."""
     if filters.profile_ids == () or not filters.words:
         return [], 0
-    found = _search_total(filters)
-    hits = _hits(filters)
-    if hits is None or offset >= found:
+    search = _search(filters)
+    found = _search_total(filters, search)
+    if search is None or offset >= found:
         return [], found
-    condition, values = hits
     where, params = _where(filters)
     order = "ORDER BY activity_at DESC, id DESC"
     if found <= SORT_UP_TO:
-        sql = f"SELECT {_SELECT} FROM conversation WHERE {condition} AND {where} {order} LIMIT ? OFFSET ?"  # noqa: S608 - placeholders only
-        return list(run(sql, (*values, *params, limit, offset)).fetchall()), found
-    # `+rowid` (SQLite) keeps the planner from starting at the hits: the walk starts at the index.
-    walked = condition.replace("rowid IN", "+rowid IN", 1)
+        sql = f"SELECT {_SELECT} FROM conversation WHERE {search.hits} AND {where} {order} LIMIT ? OFFSET ?"  # noqa: S608 - placeholders only
+        return list(run(sql, (search.value, *params, limit, offset)).fetchall()), found
+    hits, value = search.hits, search.value
+    if search.terms:
+        # `+rowid` keeps SQLite's planner from starting at the hits: the walk starts at the index.
+        # The walk holds the hits to the workspace itself, so when most of the words' hits are the
+        # workspace's, they are kept without it (the index intersects the workspace's word, which
+        # its every conversation holds, at about three times the cost).
+        hits = "+" + hits
+        if 2 * found >= _fts_count(search.terms):
+            value = search.terms
     sql = (f"SELECT {_SELECT} FROM conversation WHERE id IN (SELECT id FROM conversation"  # noqa: S608 - placeholders only
-           f" WHERE {where} AND {walked} {order} LIMIT ? OFFSET ?) {order}")
-    return list(run(sql, (*params, *values, limit, offset)).fetchall()), found
+           f" WHERE {where} AND {hits} {order} LIMIT ? OFFSET ?) {order}")
+    return list(run(sql, (*params, value, limit, offset)).fetchall()), found
 
 
 def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:

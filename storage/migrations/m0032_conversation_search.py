@@ -17,7 +17,7 @@ Kept current by triggers, in the transaction of the change that moves it, whatev
 - PostgreSQL: a `conversation_search` row per conversation holding the conversation's distinct
   words as a stripped `tsvector` (GIN-indexed, accents folded by `switchboard_fold` of migration
   28). A new message appends its words; an edit, a deletion or a renamed contact computes the
-  document again from the rows. A document holds at most `_MAX_WORDS` distinct words (a tsvector
+  document again from the rows. A document holds at most 50,000 distinct words (a tsvector
   stops at 1 MB): a conversation past them is found by the ones it has.
 """
 
@@ -90,7 +90,7 @@ SQLITE_TRIGGERS = [
     " WHEN old.text IS NOT new.text OR old.deleted_at IS NOT new.deleted_at"
     f" BEGIN {_replace('new.conversation_id', skip=_THIS_ONE, extra=_OLD_TEXT)} END",
 ]
-SQLITE_FILL = _insert(f"SELECT {_row('c')} FROM conversation c").rstrip(";")
+SQLITE_FILL = _insert(f"SELECT {_row('c')} FROM conversation c").rstrip(";")  # noqa: S608 - no input
 
 # What migration 28 indexed message by message, and its triggers.
 _SQLITE_RETIRED = [
@@ -109,7 +109,6 @@ def rebuild_sqlite(database: Database) -> None:
 
 
 # -- PostgreSQL --------------------------------------------------------------------------------
-_MAX_WORDS = 50_000
 
 POSTGRES = [
     "CREATE TABLE IF NOT EXISTS conversation_search ("
@@ -129,7 +128,7 @@ POSTGRES = [
     "    AS word FROM conversation c WHERE c.id = $1"
     "   UNION ALL SELECT unnest(switchboard_words(m.text)) FROM message m WHERE m.conversation_id = $1"
     "    AND m.text IS NOT NULL AND m.deleted_at IS NULL) every_word"
-    f"  LIMIT {_MAX_WORDS}) words $$",
+    "  LIMIT 50000) words $$",
     # Conversations computed again: their rows locked first, so the statement that computes them
     # reads, with a snapshot taken after the lock, every message committed before.
     "CREATE OR REPLACE FUNCTION switchboard_search_again(conversations text[]) RETURNS void LANGUAGE plpgsql AS $$"
@@ -154,7 +153,7 @@ POSTGRES = [
     "   SELECT conversation_id, array_to_tsvector(array_agg(DISTINCT word)) AS words FROM ("
     "    SELECT conversation_id, unnest(switchboard_words(text)) AS word FROM added"
     "    WHERE text IS NOT NULL AND deleted_at IS NULL) each_word GROUP BY conversation_id) a"
-    f"  WHERE s.conversation_id = a.conversation_id AND length(s.document) < {_MAX_WORDS};"
+    "  WHERE s.conversation_id = a.conversation_id AND length(s.document) < 50000;"
     "  RETURN NULL; END $$",
     "CREATE OR REPLACE FUNCTION conversation_search_messages_removed() RETURNS trigger LANGUAGE plpgsql AS $$"
     " BEGIN"
