@@ -47,10 +47,11 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 3
 
 
 @contextlib.contextmanager
-def process(args: list[str], url: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def process(args: list[str], url: str, env: dict[str, str] | None = None,
+            timeout: float = 30) -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_until_up(url, proc)
+        wait_until_up(url, proc, timeout)
         yield proc
     finally:
         proc.terminate()

@@ -287,7 +287,7 @@ def main() -> None:
             targets = {"plain list": {}} | {f"q: {label}": {"q": q} for label, q in queries(corpus).items()}
             timings: dict[str, list[float]] = {name: [] for name in targets}
             found: dict[str, int] = {}
-            with process(serve, f"{base}/v1/health", env), \
+            with process(serve, f"{base}/v1/health", env, timeout=180), \
                     httpx2.Client(base_url=base, headers={"Authorization": f"Bearer {tenant['apiKey']}"},
                                   timeout=60) as http:
                 for name, params in targets.items():

@@ -12,6 +12,8 @@ import pytest
 from platforms.graph.inbound import meta_signature
 from service.accounts import adapters
 from storage import hot_inbox
+from storage.db import connection, db, is_postgres
+from storage.migrations import m0032_conversation_search
 from tests.conftest import bearer
 from tests.support.factories import add_account, add_profile
 from tests.support.oauth_flow import call_tool_raw
@@ -128,3 +130,30 @@ def test_a_search_pages_in_the_lists_order(client, tenant, monkeypatch, sort_up_
     assert [page["pagination"]["total"] for page in pages] == [5, 5, 5, 5]
     assert [c["id"] for page in pages for c in page["data"]] == [c for c in listed if c != listed[0]]
     assert pages[3]["data"] == []
+
+
+def _without_the_index() -> None:
+    """The database as it was before the index: no table, no triggers."""
+    if is_postgres():
+        for table, trigger in (("conversation", "conversation_search_started"),
+                               ("conversation", "conversation_search_renamed"),
+                               ("message", "conversation_search_messages_added"),
+                               ("message", "conversation_search_messages_removed"),
+                               ("message", "conversation_search_message_changed")):
+            db.execute_sql(f"DROP TRIGGER {trigger} ON {table}")
+    else:
+        for trigger in ("started", "ended", "renamed", "message_added", "message_removed", "message_changed"):
+            db.execute_sql(f"DROP TRIGGER conversation_search_{trigger}")
+    db.execute_sql("DROP TABLE conversation_search")
+
+
+def test_the_upgrade_indexes_the_conversations_already_there(client, tenant):
+    bot = connect_account(client, tenant, "telegram")
+    _dm(client, bot, "7301", "Invoice 5530 please", name="Lea Martin")
+    with connection(), db.atomic():
+        _without_the_index()
+        m0032_conversation_search.apply(db.obj)
+    assert _found(client, tenant, "invoice") == ["Lea Martin"]
+    assert _found(client, tenant, "lea") == ["Lea Martin"]
+    _dm(client, bot, "7301", "And the receipt", name="Lea Martin")
+    assert _found(client, tenant, "receipt 5530") == ["Lea Martin"]
