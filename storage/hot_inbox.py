@@ -132,6 +132,15 @@ def _search_total(filters: Filters, search: _Search | None) -> int:
         return 0
     if search.terms and _scoped_by_index(filters):
         return _fts_count(search.value)
+    if not search.terms and _scoped_by_index(filters) and filters.account_id is None and filters.platform is None:
+        # PostgreSQL: the search's table knows each conversation's workspace and profile.
+        sql = ("SELECT COUNT(*) FROM conversation_search WHERE document @@ to_tsquery('simple', switchboard_fold(?))"
+               " AND workspace_id = ?")
+        params: list[Any] = [search.value, filters.workspace_id]
+        if filters.profile_ids is not None:
+            sql += f" AND profile_id IN ({', '.join('?' * len(filters.profile_ids))})"
+            params += filters.profile_ids
+        return int(run(sql, tuple(params)).fetchone()[0])
     where, params = _where(filters)
     row = run(f"SELECT COUNT(*) FROM conversation WHERE {search.hits} AND {where}",  # noqa: S608 - placeholders only
               (search.value, *params)).fetchone()

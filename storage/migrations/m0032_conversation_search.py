@@ -16,7 +16,8 @@ Kept current by triggers, in the transaction of the change that moves it, whatev
   below builds the table again.
 - PostgreSQL: a `conversation_search` row per conversation holding the conversation's distinct
   words as a stripped `tsvector` (GIN-indexed, accents folded by `switchboard_fold` of migration
-  28). A new message appends its words; an edit, a deletion or a renamed contact computes the
+  28), with its workspace and profile, so that a search counts a workspace's hits on this table
+  alone. A new message appends its words; an edit, a deletion or a renamed contact computes the
   document again from the rows. A document holds at most 50,000 distinct words (a tsvector
   stops at 1 MB): a conversation past them is found by the ones it has.
 """
@@ -113,7 +114,7 @@ def rebuild_sqlite(database: Database) -> None:
 POSTGRES = [
     "CREATE TABLE IF NOT EXISTS conversation_search ("
     " conversation_id VARCHAR(40) PRIMARY KEY REFERENCES conversation (id) ON DELETE CASCADE,"
-    " document tsvector NOT NULL)",
+    " workspace_id VARCHAR(40) NOT NULL, profile_id VARCHAR(40) NOT NULL, document tsvector NOT NULL)",
     "CREATE INDEX IF NOT EXISTS conversation_search_document ON conversation_search USING gin (document)",
     # The distinct words of a text, as the search's `to_tsquery('simple', switchboard_fold(...))` cuts them.
     "CREATE OR REPLACE FUNCTION switchboard_words(value text) RETURNS text[] LANGUAGE sql IMMUTABLE"
@@ -135,12 +136,13 @@ POSTGRES = [
     " BEGIN"
     "  PERFORM 1 FROM conversation_search WHERE conversation_id = ANY (conversations)"
     "   ORDER BY conversation_id FOR UPDATE;"
-    "  UPDATE conversation_search SET document = switchboard_conversation_document(conversation_id)"
-    "   WHERE conversation_id = ANY (conversations);"
+    "  UPDATE conversation_search s SET document = switchboard_conversation_document(s.conversation_id),"
+    "   workspace_id = c.workspace_id, profile_id = c.profile_id FROM conversation c"
+    "   WHERE c.id = s.conversation_id AND s.conversation_id = ANY (conversations);"
     " END $$",
     "CREATE OR REPLACE FUNCTION conversation_search_started() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-    "  INSERT INTO conversation_search (conversation_id, document)"
-    "   SELECT id, array_to_tsvector(switchboard_words(coalesce(contact_name, '') || ' ' ||"
+    "  INSERT INTO conversation_search (conversation_id, workspace_id, profile_id, document)"
+    "   SELECT id, workspace_id, profile_id, array_to_tsvector(switchboard_words(coalesce(contact_name, '') || ' ' ||"
     "    coalesce(contact_handle, ''))) FROM added"
     "   ON CONFLICT (conversation_id) DO NOTHING;"
     "  RETURN NULL; END $$",
@@ -166,9 +168,10 @@ POSTGRES = [
     "CREATE TRIGGER conversation_search_started AFTER INSERT ON conversation REFERENCING NEW TABLE AS added"
     " FOR EACH STATEMENT EXECUTE FUNCTION conversation_search_started()",
     "DROP TRIGGER IF EXISTS conversation_search_renamed ON conversation",
-    "CREATE TRIGGER conversation_search_renamed AFTER UPDATE OF contact_name, contact_handle ON conversation"
-    " FOR EACH ROW WHEN (old.contact_name IS DISTINCT FROM new.contact_name"
-    " OR old.contact_handle IS DISTINCT FROM new.contact_handle)"
+    "CREATE TRIGGER conversation_search_renamed AFTER UPDATE OF contact_name, contact_handle, workspace_id,"
+    " profile_id ON conversation FOR EACH ROW WHEN (old.contact_name IS DISTINCT FROM new.contact_name"
+    " OR old.contact_handle IS DISTINCT FROM new.contact_handle OR old.workspace_id IS DISTINCT FROM new.workspace_id"
+    " OR old.profile_id IS DISTINCT FROM new.profile_id)"
     " EXECUTE FUNCTION conversation_search_renamed()",
     "DROP TRIGGER IF EXISTS conversation_search_messages_added ON message",
     "CREATE TRIGGER conversation_search_messages_added AFTER INSERT ON message REFERENCING NEW TABLE AS added"
@@ -182,8 +185,9 @@ POSTGRES = [
     " EXECUTE FUNCTION conversation_search_message_changed()",
 ]
 POSTGRES_FILL = (
-    "INSERT INTO conversation_search (conversation_id, document)"
-    " SELECT id, switchboard_conversation_document(id) FROM conversation ON CONFLICT (conversation_id) DO NOTHING"
+    "INSERT INTO conversation_search (conversation_id, workspace_id, profile_id, document)"
+    " SELECT id, workspace_id, profile_id, switchboard_conversation_document(id) FROM conversation"
+    " ON CONFLICT (conversation_id) DO NOTHING"
 )
 _POSTGRES_RETIRED = ["DROP INDEX IF EXISTS message_text_search", "DROP INDEX IF EXISTS conversation_contact_search"]
 
