@@ -235,8 +235,8 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def queries(corpus: Corpus) -> dict[str, str]:
     """What a person types: a surname, the start of a name, a handle, an order number, a word of
-    about one message in two thousand, two words; and, beyond the goal, a word in a quarter of all
-    conversations (the worst a search can ask of the index)."""
+    about one message in two thousand, two words, a word no conversation holds; and, beyond the
+    goal, a word in a quarter of all conversations (the worst a search can ask of the index)."""
     rng = random.Random(3)
     name, handle = rng.choice(corpus.seen)
     return {

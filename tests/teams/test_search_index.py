@@ -157,3 +157,13 @@ def test_the_upgrade_indexes_the_conversations_already_there(client, tenant):
     assert _found(client, tenant, "lea") == ["Lea Martin"]
     _dm(client, bot, "7301", "And the receipt", name="Lea Martin")
     assert _found(client, tenant, "receipt 5530") == ["Lea Martin"]
+
+
+@pytest.mark.parametrize("q", ['"', 'scope : "ws"', "parcel* OR NOT -x", "NEAR(parcel lisbon)", "𞤀𞤁 parcel",
+                               "x" * 200, "ǅ", "parcel\u0301"])
+def test_any_text_is_a_search(client, tenant, q):
+    bot = connect_account(client, tenant, "telegram")
+    _dm(client, bot, "7401", "Where is my parcel?", name="Zoë Kowalski")
+    answer = client.get("/v1/conversations", headers=bearer(tenant["apiKey"]), params={"q": q})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["pagination"]["total"] == len(answer.json()["data"])
