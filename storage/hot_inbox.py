@@ -53,6 +53,8 @@ class Filters:
 _SQLITE_HITS = "rowid IN (SELECT rowid FROM conversation_search WHERE conversation_search MATCH ?)"
 _POSTGRES_HITS = ("id IN (SELECT conversation_id FROM conversation_search"
                   " WHERE document @@ to_tsquery('simple', switchboard_fold(?)))")
+_POSTGRES_FIRST = ("WITH hits (hit) AS MATERIALIZED (SELECT conversation_id FROM conversation_search"
+                   " WHERE document @@ to_tsquery('simple', switchboard_fold(?))) ")
 # Up to this many hits a page is their rows sorted; past it, the list's own index is walked newest
 # first and each entry kept if it is a hit, which stops as soon as the page is full (a word in a
 # quarter of the conversations fills page 1 after about 80 entries instead of sorting 25,000 rows).
@@ -142,8 +144,9 @@ def _search_total(filters: Filters, search: _Search | None) -> int:
             params += filters.profile_ids
         return int(run(sql, tuple(params)).fetchone()[0])
     where, params = _where(filters)
-    row = run(f"SELECT COUNT(*) FROM conversation WHERE {search.hits} AND {where}",  # noqa: S608 - placeholders only
-              (search.value, *params)).fetchone()
+    counted = (f"SELECT COUNT(*) FROM conversation WHERE {search.hits} AND {where}" if search.terms  # noqa: S608 - placeholders only
+               else f"{_POSTGRES_FIRST}SELECT COUNT(*) FROM conversation JOIN hits ON hit = id WHERE {where}")  # noqa: S608 - placeholders only
+    row = run(counted, (search.value, *params)).fetchone()
     return int(row[0])
 
 
@@ -208,7 +211,13 @@ def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[A
     where, params = _where(filters)
     order = "ORDER BY activity_at DESC, id DESC"
     if found <= SORT_UP_TO:
-        sql = f"SELECT {_SELECT} FROM conversation WHERE {search.hits} AND {where} {order} LIMIT ? OFFSET ?"  # noqa: S608 - placeholders only
+        if search.terms:
+            sql = f"SELECT {_SELECT} FROM conversation WHERE {search.hits} AND {where} {order} LIMIT ? OFFSET ?"  # noqa: S608 - placeholders only
+        else:
+            # PostgreSQL's planner, asked for 20 rows in order, would walk the list and test every
+            # conversation for a rare word: the hits are found first.
+            sql = (f"{_POSTGRES_FIRST}SELECT {_SELECT} FROM conversation JOIN hits ON hit = id"  # noqa: S608 - placeholders only
+                   f" WHERE {where} {order} LIMIT ? OFFSET ?")
         return list(run(sql, (search.value, *params, limit, offset)).fetchall()), found
     hits, value = search.hits, search.value
     if search.terms:
