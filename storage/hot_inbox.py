@@ -9,6 +9,8 @@ Measured in bench/conversations.py.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +36,8 @@ class Filters:
     status: str | None = None
     assignee_id: str | None = None  # "none": unassigned
     label: str | None = None
-    words: tuple[str, ...] | None = None  # a search: every word begins a word of the contact or a message
+    # A search: each word in the conversation (its contact or any message), the last as begun.
+    words: tuple[str, ...] | None = None
 
     @property
     def counted(self) -> bool:
@@ -42,34 +45,114 @@ class Filters:
         return not (self.unread or self.status or self.assignee_id or self.label or self.words is not None)
 
 
-# Search (the shared inbox's `q`): what each database offers, never LIKE over every message.
-# SQLite: the FTS5 tables of migration 28; PostgreSQL: the GIN indexes over tsvectors of migration
-# 28 (the expressions match the indexes' exactly). The conversations a search hits are found once,
-# from both indexes, and joined to the list's own filters: no conversation is tested row by row.
-_SQLITE_HITS = (
-    "WITH hits (hit) AS MATERIALIZED ("
-    "SELECT id FROM conversation WHERE rowid IN (SELECT rowid FROM conversation_fts WHERE conversation_fts MATCH ?)"
-    " UNION SELECT conversation_id FROM message WHERE rowid IN"
-    " (SELECT rowid FROM message_fts WHERE message_fts MATCH ?)) "
-)
-_POSTGRES_HITS = (
-    "WITH hits (hit) AS MATERIALIZED ("
-    "SELECT id FROM conversation WHERE to_tsvector('simple', switchboard_fold(coalesce(contact_name, '') || ' ' ||"
-    " coalesce(contact_handle, ''))) @@ to_tsquery('simple', switchboard_fold(?))"
-    " UNION SELECT conversation_id FROM message"
-    " WHERE to_tsvector('simple', switchboard_fold(coalesce(text, ''))) @@ to_tsquery('simple', switchboard_fold(?))) "
-)
+# Search (the shared inbox's `q`): what each database offers, never LIKE over every message. Both
+# index one document per conversation (its contact and its messages' text, migration 32), so the
+# index answers conversations, not messages to step from: SQLite's contentless FTS5 table by the
+# conversation's rowid, PostgreSQL's GIN-indexed `conversation_search` by its id. The hits are then
+# held to the list's own filters (workspace, a member's profiles...) and ordered as the list is.
+_SQLITE_HITS = "rowid IN (SELECT rowid FROM conversation_search WHERE conversation_search MATCH ?)"
+_POSTGRES_HITS = ("id IN (SELECT conversation_id FROM conversation_search"
+                  " WHERE document @@ to_tsquery('simple', switchboard_fold(?)))")
+_POSTGRES_FIRST = ("WITH hits (hit) AS MATERIALIZED (SELECT conversation_id FROM conversation_search"
+                   " WHERE document @@ to_tsquery('simple', switchboard_fold(?))) ")
+# Up to this many hits a page is their rows sorted; past it, the list's own index is walked newest
+# first and each entry kept if it is a hit, which stops as soon as the page is full (a word in a
+# quarter of the conversations fills page 1 after about 80 entries instead of sorting 25,000 rows).
+SORT_UP_TO = 1000
+_ID = re.compile(r"[0-9a-z_]+")
 
 
-def _hits(words: tuple[str, ...]) -> tuple[str, list[Any]]:
-    """The search's CTE. As a person types: every word but the last is a whole word, the last the
-    start of one (a prefix over every word of the index costs far more than a word)."""
+def _sqlite_words(words: tuple[str, ...]) -> list[str]:
+    """The words again, cut where SQLite's `unicode61` tokenizer may cut them: its tables are of
+    Unicode 6.1, so a letter added since would split a word into a phrase, which an index without
+    positions refuses. Unicode 3.2's letters and digits are letters and digits to it."""
+    pieces: list[str] = []
+    for word in words:
+        run_ = "".join(c if unicodedata.ucd_3_2_0.category(c)[0] in "LN" else " " for c in word)
+        pieces += run_.split()
+    return pieces
+
+
+def _token(value: str) -> str:
+    """An id as the index's `scope` holds it: one word, its `_` left out."""
+    return '"' + value.replace("_", "") + '"'
+
+
+def _sqlite_terms(words: list[str]) -> str:
+    """The words in `document` (the last the start of one), as FTS5 reads them."""
     *whole, last = words
+    return "document : (" + " ".join([*(f'"{word}"' for word in whole), f'"{last}"*']) + ")"
+
+
+def _sqlite_match(filters: Filters, terms: str) -> str:
+    """The FTS5 query: the words, and the tenant and the other lasting filters in `scope`."""
+    scope = [filters.workspace_id]
+    if filters.account_id is not None:
+        scope.append(filters.account_id)
+    if filters.platform is not None:
+        scope.append(filters.platform)
+    parts = [f"scope : {_token(value)}" for value in scope]
+    if filters.profile_ids is not None:
+        parts.append(f"scope : ({' OR '.join(_token(profile) for profile in filters.profile_ids)})")
+    return " AND ".join([*parts, terms])
+
+
+def _scoped_by_index(filters: Filters) -> bool:
+    """Whether the index's `scope` holds every filter, so that it counts the hits alone: only the
+    tenant, account and platform filters, each a well-formed id (anything else matches no row, and
+    the rows say so)."""
+    values = [filters.workspace_id, filters.account_id, filters.platform, *(filters.profile_ids or ())]
+    return (not (filters.unread or filters.status or filters.assignee_id or filters.label)
+            and all(value is None or _ID.fullmatch(value) for value in values))
+
+
+@dataclass(frozen=True)
+class _Search:
+    """A search, as a condition on `conversation` (with its parameter) for each way of reading it."""
+
+    hits: str
+    value: str
+    terms: str = ""  # SQLite: the words alone, without the tenant
+
+
+def _search(filters: Filters) -> _Search | None:
+    """None when no word is left to look for."""
+    if not filters.words:
+        return None
     if db.obj.param == "?":
-        match = " ".join([*(f'"{word}"' for word in whole), f'"{last}"*'])
-        return _SQLITE_HITS, [match, match]
-    query = " & ".join([*whole, f"{last}:*"])
-    return _POSTGRES_HITS, [query, query]
+        words = _sqlite_words(filters.words)
+        if not words:
+            return None
+        terms = _sqlite_terms(words)
+        return _Search(_SQLITE_HITS, _sqlite_match(filters, terms), terms)
+    *whole, last = filters.words
+    return _Search(_POSTGRES_HITS, " & ".join([*whole, f"{last}:*"]))
+
+
+def _search_total(filters: Filters, search: _Search | None) -> int:
+    if search is None:
+        return 0
+    if search.terms and _scoped_by_index(filters):
+        return _fts_count(search.value)
+    if not search.terms and _scoped_by_index(filters) and filters.account_id is None and filters.platform is None:
+        # PostgreSQL: the search's table knows each conversation's workspace and profile.
+        sql = ("SELECT COUNT(*) FROM conversation_search WHERE document @@ to_tsquery('simple', switchboard_fold(?))"
+               " AND workspace_id = ?")
+        params: list[Any] = [search.value, filters.workspace_id]
+        if filters.profile_ids is not None:
+            sql += f" AND profile_id IN ({', '.join('?' * len(filters.profile_ids))})"
+            params += filters.profile_ids
+        return int(run(sql, tuple(params)).fetchone()[0])
+    where, params = _where(filters)
+    counted = (f"SELECT COUNT(*) FROM conversation WHERE {search.hits} AND {where}" if search.terms  # noqa: S608 - placeholders only
+               else f"{_POSTGRES_FIRST}SELECT COUNT(*) FROM conversation JOIN hits ON hit = id WHERE {where}")  # noqa: S608 - placeholders only
+    row = run(counted, (search.value, *params)).fetchone()
+    return int(row[0])
+
+
+def _fts_count(match: str) -> int:
+    row = run("SELECT COUNT(*) FROM conversation_search WHERE conversation_search MATCH ?", (match,)).fetchone()
+    return int(row[0])
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -103,12 +186,9 @@ def total(filters: Filters) -> int:
     """How many conversations match: a sum over the per-account counts (see `ConversationCount`)."""
     if filters.profile_ids == () or filters.words == ():
         return 0
-    where, params = _where(filters)
     if filters.words:
-        cte, values = _hits(filters.words)
-        row = run(f"{cte}SELECT COUNT(*) FROM conversation JOIN hits ON hit = id WHERE {where}",  # noqa: S608 - placeholders only
-                  (*values, *params)).fetchone()
-        return int(row[0])
+        return _search_total(filters, _search(filters))
+    where, params = _where(filters)
     if not filters.counted:
         # The per-account counts know nothing of unread, status, assignee, label or a search: count
         # the rows (the filter's walk stops at the workspace's own index range, or the search's hits).
@@ -119,18 +199,38 @@ def total(filters: Filters) -> int:
 
 
 def searched(filters: Filters, *, limit: int, offset: int) -> tuple[list[tuple[Any, ...]], int]:
-    """A search's page and its total in one statement (the search's hits are found once, not once
-    for the count and again for the page); the total is counted apart only past the last page."""
+    """A search's page and its total: the total first (SQLite's index counts a workspace's hits
+    without reading a row), then the page: the hits' rows sorted when they are few, else the list's
+    own index walked newest first, keeping the hits, until the page is full (`SORT_UP_TO`)."""
     if filters.profile_ids == () or not filters.words:
         return [], 0
+    search = _search(filters)
+    found = _search_total(filters, search)
+    if search is None or offset >= found:
+        return [], found
     where, params = _where(filters)
-    cte, values = _hits(filters.words)
-    sql = (f"{cte}SELECT {_SELECT}, COUNT(*) OVER () FROM conversation JOIN hits ON hit = id"  # noqa: S608 - placeholders only
-           f" WHERE {where} ORDER BY activity_at DESC, id DESC LIMIT ? OFFSET ?")
-    rows = list(run(sql, (*values, *params, limit, offset)).fetchall())
-    if not rows:
-        return [], total(filters) if offset else 0
-    return [row[:-1] for row in rows], int(rows[0][-1])
+    order = "ORDER BY activity_at DESC, id DESC"
+    if found <= SORT_UP_TO:
+        if search.terms:
+            sql = f"SELECT {_SELECT} FROM conversation WHERE {search.hits} AND {where} {order} LIMIT ? OFFSET ?"  # noqa: S608 - placeholders only
+        else:
+            # PostgreSQL's planner, asked for 20 rows in order, would walk the list and test every
+            # conversation for a rare word: the hits are found first.
+            sql = (f"{_POSTGRES_FIRST}SELECT {_SELECT} FROM conversation JOIN hits ON hit = id"  # noqa: S608 - placeholders only
+                   f" WHERE {where} {order} LIMIT ? OFFSET ?")
+        return list(run(sql, (search.value, *params, limit, offset)).fetchall()), found
+    hits, value = search.hits, search.value
+    if search.terms:
+        # `+rowid` keeps SQLite's planner from starting at the hits: the walk starts at the index.
+        # The walk holds the hits to the workspace itself, so when most of the words' hits are the
+        # workspace's, they are kept without it (the index intersects the workspace's word, which
+        # its every conversation holds, at about three times the cost).
+        hits = "+" + hits
+        if 2 * found >= _fts_count(search.terms):
+            value = search.terms
+    sql = (f"SELECT {_SELECT} FROM conversation WHERE id IN (SELECT id FROM conversation"  # noqa: S608 - placeholders only
+           f" WHERE {where} AND {hits} {order} LIMIT ? OFFSET ?) {order}")
+    return list(run(sql, (*params, value, limit, offset)).fetchall()), found
 
 
 def page(filters: Filters, *, limit: int, offset: int) -> list[tuple[Any, ...]]:

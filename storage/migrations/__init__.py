@@ -50,6 +50,7 @@ from storage.migrations import (
     m0028_teams,
     m0029_message_changes,
     m0030_account_grant_ids,
+    m0032_conversation_search,
     m0033_growth_indexes,
     m0035_user_time_zone,
 )
@@ -87,6 +88,7 @@ MIGRATIONS: list[Migration] = [
     (28, "teams: roles, invitations, audit log, shared inbox", m0028_teams.apply),
     (29, "message attachments, reactions, edits and deletions", m0029_message_changes.apply),
     (30, "an account's id under a separate grant", m0030_account_grant_ids.apply),
+    (32, "search: one document per conversation", m0032_conversation_search.apply),
     (33, "indexes for the tick's probe and the posts' window", m0033_growth_indexes.apply),
     (35, "a person's time zone", m0035_user_time_zone.apply),
 ]
