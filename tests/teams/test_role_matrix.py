@@ -247,10 +247,10 @@ def test_a_token_never_exceeds_a_lowered_role(client, live, world):
     assert _tool_answer(client, token, "list_webhooks", {})[1].get("error") is None
     set_role(world["workspaceId"], person["userId"], "member")
     for name in ("list_webhooks", "approve_post", "delete_webhook"):
-        status, body = _tool_answer(client, token, name, TOOLS[name][1](world))
+        _, body = _tool_answer(client, token, name, TOOLS[name][1](world))
         assert body["error"]["code"] == "forbidden" and _named_role(body["error"]["message"], "admin", "member")
     set_role(world["workspaceId"], person["userId"], "viewer")
-    status, body = _tool_answer(client, token, "add_note", TOOLS["add_note"][1](world))
+    _, body = _tool_answer(client, token, "add_note", TOOLS["add_note"][1](world))
     assert body["error"]["code"] == "forbidden" and _named_role(body["error"]["message"], "member", "viewer")
     notes = client.get(f"/v1/conversations/{world['conversation']}/notes", headers=bearer(world["apiKey"]))
     assert notes.json()["data"] == []
