@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from storage.db import connection
+from storage.models import Event
 from tests.conftest import bearer
 from tests.support.factories import add_account
 from tests.support.oauth_flow import call_tool_raw
@@ -149,3 +151,7 @@ def test_a_person_approving_through_mcp_is_the_row_s_actor(client, live, world):
     assert [(row["actor"]["type"], row["target"]["id"], row["details"]) for row in rows] == [
         ("oauth_client", post["id"], {"reason": "Off brand"})]
     assert _rows(client, world, "post.created")[0]["actor"]["type"] == "oauth_client"
+    with connection():  # the same events as /v1's rejection
+        events = [e.type for e in Event.select().where(Event.workspace == world["workspaceId"]).order_by(Event.id)
+                  if (e.data or {}).get("id") == post["id"]]
+    assert events == ["post.approval_requested", "post.rejected"]
