@@ -214,18 +214,16 @@ def _tool_answer(client, token: str, name: str, arguments: dict[str, Any]) -> tu
     return 200, answer.json()["result"].get("structuredContent") or {}
 
 
-def test_every_tool_of_the_servers_list_has_a_row(client, live, world):
-    token = mcp_token(live.url, _person(client, world, "owner"), world["workspaceId"])
+def test_every_tool_of_the_servers_list_has_a_row(client, tenant):
     listed = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                         headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+                         headers={**bearer(tenant["apiKey"]), "Accept": "application/json, text/event-stream",
                                   "MCP-Protocol-Version": "2025-06-18"})
     assert sorted(tool["name"] for tool in listed.json()["result"]["tools"]) == sorted(TOOLS)
 
 
-@pytest.mark.parametrize("role", ROLES)
-def test_each_role_calls_exactly_the_tools_it_may(client, live, world, role):
-    token = mcp_token(live.url, _person(client, world, role), world["workspaceId"])
-    wrong = []
+def _tools_wrong(client, token: str, world: World, role: str) -> list[tuple[Any, ...]]:
+    """Each tool called with the person's token: what does not answer as the matrix says."""
+    wrong: list[tuple[Any, ...]] = []
     for name, (least, arguments) in TOOLS.items():
         status, body = _tool_answer(client, token, name, arguments(world))
         error = body.get("error") or {}
@@ -238,7 +236,7 @@ def test_each_role_calls_exactly_the_tools_it_may(client, live, world, role):
                 wrong.append((name, "not refused as MCP refuses a missing scope", body))
         elif code != "forbidden" or not _named_role(body["error"]["message"], least, role):
             wrong.append((name, "allowed, or refused without naming the role", body))
-    assert not wrong, "\n" + "\n".join(map(repr, wrong))
+    return wrong
 
 
 def test_a_token_never_exceeds_a_lowered_role(client, live, world):
@@ -280,10 +278,9 @@ def test_every_dashboard_route_has_a_row(live):
             least_for_route(method, path)  # asserts the row exists
 
 
-@pytest.mark.parametrize("role", ROLES)
-def test_each_role_opens_exactly_the_pages_and_actions_it_may(client, live, world, role):
-    person = _person(client, world, role)
-    wrong = []
+def _pages_wrong(live, person: dict[str, str], world: World, role: str) -> list[tuple[Any, ...]]:
+    """Each page and action opened by the person, signed in: what does not answer as the matrix says."""
+    wrong: list[tuple[Any, ...]] = []
     with httpx2.Client(base_url=live.url, timeout=30) as browser:
         browser_sign_in(browser, person["email"], person["password"])
         csrf = hidden(browser.get("/dashboard/inbox", params={"workspace": world["workspaceId"]}).text, "csrf_token")
@@ -301,6 +298,14 @@ def test_each_role_opens_exactly_the_pages_and_actions_it_may(client, live, worl
                 elif answer.status_code != 403 or "text/html" not in answer.headers["content-type"] or \
                         "You need another role" not in answer.text or not _named_role(answer.text, least, role):
                     wrong.append((method, path, answer.status_code, "not a 403 page naming the role"))
+    return wrong
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_uses_exactly_the_tools_pages_and_actions_it_may(client, live, world, role):
+    person = _person(client, world, role)
+    token = mcp_token(live.url, person, world["workspaceId"])
+    wrong = _tools_wrong(client, token, world, role) + _pages_wrong(live, person, world, role)
     assert not wrong, "\n" + "\n".join(map(repr, wrong))
 
 
