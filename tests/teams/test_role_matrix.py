@@ -14,6 +14,7 @@ profiles everything that needs the whole workspace, as a member limited to profi
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -331,8 +332,13 @@ def _operations(client) -> list[tuple[str, str, dict[str, Any]]]:
             for method, operation in item.items()]
 
 
-# Bodies where the document's example would meet a rule beyond the key's kind.
-BODIES = {"updateMember": {"role": "member"}}
+# Bodies where the document's example would meet a rule beyond the key's kind (its made-up ids are
+# replaced by the world's own, see `_v1_call`).
+BODIES = {"updateMember": {"role": "member"}, "updateBroadcast": {"name": "Renamed"},
+          "startConversation": {"accountId": "acc_2Yx8kQ4mN7pR1sT5", "contactHandle": "@cy"}}
+# No valid input exists for it in a test's world (a selection is made by a platform's consent): a
+# read key meets the unknown selection's 404 first, as any key does.
+NOT_FOUND_FIRST = {"chooseConnectChoices"}
 
 
 def _v1_call(client, key: str, method: str, path: str, operation: dict[str, Any], world: World) -> httpx2.Response:
@@ -340,7 +346,7 @@ def _v1_call(client, key: str, method: str, path: str, operation: dict[str, Any]
            "/v1/webhooks/deliveries/": world["delivery"],
            "/v1/accounts/": world["account"], "/v1/conversations/": world["conversation"],
            "/v1/broadcasts/": world["broadcast"], "/v1/posts/": world["post"], "/v1/media/": "med_none",
-           "/v1/webhooks/": world["webhook"], "/v1/comment-automations/": "ca_none",
+           "/v1/webhooks/": world["webhook"], "/v1/comment-automations/": world["automation"],
            "/v1/sequences/": world["sequence"], "/v1/invitations/": world["invitation"],
            "/v1/saved-replies/": world["savedReply"], "/v1/workspaces/": world["workspaceId"],
            "/v1/members/": world["spareMember"]}
@@ -353,6 +359,12 @@ def _v1_call(client, key: str, method: str, path: str, operation: dict[str, Any]
     headers = bearer(key)
     if "application/json" in content:
         body = BODIES.get(operation["operationId"]) or content["application/json"].get("example") or {}
+        made_up = {"acc_2Yx8kQ4mN7pR1sT5": world["account"], "prf_2Yx8kQ4mN7pR1sT5": world["profileId"],
+                   "conv_2Yx8kQ4mN7pR1sT5": world["conversation"], "ca_2Yx8kQ4mN7pR1sT5": world["automation"]}
+        text = json.dumps(body)
+        for example, real in made_up.items():
+            text = text.replace(example, real)
+        body = json.loads(text)
         return client.request(method, url, json=body, headers=headers)
     if content:
         media_type = next(iter(content))
@@ -366,8 +378,13 @@ def keyed(client, world) -> World:
     key = bearer(world["apiKey"])
     client.post(f"/v1/webhooks/{world['webhook']}/test", headers=key)
     deliveries = client.get(f"/v1/webhooks/{world['webhook']}/deliveries", headers=key).json()["data"]
+    instagram = add_account(world["workspaceId"], world["profileId"], platform="instagram")
+    automation = client.post("/v1/comment-automations", json={"accountId": instagram, "name": "Prices",
+                                                              "matchType": "contains", "keywords": ["price"], "dmText": "Hi"},
+                             headers=key)
+    assert automation.status_code == 201, automation.text
     return {**world, "spareKey": client.post("/v1/api-keys", json={"name": "spare"}, headers=key).json()["id"],
-            "delivery": deliveries[0]["id"]}
+            "delivery": deliveries[0]["id"], "automation": automation.json()["id"]}
 
 
 def test_every_operation_of_the_document_has_a_row(client):
@@ -388,6 +405,8 @@ def test_each_kind_of_key_uses_exactly_the_operations_it_may(client, keyed, kind
     wrong = []
     for method, path, operation in refused:  # first, while every thing they name is still there
         answer = _v1_call(client, key, method, path, operation, keyed)
+        if operation["operationId"] in NOT_FOUND_FIRST and answer.status_code == 404:
+            continue
         if answer.status_code != 403 or answer.json().get("error", {}).get("code") != "forbidden" or \
                 set(answer.json()) != {"error"} or not answer.json()["error"]["message"]:
             wrong.append((method, path, answer.status_code, answer.text[:120]))
