@@ -13,7 +13,7 @@ from dashboard import views
 from dashboard.forms import account_rows, contact_label, platform_name
 from dashboard.views import data_of
 from kit.errors import ServiceError
-from oauth.shell import in_db
+from oauth.shell import in_db, safe_next
 from service.accounts import health
 from service.analytics import ops as analytics
 from service.identity import workspaces
@@ -96,9 +96,10 @@ async def review(request: Request) -> Response:
             await in_db(lambda: approvals.reject(actor=where.actor(), post_id=post_id,
                                                  reason=views.field(form, "reason")))
     except ServiceError as problem:
-        return views.failure(request, problem, "/dashboard")
+        return views.failure(request, problem, safe_next(views.field(form, "next") or "/dashboard"))
+    back = views.field(form, "next") or "/dashboard"  # the Posts page's queue, or the first page's
     return views.done(request, "Approved: it goes out as planned." if decision == "approve" else "Rejected.",
-                      "/dashboard", where)
+                      safe_next(back), where)
 
 
 async def home(request: Request) -> Response:

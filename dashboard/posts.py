@@ -55,8 +55,8 @@ from service.accounts import platforms
 from service.identity.auth import Actor
 from service.media import library
 from service.media import ops as media_ops
+from service.posts import approvals, publishing, queue
 from service.posts import ops as posts
-from service.posts import publishing, queue
 from service.posts.shapes import POST_STATUSES, PostIn, PostQuery, QueueIn
 from service.posts.shapes import Post as PostRecord
 
@@ -290,7 +290,9 @@ def _listing(where: Seat, query: dict[str, Any], sandbox: str | None) -> dict[st
     for post in data_of(found):
         items.append({**post, "targets": [{**t, **_view(t, sandbox), "label": names.get(t["accountId"], t["platform"])}
                                           for t in post["targets"]]})
-    return {"posts": items, "total": found.total, "pages": found.pages, "accounts": known}
+    # Owners and admins review members' posts here (the workspace's `postApproval` holds them).
+    review = [post.dump() for post in approvals.pending(actor=actor)] if actor.has_role("admin") else None
+    return {"posts": items, "total": found.total, "pages": found.pages, "accounts": known, "review": review}
 
 
 def _composer_data(where: Seat) -> dict[str, Any]:

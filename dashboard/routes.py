@@ -38,9 +38,17 @@ from dashboard import (
     webhooks,
 )
 from dashboard.actions import Thing
+from dashboard.views import Needs
 from kit.page_headers import PageHeaders
 from kit.settings import Settings
 from oauth.shell import session_middleware
+from service.accounts.ops import CONNECT_ACCOUNTS
+from service.identity.api_keys import MANAGE_KEYS
+from service.identity.audit_log import READ_AUDIT
+from service.identity.members import MANAGE_MEMBERS
+from service.identity.workspaces import MANAGE_PROFILES
+from service.posts.approvals import REVIEW
+from service.webhooks.ops import MANAGE_WEBHOOKS
 
 GET, POST, BOTH = ["GET"], ["POST"], ["GET", "POST"]
 
@@ -144,6 +152,57 @@ def table(settings: Settings) -> list[tuple[str, Callable[..., Any], list[str]]]
     ]
 
 
+# Who may use a route, by method (`views.RoleGate`): a GET is anyone's in the workspace (a viewer reads
+# everything a member reads) and a POST the daily work's (`member`), except as listed here. The
+# service holds each rule; this answers a refused person with the 403 page before the view runs, and
+# the pages hide the links and buttons (`can` in their templates) a role cannot use.
+WORK = Needs("member", "change anything")
+ANYONE = Needs("viewer", "")
+_MANAGE = {
+    "/dashboard/accounts/connected": CONNECT_ACCOUNTS,
+    f"{accounts.PAGE}/connect/{{platform}}": CONNECT_ACCOUNTS,
+    f"{accounts.PAGE}/choose": CONNECT_ACCOUNTS,
+    f"{accounts.PAGE}/{{id}}/disconnect": CONNECT_ACCOUNTS,
+    f"{accounts.PAGE}/{{id}}/reconnect": CONNECT_ACCOUNTS,
+    "/dashboard/profiles": MANAGE_PROFILES,
+    "/dashboard/profiles/{id}/rename": MANAGE_PROFILES,
+    "/dashboard/review/{id}/{decision:str}": REVIEW,
+    api_keys.PAGE: MANAGE_KEYS,
+    f"{api_keys.PAGE}/{{id}}/revoke": MANAGE_KEYS,
+    members.PAGE: MANAGE_MEMBERS,
+    f"{members.PAGE}/{{id}}/role": MANAGE_MEMBERS,
+    f"{members.PAGE}/{{id}}/remove": MANAGE_MEMBERS,
+    "/dashboard/invitations/{id}/revoke": MANAGE_MEMBERS,
+    members.AUDIT: READ_AUDIT,
+    webhooks.PAGE: MANAGE_WEBHOOKS,
+    f"{webhooks.PAGE}/deliveries/{{id}}/redeliver": MANAGE_WEBHOOKS,
+    f"{webhooks.PAGE}/{{id}}": MANAGE_WEBHOOKS,
+    f"{webhooks.PAGE}/{{id}}/live": MANAGE_WEBHOOKS,
+    f"{webhooks.PAGE}/{{id}}/{{action:str}}": MANAGE_WEBHOOKS,
+}
+# Forms that write and pages that exist only to write (an editor, a question before a deletion).
+_WORK_PAGES = {f"{posts.PAGE}/new", f"{posts.PAGE}/{{id}}/edit", f"{broadcasts.PAGE}/new", f"{automations.PAGE}/new",
+               f"{sequences.PAGE}/new", f"{posts.PAGE}/{{id}}/delete", f"{media.PAGE}/{{id}}/delete",
+               f"{broadcasts.PAGE}/{{id}}/delete", f"{automations.PAGE}/{{id}}/delete",
+               f"{sequences.PAGE}/{{id}}/delete"}
+# Forms anyone may post: the workspace switcher, their own connected apps, an invitation's page.
+_ANYONE_POSTS = {"/dashboard/workspace", "/dashboard/settings/connected-apps/revoke", "/dashboard/invitations/{token}"}
+
+
+def needs(path: str, method: str) -> Needs:
+    """The least role a route's method needs."""
+    if path in _MANAGE:
+        return Needs("admin", _MANAGE[path])
+    if method == "POST":
+        return ANYONE if path in _ANYONE_POSTS else WORK
+    return WORK if path in _WORK_PAGES else ANYONE
+
+
+def _gate(path: str, methods: list[str]) -> list[Middleware]:
+    gated = {method: needs(path, method) for method in methods if needs(path, method).role != "viewer"}
+    return [Middleware(views.RoleGate, needs=gated)] if gated else []
+
+
 def build_routes(settings: Settings) -> list[BaseRoute]:
     """The dashboard's routes, for the composition root to mount (after oauth's sign-in)."""
     middleware = [*session_middleware(settings), Middleware(views.NoSeatAnswers)]
@@ -151,7 +210,8 @@ def build_routes(settings: Settings) -> list[BaseRoute]:
         Mount("/dashboard/static", app=StaticFiles(directory=frame.STATIC), name="dashboard-static",
               middleware=[Middleware(PageHeaders)]),
     ]
-    routes += [Route(path, view, methods=methods, middleware=middleware) for path, view, methods in table(settings)]
+    routes += [Route(path, view, methods=methods, middleware=[*middleware, *_gate(path, methods)])
+               for path, view, methods in table(settings)]
     routes.append(Route("/dashboard/{rest:path}", frame.not_found, methods=["GET", "POST", "HEAD"],
                         middleware=middleware))
     return routes

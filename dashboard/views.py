@@ -35,7 +35,7 @@ from kit.errors import ServiceError
 from oauth import shell
 from oauth.shell import current_user, error_page, in_db, safe_next
 from service.accounts import platforms
-from service.identity import users, workspaces
+from service.identity import roles, users, workspaces
 from service.identity.auth import Actor, member_actor
 from storage import requests
 
@@ -115,6 +115,70 @@ class NoSeatAnswers:
             heading = "You need another role" if problem.status == 403 else "That did not work"
             refused = error_page(Request(scope, receive), problem.status, heading, explain(problem))
             await refused(scope, receive, send)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """The least role a dashboard page or action needs, and what it is for (the 403 page's words)."""
+
+    role: str
+    what: str
+
+
+class RoleGate:
+    """ASGI middleware on a route some roles may not use (`dashboard.routes.NEEDS`): a person whose
+    role in the workspace the request names is below what the method needs gets the 403 page naming
+    that role, before the view reads anything else of the request (so the answer never depends on
+    what the form held). A request with no seat (not signed in, an expired form) goes on to the
+    view, which answers it. The service checks the same rule again: this is not the only guard."""
+
+    def __init__(self, app: ASGIApp, needs: dict[str, Needs]) -> None:
+        self.app = app
+        self.needs = needs
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        needed = self.needs.get("GET" if scope["method"] == "HEAD" else scope["method"])
+        if needed is None:
+            await self.app(scope, receive, send)
+            return
+        body = await _whole_body(receive)
+        request = Request(scope, _replay(body))
+        try:
+            where = await seated(request)
+        except NoSeat:
+            where = None  # the view answers it as it would
+        role = str(where.workspace.get("role", "")) if where is not None else ""
+        if where is not None and not roles.at_least(role, needed.role):
+            refusal = error_page(request, 403, "You need another role", roles.refusal(needed.role, role, needed.what),
+                                 "forbidden")
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, _replay(body), send)
+
+
+async def _whole_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+class _replay:
+    """A `receive` that hands the buffered body over once, then reports the client gone."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body: bytes | None = body
+
+    async def __call__(self) -> Message:
+        if self.body is None:
+            return {"type": "http.disconnect"}
+        body, self.body = self.body, None
+        return {"type": "http.request", "body": body, "more_body": False}
 
 
 async def signed_in(request: Request) -> tuple[str, str]:

@@ -59,6 +59,16 @@ class ToolDef:
     # Reaches people (a message, a publish, a delete): the question the person is asked first, in
     # plain words from the service's data, or None when this call reaches nobody (`confirmations`).
     confirm: Callable[[Actor, Any], str | None] | None = None
+    # The least role a person needs to call it (owners and admins only: `admin`), and the words of the
+    # refusal ("To manage webhooks you need..."). By default a read tool is any member's (`viewer`),
+    # a write tool the daily work's (`member`). Checked before the arguments are read, so a refusal
+    # never depends on what was asked; the service function checks its own rule again.
+    role: str = ""
+    needs: str = ""
+
+    @property
+    def least_role(self) -> str:
+        return self.role or ("viewer" if self.scope == "read" else "member")
 
 
 
@@ -148,6 +158,7 @@ def make_tool(definition: ToolDef) -> Callable[..., Any]:
         context: Context = arguments.pop(CONTEXT)
         try:
             actor = _actor(definition)
+            actor.require_role(definition.least_role, definition.needs or f"use {definition.name}")
             if definition.confirm is not None and asking.can_ask(context):
                 answer = await asking.confirmed(context, definition, arguments, lambda: requests.run(
                     lambda _on_loop: _question(definition, actor, arguments), transaction="read", on_loop=True))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kit.shapes import page_of
 from mcp_server import confirmations
 from mcp_server.tooling import ToolDef
-from service.posts import importing, publishing
+from service.posts import approvals, importing, publishing
 from service.posts import ops as posts
 from service.posts import shapes as post
 
@@ -45,4 +45,12 @@ TOOLS: list[ToolDef] = [
             "without it every row becomes a post (a draft, or scheduled) or, if any row is invalid, none "
             "(validation_failed with the same errors). Scheduled posts will be published.",
             model=post.ImportCsvTool, output=post.ImportOutcome, destructive=True, waits=True),
+    ToolDef("approve_post", approvals.approve, "write",
+            "Approve a member's post waiting for approval (pending_approval): it goes on as it would have, "
+            "published now or at its time (now if that passed meanwhile). Owners and admins. Not waiting → conflict.",
+            model=post.PostRef, output=post.Post, role="admin", needs=approvals.REVIEW),
+    ToolDef("reject_post", approvals.reject, "write",
+            "Reject a member's post waiting for approval, with a reason the member reads: it becomes rejected and "
+            "is never published. Owners and admins. Not waiting → conflict.",
+            model=post.PostReason, output=post.Post, role="admin", needs=approvals.REVIEW),
 ]

@@ -28,6 +28,7 @@ from service.accounts import adapters
 from service.accounts import ops as accounts
 from service.accounts.connect_shapes import Choice, Choices, ChosenAccounts
 from service.accounts.shapes import Account as AccountRecord
+from service.common import audit
 from service.identity.auth import Actor
 from storage.db import db
 from storage.models import ConnectSelection
@@ -117,22 +118,22 @@ def choose(*, actor: Actor, platform: str, selection: str, ids: list[str]) -> Ch
         try:
             connected.append(adapter.connect_choice(identity))
         except PlatformFailure as failure:
-            _store(workspace_id, profile_id, platform, connected)  # those done so far stay connected
+            _store(actor, workspace_id, profile_id, platform, connected)  # those done so far stay connected
             raise adapters.as_service_error(failure) from None
-    return ChosenAccounts(data=_store(workspace_id, profile_id, platform, connected))
+    return ChosenAccounts(data=_store(actor, workspace_id, profile_id, platform, connected))
 
 
-def _store(workspace_id: str, profile_id: str, platform: str,
+def _store(actor: Actor, workspace_id: str, profile_id: str, platform: str,
            identities: list[ConnectedIdentity]) -> list[AccountRecord]:
     with db.atomic():
-        return [
-            AccountRecord.model_validate(accounts.connect(
-                workspace_id=workspace_id, profile_id=profile_id, platform=platform,
-                platform_account_id=identity.platform_account_id, username=identity.username,
-                display_name=identity.display_name, credentials=identity.credentials,
-            ))
-            for identity in identities
-        ]
+        stored = [accounts.connect(
+            workspace_id=workspace_id, profile_id=profile_id, platform=platform,
+            platform_account_id=identity.platform_account_id, username=identity.username,
+            display_name=identity.display_name, credentials=identity.credentials,
+        ) for identity in identities]
+        for account in stored:
+            audit.record(actor, "account.connected", target=("account", account.id), details={"platform": platform})
+        return [AccountRecord.model_validate(account) for account in stored]
 
 
 def forget_expired() -> int:

@@ -130,6 +130,9 @@ def finish_oauth(*, platform: str, code: str | None, state: str | None, error: s
         raise adapters.as_service_error(failure) from None
     with db.atomic():
         account = _store(claims["w"], claims["p"], platform, identity)
+        # The platform's redirect carries no person: the row says how it came (the start was theirs).
+        audit.record(None, "account.connected", workspace_id=claims["w"], target=("account", account.id),
+                     details={"platform": platform, "via": "oauth"})
         record_ = AccountRecord.model_validate(account)
     return Finished(record_, _with_query(target, accountId=account.id) if target else None)
 

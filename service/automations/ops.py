@@ -44,7 +44,7 @@ from service.automations import work
 from service.automations.shapes import AutomationDeleted, AutomationStats
 from service.automations.shapes import AutomationLog as LogRecord
 from service.automations.shapes import CommentAutomation as AutomationRecord
-from service.common import events
+from service.common import audit, events
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import conversations, outbound
@@ -202,6 +202,7 @@ def create(
         dm_text=dm_text, dm_button_label=label, dm_button_url=url, public_reply_text=public_reply_text,
         once_per_user=once_per_user, status=status, created_at=moment, updated_at=moment,
     )
+    audit.record(actor, "automation.created", target=("automation", row.id))
     return _records([row])[0]
 
 
@@ -226,6 +227,7 @@ def update(*, actor: Actor, automation_id: str, **changes: Any) -> AutomationRec
     row.keywords, row.dm_button_label, row.dm_button_url = keywords, label, url
     row.updated_at = clock.now()
     row.save()
+    audit.record(actor, "automation.updated", target=("automation", row.id))
     return _records([row])[0]
 
 
@@ -237,6 +239,7 @@ def delete(*, actor: Actor, automation_id: str) -> AutomationDeleted:
                                                                  AutomationLog.reply_id.is_null(False))
     PublicReply.delete().where(PublicReply.id.in_(replies), PublicReply.status == "pending").execute()
     row.delete_instance()
+    audit.record(actor, "automation.deleted", target=("automation", row.id), details={"name": row.name})
     return AutomationDeleted(id=row.id, deleted=True)
 
 

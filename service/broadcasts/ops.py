@@ -56,7 +56,7 @@ from service.broadcasts.completion import NO_COUNTS, as_dict, counts_of, record
 from service.broadcasts.shapes import Audience, BroadcastDeleted
 from service.broadcasts.shapes import Broadcast as BroadcastRecord
 from service.broadcasts.shapes import Recipient as RecipientRecord
-from service.common import idempotency
+from service.common import audit, idempotency
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import templates
@@ -224,6 +224,7 @@ def _create(
                         scheduled_for=scheduled_for, timezone=timezone, send_now=send_now)
     _schedule(row, due)
     row.save(force_insert=True)
+    audit.record(actor, "broadcast.created", target=("broadcast", row.id), details={"status": row.status})
     # Through the engine: a new row is one more ready row, nudged at once when already due.
     engine.restart(work.START_WORK, [row.id], status=row.status, next_attempt_at=row.next_attempt_at, nudge=True)
     return record(row)
@@ -332,6 +333,9 @@ def _update(*, actor: Actor, broadcast_id: str, **values: Any) -> BroadcastRecor
     )
     if not changed:
         raise Conflict("The broadcast started sending meanwhile; it cannot be changed.")
+    # Asked to go out now: the moment a person would look for in the log.
+    action = "broadcast.started" if row.send_now and row.status == "scheduled" else "broadcast.updated"
+    audit.record(actor, action, target=("broadcast", row.id), details={"status": row.status})
     return record(Broadcast.get_by_id(row.id))
 
 
@@ -355,6 +359,7 @@ def cancel(*, actor: Actor, broadcast_id: str) -> BroadcastRecord:
                              where="status IN ('scheduled', 'sending')", completed_at=moment)
     if not changed:
         return cancel(actor=actor, broadcast_id=broadcast_id)  # it moved meanwhile: answer for where it is
+    audit.record(actor, "broadcast.cancelled", target=("broadcast", row.id))
     # A message a worker holds is `sending`, not `pending`: it stays, finishes and is counted.
     hot.run("DELETE FROM message WHERE status = 'pending' AND id IN "
             "(SELECT message_id FROM broadcast_recipient WHERE broadcast_id = ? AND status = 'pending')", (row.id,))
@@ -372,6 +377,7 @@ def delete(*, actor: Actor, broadcast_id: str) -> BroadcastDeleted:
         raise Conflict(f"Only a draft can be deleted; this broadcast is {row.status}.")
     if not Broadcast.delete().where(Broadcast.id == row.id, Broadcast.status == "draft").execute():
         raise Conflict("The broadcast changed meanwhile; it is no longer a draft.")
+    audit.record(actor, "broadcast.deleted", target=("broadcast", row.id), details={"name": row.name})
     return BroadcastDeleted(id=row.id, deleted=True)
 
 

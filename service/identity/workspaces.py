@@ -148,7 +148,9 @@ def create_profile(*, actor: Actor, name: str) -> ProfileRecord:
     actor.require_write()
     # A new profile lies outside any fixed list, so only a workspace-wide key may make one.
     actor.require_full_scope("create profiles")
-    return ProfileRecord.model_validate(create_profile_row(workspace_id=actor.workspace_id, name=name))
+    profile = create_profile_row(workspace_id=actor.workspace_id, name=name)
+    audit.record(actor, "profile.created", target=("profile", profile.id))
+    return ProfileRecord.model_validate(profile)
 
 
 # -- settings ------------------------------------------------------------------------------------
@@ -198,6 +200,7 @@ def update_profile(*, actor: Actor, profile_id: str, name: str | None = None) ->
         profile.name = name
         profile.updated_at = clock.now()
         profile.save()
+        audit.record(actor, "profile.renamed", target=("profile", profile.id))
     return ProfileRecord.model_validate(profile)
 
 
@@ -210,4 +213,5 @@ def delete_profile(*, actor: Actor, profile_id: str) -> ProfileDeleted:
             "The profile still has accounts: disconnect them and delete them permanently first."
         )
     profile.delete_instance()
+    audit.record(actor, "profile.deleted", target=("profile", profile.id), details={"name": profile.name})
     return ProfileDeleted(id=profile.id, deleted=True)

@@ -39,7 +39,7 @@ from kit.pagination import Page, paginate, records, window
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
-from service.common import events, signals
+from service.common import audit, events, signals
 from service.engine.core import Also
 from service.identity.auth import Actor
 from service.inbox.contacts import InvalidHandle, normalise_handle, normalise_inbound_handle
@@ -204,6 +204,7 @@ def start_conversation(
     )
     if created:
         _announce_started(conversation, "api")
+        audit.record(actor, "conversation.started", target=("conversation", conversation.id))
     return Started(ConversationRecord.model_validate(conversation), created)
 
 

@@ -23,7 +23,7 @@ from kit import clock, ids, local_ca, net, tokens
 from kit.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from kit.pagination import DEFAULT_LIMIT, Page
 from kit.shapes import is_https_url
-from service.common import events
+from service.common import audit, events
 from service.common.configured import Configured
 from service.identity.auth import Actor
 from service.media import ops as media
@@ -73,6 +73,7 @@ def delete(*, actor: Actor, media_id: str) -> None:
             raise Conflict(f"The media is used by a post that is not published yet ({', '.join(using[:5])}); "
                            "delete or change the post first.")
         row.delete_instance()
+        audit.record(actor, "media.deleted", target=("media", media_id), details={"filename": row.filename})
     with contextlib.suppress(FileNotFoundError):
         media.file_path(media_id).unlink()
 
@@ -140,9 +141,10 @@ def _fetch(url: str, media_id: str, field: str) -> tuple[int, str, str]:
     return size, digest.hexdigest(), found
 
 
-def fetch_into_library(*, workspace_id: str, url: str, field: str = "url") -> Media:
+def fetch_into_library(*, workspace_id: str, url: str, field: str = "url", actor: Actor | None = None) -> Media:
     """Fetch `url` (outside any transaction) and store it as a completed media of the workspace;
-    `media.uploaded` is written with it. Refusals name `field`."""
+    `media.uploaded` is written with it, and the audit row of `actor` when one is given (an import
+    of posts records its own). Refusals name `field`."""
     if not is_https_url(url) or len(url) > 2048:
         raise _refused("must be an absolute https URL of at most 2048 characters", field)
     media_id = ids.new_id("med")
@@ -156,6 +158,8 @@ def fetch_into_library(*, workspace_id: str, url: str, field: str = "url") -> Me
                            sha256=sha256, status="complete", expires_at=moment + dt.timedelta(seconds=1),
                            completed_at=moment, created_at=moment, updated_at=moment)
         events.emit(workspace_id=workspace_id, type="media.uploaded", data=media.record(row).dump())
+        if actor is not None:  # the file's name only: a signed URL's query is a secret
+            audit.record(actor, "media.imported", target=("media", media_id), details={"filename": row.filename})
     return row
 
 
@@ -193,6 +197,7 @@ def store_bytes(*, actor: Actor, filename: str, content_type: str, data: bytes, 
                                created_at=moment, updated_at=moment)
             done = media.record(row)
             events.emit(workspace_id=actor.workspace_id, type="media.uploaded", data=done.dump())
+            audit.record(actor, "media.uploaded", target=("media", media_id), details={"filename": filename})
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             media.file_path(media_id).unlink()
@@ -202,4 +207,4 @@ def store_bytes(*, actor: Actor, filename: str, content_type: str, data: bytes, 
 
 def import_url(*, actor: Actor, url: str) -> MediaRecord:
     actor.require_write()
-    return media.record(fetch_into_library(workspace_id=actor.workspace_id, url=url))
+    return media.record(fetch_into_library(workspace_id=actor.workspace_id, url=url, actor=actor))

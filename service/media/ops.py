@@ -35,7 +35,7 @@ from pathlib import Path
 
 from kit import clock, crypto, files, ids, tokens
 from kit.errors import Conflict, FieldProblem, NotFound, PayloadTooLarge, ValidationFailed
-from service.common import events
+from service.common import audit, events
 from service.common.configured import Configured
 from service.identity.auth import Actor
 from service.media.shapes import MediaRecord, Upload
@@ -214,6 +214,7 @@ def complete(*, actor: Actor, token: str) -> MediaRecord:
     media.save()
     done = record(media)
     events.emit(workspace_id=media.workspace_id, type="media.uploaded", data=done.dump())
+    audit.record(actor, "media.uploaded", target=("media", media.id), details={"filename": media.filename})
     return done
 
 

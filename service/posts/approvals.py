@@ -42,6 +42,7 @@ def _waiting(actor: Actor, post_id: str) -> Post:
     post = get_row(actor=actor, post_id=post_id)
     actor.require_role("admin", REVIEW)
     actor.require_write()
+    actor.require_full_scope(REVIEW)  # a key limited to profiles does not review: owners, admins, workspace keys
     if post.status != "pending_approval":
         raise Conflict(f"The post is {post.status}, not waiting for approval.")
     return post

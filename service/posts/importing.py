@@ -24,7 +24,7 @@ from typing import Any
 from kit import clock, ids, scheduling
 from kit.errors import FieldProblem, ValidationFailed
 from kit.shapes import is_https_url, parse
-from service.common import idempotency
+from service.common import audit, idempotency
 from service.identity.auth import Actor
 from service.media import library
 from service.media import ops as media
@@ -308,6 +308,8 @@ def _write(actor: Actor, rows: list[_Row], media_of: dict[str, Media]) -> list[s
             if values["id"] in scheduled:
                 records.emit(Post(**values), "post.scheduled", by_post.get(values["id"], []))
         idempotency.attach(post_rows[0]["id"])
+        # One row for the import, naming its first post (the others follow it in order).
+        audit.record(actor, "posts.imported", target=("post", post_rows[0]["id"]), details={"posts": len(post_rows)})
     return [str(row["id"]) for row in post_rows]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from kit import clock, ids
 from kit.errors import Conflict, ValidationFailed
-from service.common import idempotency
+from service.common import audit, idempotency
 from service.identity.auth import Actor
 from service.posts import approvals, publishing, queue, work
 from service.posts.checks import TextMeasure, check, measure, preview
@@ -96,6 +96,7 @@ def create(*, actor: Actor, content: str, targets: list[Any], media_ids: list[st
                            status=_status_of(due, publish_now), scheduled_for=due if not publish_now else checked.due,
                            timezone=timezone, source="service", created_at=moment, updated_at=moment)
         target_ids = _write_targets(post, targets, checked.accounts, due, slots)
+        audit.record(actor, "post.created", target=("post", post.id), details={"status": post.status})
         if approvals.held(actor, post):  # a member's post waits for an owner or an admin
             approvals.hold(actor, post)
         else:
@@ -139,6 +140,7 @@ def update(*, actor: Actor, post_id: str, content: str, targets: list[Any], medi
         post.updated_at = moment
         post.save()
         target_ids = _write_targets(post, targets, checked.accounts, moment if publish_now else due, slots)
+        audit.record(actor, "post.updated", target=("post", post.id), details={"status": post.status})
         _after_write(post, target_ids)
         return record(post)
 
@@ -172,6 +174,7 @@ def delete(*, actor: Actor, post_id: str, from_platforms: bool | None = None) ->
                 post.status = "cancelled"
                 emit(post, "post.cancelled", targets)
             post.delete_instance(recursive=True)
+            audit.record(actor, "post.deleted", target=("post", post_id), details={"status": status})
             return PostDeleted(id=post_id, deleted=True, platforms=[])
         if status == "publishing" or not from_platforms:
             raise Conflict(f"A {status} post is live on its platforms: delete it with ?fromPlatforms=true, "
@@ -179,6 +182,7 @@ def delete(*, actor: Actor, post_id: str, from_platforms: bool | None = None) ->
                            "The post is publishing; wait until it settles.")
         # Engine work, run by this request once written; a worker finishes it if the request dies.
         deletions = work.queue_deletions(post_id)
+        audit.record(actor, "post.deleted", target=("post", post_id), details={"status": status, "fromPlatforms": True})
     return PostDeleted(id=post_id, deleted=True, platforms=work.delete_now(post_id, deletions))
 
 

@@ -55,6 +55,7 @@ from platforms.base import (
     Unsupported,
 )
 from service.accounts import adapters
+from service.common import audit
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.media import ops as media
@@ -418,6 +419,8 @@ def settle(post_id: str) -> None:
     post.updated_at = clock.now()
     post.save()
     posts.emit(post, f"post.{status}", targets)
+    # The service did it (the worker, on the post's schedule or right after a person's request).
+    audit.record(None, f"post.{status}", workspace_id=post.workspace_id, target=("post", post.id))
 
 
 def retry(*, actor: Actor, post_id: str) -> PostRecord:
@@ -436,6 +439,7 @@ def retry(*, actor: Actor, post_id: str) -> PostRecord:
     post.status = "publishing"
     post.updated_at = moment
     post.save()
+    audit.record(actor, "post.retried", target=("post", post.id), details={"targets": len(again)})
     nudge([t.id for t in again])
     return posts.record(post)
 

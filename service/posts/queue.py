@@ -16,6 +16,7 @@ from typing import Any
 from kit import clock, scheduling
 from kit.errors import FieldProblem, ValidationFailed
 from service.accounts import ops as accounts
+from service.common import audit
 from service.identity.auth import Actor
 from service.posts.shapes import PostingQueueRecord
 from storage.db import is_postgres
@@ -89,6 +90,7 @@ def put(*, actor: Actor, account_id: str, timezone: str, slots: list[Any]) -> Po
     else:
         queue.timezone, queue.slots, queue.updated_at = timezone, values, moment
         queue.save()
+    audit.record(actor, "queue.updated", target=("account", account.id), details={"slots": len(values)})
     return _record(account.id, queue)
 
 

@@ -35,7 +35,7 @@ from platforms import registry
 from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.accounts import ops as accounts
-from service.common import events, idempotency
+from service.common import audit, events, idempotency
 from service.engine import core as engine
 from service.identity.auth import Actor
 from service.inbox import templates
@@ -210,6 +210,7 @@ def _create(
         match_type=match_type, stop_on_reply=stop_on_reply, steps=_stored_steps(steps), status=status,
         created_at=moment, updated_at=moment,
     )
+    audit.record(actor, "sequence.created", target=("sequence", row.id))
     return SequenceRecord.model_validate(row)
 
 
@@ -237,6 +238,8 @@ def _update(*, actor: Actor, sequence_id: str, **changes: Any) -> SequenceRecord
         _hold(row)
     elif before == "paused" and row.status == "active":
         _release(row)
+    audit.record(actor, "sequence.updated", target=("sequence", row.id),
+                 details={"status": row.status} if before != row.status else None)
     return SequenceRecord.model_validate(row)
 
 
@@ -266,6 +269,7 @@ def delete(*, actor: Actor, sequence_id: str) -> SequenceDeleted:
     row.deleted_at = moment
     row.updated_at = moment
     row.save()
+    audit.record(actor, "sequence.deleted", target=("sequence", row.id), details={"name": row.name})
     return SequenceDeleted(id=row.id, deleted=True, cancelled_enrollments=int(cancelled))
 
 
@@ -280,7 +284,10 @@ def enroll(*, actor: Actor, sequence_id: str, conversation_id: str | None = None
                                             Conversation.workspace == actor.workspace_id)
     if conversation is None or conversation.account_id != row.account_id:
         raise ValidationFailed.field("conversationId", "must be a conversation on the sequence's account")
-    enrollment, _ = _enroll(row, conversation)
+    enrollment, made = _enroll(row, conversation)
+    if made:
+        audit.record(actor, "sequence.enrolled", target=("sequence", row.id),
+                     details={"conversationId": conversation.id, "enrollmentId": enrollment.id})
     return EnrollmentRecord.model_validate(enrollment)
 
 
