@@ -164,6 +164,7 @@ _MANAGE = {
     f"{accounts.PAGE}/choose": CONNECT_ACCOUNTS,
     f"{accounts.PAGE}/{{id}}/disconnect": CONNECT_ACCOUNTS,
     f"{accounts.PAGE}/{{id}}/reconnect": CONNECT_ACCOUNTS,
+    f"{accounts.PAGE}/{{id}}/grants/{{grant}}": CONNECT_ACCOUNTS,
     "/dashboard/profiles": MANAGE_PROFILES,
     "/dashboard/profiles/{id}/rename": MANAGE_PROFILES,
     "/dashboard/review/{id}/{decision:str}": REVIEW,
@@ -184,9 +185,11 @@ _MANAGE = {
 _WORK_PAGES = {f"{posts.PAGE}/new", f"{posts.PAGE}/{{id}}/edit", f"{broadcasts.PAGE}/new", f"{automations.PAGE}/new",
                f"{sequences.PAGE}/new", f"{posts.PAGE}/{{id}}/delete", f"{media.PAGE}/{{id}}/delete",
                f"{broadcasts.PAGE}/{{id}}/delete", f"{automations.PAGE}/{{id}}/delete",
-               f"{sequences.PAGE}/{{id}}/delete"}
-# Forms anyone may post: the workspace switcher, their own connected apps, an invitation's page.
-_ANYONE_POSTS = {"/dashboard/workspace", "/dashboard/settings/connected-apps/revoke", "/dashboard/invitations/{token}"}
+               f"{sequences.PAGE}/{{id}}/delete", f"{posts.PAGE}/{{id}}/move", f"{automations.PAGE}/recent-posts"}
+# Forms anyone may post: the workspace switcher, their own connected apps, an invitation's page, their
+# own profile (and the time zone their browser reports).
+_ANYONE_POSTS = {"/dashboard/workspace", "/dashboard/settings/connected-apps/revoke", "/dashboard/invitations/{token}",
+                 profile.PAGE, f"{profile.PAGE}/browser-zone"}
 
 
 def needs(path: str, method: str) -> Needs:

@@ -51,7 +51,7 @@ def test_workspaces_page_lists_profiles_by_name(browser, client, tenant):
     page = browser.get("/dashboard")
     assert page.status_code == 200
     (profile,) = client.get("/v1/profiles", headers=bearer(tenant["apiKey"])).json()["data"]
-    assert f'<span class="badge">{profile["name"]}</span>' in page.text
+    assert f'<li class="badge">{profile["name"]}</li>' in page.text
     assert tenant["profileId"] not in page.text  # named, never by its id
 
 

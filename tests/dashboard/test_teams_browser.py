@@ -64,7 +64,7 @@ def test_an_invitee_joins_in_a_second_browser_and_sees_only_their_profile(chromi
     invitee.wait_for_url(re.compile(r".*/dashboard(\?.*)?$"))
     invitee.context.clear_cookies()  # signs in again, as on another day
     _sign_in(invitee, live.url, "sam@example.com", "sams own password")
-    profiles = invitee.locator("main table td:first-child").all_inner_texts()
+    profiles = invitee.get_by_role("list", name="Profiles").get_by_role("listitem").all_inner_texts()
     assert profiles == ["Client B"]
     navigation = invitee.get_by_role("navigation", name="Main")
     assert navigation.get_by_role("link", name="Members").count() == 0

@@ -82,7 +82,8 @@ TOOLS: dict[str, tuple[str, Args]] = {
 # --- the dashboard: (method, route) -> the least role that may use it ------------------------------
 ADMIN_ROUTES = {
     "/dashboard/accounts/connected", "/dashboard/accounts/connect/{platform}", "/dashboard/accounts/choose",
-    "/dashboard/accounts/{id}/disconnect", "/dashboard/accounts/{id}/reconnect", "/dashboard/profiles",
+    "/dashboard/accounts/{id}/disconnect", "/dashboard/accounts/{id}/reconnect",
+    "/dashboard/accounts/{id}/grants/{grant}", "/dashboard/profiles",
     "/dashboard/profiles/{id}/rename", "/dashboard/review/{id}/{decision:str}", "/dashboard/api-keys",
     "/dashboard/api-keys/{id}/revoke", "/dashboard/members", "/dashboard/members/{id}/role",
     "/dashboard/members/{id}/remove", "/dashboard/invitations/{id}/revoke", "/dashboard/audit-log",
@@ -93,15 +94,17 @@ MEMBER_PAGES = {
     "/dashboard/posts/new", "/dashboard/posts/{id}/edit", "/dashboard/broadcasts/new", "/dashboard/automations/new",
     "/dashboard/sequences/new", "/dashboard/posts/{id}/delete", "/dashboard/media/{id}/delete",
     "/dashboard/broadcasts/{id}/delete", "/dashboard/automations/{id}/delete", "/dashboard/sequences/{id}/delete",
+    "/dashboard/posts/{id}/move", "/dashboard/automations/recent-posts",
 }
-ANYONE_POSTS = {"/dashboard/workspace", "/dashboard/settings/connected-apps/revoke", "/dashboard/invitations/{token}"}
+ANYONE_POSTS = {"/dashboard/workspace", "/dashboard/settings/connected-apps/revoke", "/dashboard/invitations/{token}",
+                "/dashboard/profile", "/dashboard/profile/browser-zone"}
 READ_PAGES = {
     "/dashboard", "/dashboard/accounts", "/dashboard/inbox", "/dashboard/inbox/live", "/dashboard/inbox/{id}",
     "/dashboard/inbox/{id}/live", "/dashboard/posts", "/dashboard/posts/{id}", "/dashboard/accounts/{id}/queue",
     "/dashboard/calendar", "/dashboard/media", "/dashboard/broadcasts", "/dashboard/broadcasts/{id}",
     "/dashboard/broadcasts/{id}/live", "/dashboard/automations", "/dashboard/automations/{id}", "/dashboard/sequences",
     "/dashboard/sequences/{id}", "/dashboard/analytics", "/dashboard/settings/connected-apps",
-    "/dashboard/invitations/{token}",
+    "/dashboard/invitations/{token}", "/dashboard/settings/connected-apps/revoke", "/dashboard/profile",
 }
 
 
@@ -128,7 +131,7 @@ OPERATIONS: dict[str, str] = {
     "deleteProfile": "manage",
     "listAccounts": "read", "getAccount": "read", "disconnectAccount": "manage", "deleteAccountPermanently": "manage",
     "getPublishOptions": "read", "listInstagramConversations": "read", "listTemplates": "read",
-    "startConnect": "read", "connectCallback": "open", "listConnectChoices": "read",
+    "startConnect": "read", "connectCallback": "open", "startGrantConnect": "manage", "grantConnectCallback": "open", "listConnectChoices": "read",
     "chooseConnectChoices": "manage", "connectTelegram": "manage", "connectWhatsApp": "manage",
     "subscribeWebhooks": "manage",
     "startConversation": "write", "listConversations": "read", "getConversation": "read",
