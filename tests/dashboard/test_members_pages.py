@@ -34,7 +34,7 @@ def test_an_invitee_joins_through_the_link_and_sees_only_their_profile(browser, 
         joined = invitee.post(link, data={"csrf_token": hidden(page.text, "csrf_token"), "password": "sams password"})
         assert joined.status_code == 303
         home = invitee.get(live.url + joined.headers["location"])
-        assert '<span class="badge">Client B</span>' in home.text and '<span class="badge">Main</span>' not in home.text
+        assert '<li class="badge">Client B</li>' in home.text and '<li class="badge">Main</li>' not in home.text
         assert ">Members<" not in home.text and ">Audit log<" not in home.text
         members = invitee.get(f"{live.url}/dashboard/members", params={"workspace": tenant["workspaceId"]})
         assert members.status_code == 403 and "admin role" in members.text

@@ -9,6 +9,7 @@ from kit import clock
 from storage.db import connection, db
 from storage.models import ApiKey
 from tests.conftest import PG_BASE, bearer
+from tests.support.secret_scan import readable_tables
 
 pytestmark = pytest.mark.shared_service
 
@@ -112,7 +113,7 @@ def test_no_plaintext_key_in_any_table(client, tenant):
     with connection():
         text = "\n".join(
             str(row)
-            for table in db.get_tables()
+            for table in readable_tables()
             for row in db.execute_sql(f'SELECT * FROM "{table}"').fetchall()
         )
     assert "key_" in text

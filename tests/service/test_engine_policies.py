@@ -19,7 +19,7 @@ IRREVERSIBLE = {"outbound_message", "public_reply", "post_target"}
 
 def test_every_wired_kind_declares_its_policy_with_statuses_of_its_own_table(service):
     kinds = engine.kinds()
-    assert len(kinds) == 12
+    assert len(kinds) == 13
     for kind in kinds:
         policy = kind.policy
         assert policy.retry_status in kind.ready, kind.name  # a retried row is one a worker may claim again

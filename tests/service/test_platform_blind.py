@@ -16,7 +16,9 @@ SERVICE = ROOT / "service"
 DASHBOARD = ROOT / "dashboard"
 # The one place the names are written: the platform enum of the records' shapes.
 ENUM = SERVICE / "accounts" / "shapes.py"
-BRANCH = re.compile(r"platform ==|platform !=|platform in \(")
+# A platform compared with something (a name, a constant, a tuple), but not with another platform
+# variable: "is this account of the platform the path names?" is no rule of one platform.
+BRANCH = re.compile(r"platform [=!]= (?!platform\b)|platform in \(")
 
 
 def _sources() -> list[Path]:
@@ -45,6 +47,7 @@ def test_the_checks_would_see_a_branch():
     """The two checks above catch what they look for (so an empty answer means something)."""
     branch = 'if account.platform == "x":\n    pass\nLISTED = ("instagram", "facebook")\n'
     assert BRANCH.search(branch)
+    assert BRANCH.search("if account.platform != Platform.X:") and not BRANCH.search("if account.platform != platform:")
     names = [node.value for node in ast.walk(ast.parse(branch))
              if isinstance(node, ast.Constant) and node.value in PLATFORMS]
     assert names == ["x", "instagram", "facebook"]
