@@ -20,6 +20,7 @@ from starlette.datastructures import FormData, QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
+from dashboard import refusals
 from dashboard.views import Seat, acting, done, field, in_own, not_found, page, render, seat
 from kit import scheduling, shapes
 from kit.errors import Conflict, NotFound, ServiceError, ValidationFailed
@@ -31,9 +32,6 @@ from service.posts.shapes import PostIn
 
 PAGE = "/dashboard/posts"
 MISSING = "No post with that id."
-# The service's names for what a move changes, as the move's page calls them.
-FIELD_WORDS = {"scheduledFor": "The new time", "timezone": "The time zone", "date": "The day", "time": "The time",
-               "tz": "The calendar's time zone"}
 
 
 @dataclass(frozen=True)
@@ -55,8 +53,8 @@ def words(problem: ServiceError) -> str:
         return problem.message
     said = []
     for detail in problem.details:
-        name = FIELD_WORDS.get(detail.field.split("[", 1)[0].split(".", 1)[0])
-        said.append(f"{name} {detail.message}." if name else f"{detail.message[:1].upper()}{detail.message[1:]}.")
+        spot = refusals.field_of("move", detail.field)
+        said.append(refusals.sentence(spot[1] if spot else "", detail.message))
     return " ".join(said)
 
 

@@ -52,6 +52,10 @@ FIELDS: dict[str, dict[str, tuple[str, str]]] = {
               "phoneNumberId": ("phoneNumberId", "Phone number ID"),
               "wabaId": ("wabaId", "WhatsApp Business account ID"), "accessToken": ("accessToken", "Access token")},
     "profile": {"name": ("new-profile", "New profile")},
+    # A post moved on the calendar: its new day and time, read in the calendar's zone (`tz`).
+    "move": {"scheduledFor": ("move-time", "The new time"), "timezone": ("move-time", "The time zone"),
+             "date": ("move-date", "The day"), "time": ("move-time", "The time"),
+             "tz": ("move-date", "The calendar's time zone")},
     "reply": {"text": ("reply-text", "Message"), "buttonLabel": ("reply-button-label", "Button label"),
               "buttonUrl": ("reply-button-url", "Button URL"), "template": ("reply-template", "Template"),
               "template.parameters": ("reply-parameters", "Template parameters"),
