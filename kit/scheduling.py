@@ -110,3 +110,28 @@ def due_at(scheduled_for: str | None, timezone: str | None, *, field: str = "sch
     if instant < clock.now() - PAST_TOLERANCE:
         problems.append(FieldProblem(field, "must not be in the past"))
     return (instant if not problems else None), problems
+
+
+# The instants a query's window may name: what both databases store and Python can shift by a day.
+EARLIEST = dt.datetime(1970, 1, 1)
+LATEST = dt.datetime(9999, 12, 30, 23, 59, 59)
+
+
+def query_instant(value: str | None, field: str, problems: list[FieldProblem]) -> dt.datetime | None:
+    """A query's `from`/`to` (an ISO 8601 instant with Z or an offset) as naive UTC, or None when
+    not given; a value that is not one is added to `problems` (all of a request's at once)."""
+    if value is None:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if parsed.tzinfo is None:
+            raise ValueError(value)
+        moment = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError):
+        problems.append(FieldProblem(field, "must be an ISO 8601 instant with Z or an offset "
+                                            "(2026-12-01T00:00:00Z)"))
+        return None
+    if not EARLIEST <= moment <= LATEST:
+        problems.append(FieldProblem(field, "must lie between 1970-01-01 and 9999-12-30"))
+        return None
+    return moment

@@ -7,12 +7,11 @@ e-mail, a key's name, a client's name) are looked up when the log is read, so a 
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from peewee import fn
 
-from kit import clock, ids
+from kit import clock, ids, scheduling
 from kit.errors import FieldProblem, ValidationFailed
 from kit.pagination import Page, records, window
 from service.common.configured import Configured
@@ -26,30 +25,13 @@ READ_AUDIT = "read the audit log"
 BATCH = 1000
 
 
-def _instant(value: str | None, field: str, problems: list[FieldProblem]) -> dt.datetime | None:
-    if value is None:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if parsed.tzinfo is None:
-            raise ValueError(value)
-        moment = parsed.astimezone(dt.UTC).replace(tzinfo=None)
-    except (ValueError, OverflowError):
-        problems.append(FieldProblem(field, "must be an ISO 8601 instant with Z or an offset (2026-12-01T00:00:00Z)"))
-        return None
-    if not dt.datetime(1970, 1, 1) <= moment <= dt.datetime(9999, 12, 30, 23, 59, 59):
-        problems.append(FieldProblem(field, "must lie between 1970-01-01 and 9999-12-30"))
-        return None
-    return moment
-
-
 def list_entries(*, actor: Actor, page: int | None = None, limit: int | None = None, action: str | None = None,
                  actor_id: str | None = None, from_: str | None = None, to: str | None = None) -> Page:
     """Newest first, filtered by action, by who acted, and by `[from, to)`."""
     actor.require_role("admin", READ_AUDIT)
     actor.require_full_scope(READ_AUDIT)
     problems: list[FieldProblem] = []
-    start, end = _instant(from_, "from", problems), _instant(to, "to", problems)
+    start, end = scheduling.query_instant(from_, "from", problems), scheduling.query_instant(to, "to", problems)
     if problems:
         raise ValidationFailed("Some fields are not valid.", details=problems)
     page, limit, offset = window(page, limit)

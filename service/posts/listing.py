@@ -10,6 +10,7 @@ from typing import Any
 
 from peewee import fn
 
+from kit import scheduling
 from kit.errors import FieldProblem, ValidationFailed
 from kit.pagination import Page, records, window
 from service.identity.auth import Actor
@@ -70,39 +71,17 @@ def _visible(actor: Actor, query: Any, dates: tuple[dt.datetime, dt.datetime] | 
 
 
 # The contract's range of instants a caller may send (1970-01-01 .. 9999-12-30).
-EARLIEST = dt.datetime(1970, 1, 1)
-LATEST = dt.datetime(9999, 12, 30, 23, 59, 59)
-
-
-def _bound(value: str | None, field: str, problems: list[FieldProblem]) -> dt.datetime | None:
-    if value is None:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if parsed.tzinfo is None:
-            raise ValueError(value)
-        moment = parsed.astimezone(dt.UTC).replace(tzinfo=None)
-    except (ValueError, OverflowError):
-        problems.append(FieldProblem(field, "must be an ISO 8601 instant with Z or an offset "
-                                            "(2026-12-01T00:00:00Z)"))
-        return None
-    if not EARLIEST <= moment <= LATEST:
-        problems.append(FieldProblem(field, "must lie between 1970-01-01 and 9999-12-30"))
-        return None
-    return moment
-
-
 def _window(from_: str | None, to: str | None) -> tuple[dt.datetime, dt.datetime] | None:
     """`[from, to)` as naive UTC, either end open; None without either."""
     if from_ is None and to is None:
         return None
     problems: list[FieldProblem] = []
-    start, end = _bound(from_, "from", problems), _bound(to, "to", problems)
+    start, end = scheduling.query_instant(from_, "from", problems), scheduling.query_instant(to, "to", problems)
     if start is not None and end is not None and start >= end:
         problems.append(FieldProblem("to", "must be after from"))
     if problems:
         raise ValidationFailed("Some fields are not valid.", details=problems)
-    return start or EARLIEST, end or LATEST
+    return start or scheduling.EARLIEST, end or scheduling.LATEST
 
 
 def published_counts(*, account_ids: list[str], start: dt.datetime, end: dt.datetime,
@@ -139,11 +118,11 @@ def calendar(*, actor: Actor, from_: str, to: str, per_day: int = 4, zone: dt.tz
     `per_day` by time and how many it holds in all. A month of thousands of posts is one narrow
     query (the time as stored, no conversion per row; each row's day found by bisection among the
     days' starts) and one more for the few shown."""
-    start, end = _window(from_, to) or (EARLIEST, LATEST)
+    start, end = _window(from_, to) or (scheduling.EARLIEST, scheduling.LATEST)
     when = fn.COALESCE(Post.published_at, Post.scheduled_for).coerce(False)
     query = _visible(actor, Post.select(when, Post.id), (start, end))
     first_day = start.replace(tzinfo=dt.UTC).astimezone(zone).date() - dt.timedelta(days=1)
-    last_day = min(end, LATEST).replace(tzinfo=dt.UTC).astimezone(zone).date() + dt.timedelta(days=1)
+    last_day = min(end, scheduling.LATEST).replace(tzinfo=dt.UTC).astimezone(zone).date() + dt.timedelta(days=1)
     days = [first_day + dt.timedelta(days=n) for n in range((last_day - first_day).days + 1)]
     # Each day's first instant in UTC, written as the database writes a naive UTC time.
     starts = [dt.datetime.combine(day, dt.time(), tzinfo=zone).astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
