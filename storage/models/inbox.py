@@ -7,7 +7,7 @@ from peewee import (
     CharField,
     CompositeKey,
     DateTimeField,
-    FloatField,
+    DoubleField,
     ForeignKeyField,
     IntegerField,
     TextField,
@@ -129,8 +129,10 @@ class PaceSlot(BaseModel):
     """
 
     account_id = CharField(primary_key=True, max_length=40)
-    next_slot = FloatField(default=0.0)
-    paused_until = FloatField(default=0.0)
+    # Double precision: peewee's plain float is PostgreSQL's four-byte `real`, which rounds an
+    # instant of today to the nearest 128 seconds.
+    next_slot = DoubleField(default=0.0)
+    paused_until = DoubleField(default=0.0)
 
 
 class ConversationCount(BaseModel):
