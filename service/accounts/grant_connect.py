@@ -17,6 +17,7 @@ from service.accounts import ops as accounts
 from service.accounts.connect import Finished, _acceptable_redirect, _with_query
 from service.accounts.connect_shapes import ConnectStart
 from service.accounts.shapes import Account as AccountRecord
+from service.common import audit
 from service.identity.auth import Actor
 from storage.db import db
 from storage.models import Account, ConnectState
@@ -101,6 +102,9 @@ def finish_grant(*, platform: str, grant: str, code: str | None, state: str | No
         Account.update(credentials=crypto.encrypt_json(credentials), updated_at=clock.now(),
                        grant_account_id=adapters.adapter(platform).grant_account_id(grant, credentials)).where(
             Account.id == account.id, Account.status == "connected").execute()
+        # As the first connection's row: the platform's redirect carries no person.
+        audit.record(None, "account.grant_connected", workspace_id=claims["w"], target=("account", account.id),
+                     details={"platform": platform, "grant": grant, "via": "oauth"})
         record = AccountRecord.model_validate(Account.get_by_id(account.id))
     target = claims.get("r")
     return Finished(record, _with_query(target, accountId=account.id, grant=grant) if target else None)

@@ -58,6 +58,9 @@ def test_messaging_needs_its_own_grant_and_works_once_it_is_connected(client, te
     record = _record(client, tenant, account["id"])
     assert record["capabilities"]["grants"] == {"messaging": "connected"}
     assert record["capabilities"]["dm"] is True
+    logged = client.get("/v1/audit-log", headers=h, params={"action": "account.grant_connected"}).json()["data"]
+    assert [(row["target"], row["actor"]["type"]) for row in logged] == [
+        ({"type": "account", "id": account["id"]}, "system")]
 
     opened = client.post("/sandbox/tiktok/inbound-message", json={
         "accountId": account["id"], "from": {"id": "tt-fan", "handle": "fan"}, "text": "hi?"})
