@@ -23,6 +23,7 @@ from kit.errors import Conflict, ValidationFailed
 from kit.settings import Settings
 from platforms.base import Button
 from service.broadcasts import audience, completion
+from service.common import audit
 from service.engine import core as engine
 from service.engine.outcomes import Policy
 from service.inbox import outbound
@@ -46,11 +47,21 @@ def start(broadcast_id: str) -> None:
             started = engine.renew_lease(found, still=("scheduled",), status="sending", started_at=moment)
             if started:
                 completion.announce(broadcast_id, "broadcast.started")
+                _log_scheduled_start(broadcast_id)
         while True:
             with db.atomic():
                 more = _fan_out_chunk(found)
             if not more:
                 return
+
+
+def _log_scheduled_start(broadcast_id: str) -> None:
+    """The audit row of a scheduled broadcast that came due: the service started it. One asked to go
+    out now already has its row, by whoever asked (`ops.update`)."""
+    row = hot.by_id(Broadcast, broadcast_id)
+    if row is not None and not row.send_now:
+        audit.record(None, "broadcast.started", workspace_id=row.workspace_id, target=("broadcast", row.id),
+                     details={"scheduledFor": clock.iso(row.scheduled_for)})
 
 
 def _fan_out_chunk(found: engine.Claim) -> bool:

@@ -4,18 +4,21 @@ refused leaves none, as the row is written in the change's own transaction."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from kit import clock
 from storage.db import connection
 from storage.models import Event
 from tests.conftest import bearer
 from tests.support.factories import add_account
 from tests.support.oauth_flow import call_tool_raw
 from tests.support.posts import PNG
+from tests.support.webhook_receiver import wait_for
 from tests.teams.people import join, mcp_token
 
 pytestmark = pytest.mark.shared_service
@@ -155,3 +158,13 @@ def test_a_person_approving_through_mcp_is_the_row_s_actor(client, live, world):
         events = [e.type for e in Event.select().where(Event.workspace == world["workspaceId"]).order_by(Event.id)
                   if (e.data or {}).get("id") == post["id"]]
     assert events == ["post.approval_requested", "post.rejected"]
+
+
+def test_a_scheduled_broadcast_that_comes_due_is_started_by_the_service(client, world):
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(minutes=1)).isoformat()
+    broadcast = _made(client, world, "/v1/broadcasts", {"accountId": world["account"], "name": "Later", "text": "Hi",
+                                                        "scheduledFor": soon})
+    clock.advance(120)  # past its time
+    wait_for(lambda: _rows(client, world, "broadcast.started"))
+    rows = _rows(client, world, "broadcast.started")
+    assert [(row["target"]["id"], row["actor"]["type"]) for row in rows] == [(broadcast, "system")]
