@@ -286,3 +286,18 @@ def test_states_say_what_happened_sequence_steps_sent_a_youtube_button_as_its_li
     link = re.search(r'<a href="([^"]+)"[^>]*>View in the sandbox</a>', post)
     assert link and html.unescape(link.group(1)).endswith(f"/sandbox/x/sent?accountId={x['id']}")
     assert "x.com/" not in post
+
+
+def test_a_target_waiting_behind_a_publish_now_says_it_is_going_out(browser, client, tenant):
+    from storage.db import connection
+    from storage.models import Post
+
+    x = connect_account(client, tenant, "x")
+    made = client.post("/v1/posts", headers=bearer(tenant["apiKey"]), json={
+        "content": "Fresh bread", "scheduledFor": "2999-01-01T09:00:00Z", "targets": [{"accountId": x["id"]}]}).json()
+    # Publish now was pressed and the target is not taken yet: the post is `publishing`, its target `queued`.
+    with connection():
+        Post.update(status="publishing").where(Post.id == made["id"]).execute()
+    page = browser.get(f"/dashboard/posts/{made['id']}").text
+    assert "Going out" in page and "published in a moment" in page
+    assert "Waiting for its time" not in page and "Queued" not in page
