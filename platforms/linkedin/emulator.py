@@ -8,6 +8,7 @@ import datetime as dt
 import re
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlencode
@@ -148,12 +149,7 @@ class LinkedInEmulator(OAuthServer):
 
     async def li_organization_acls(self, request: Request) -> Response:
         """`GET /rest/organizationAcls?q=roleAssignee`: the member's roles on organizations."""
-        async def handle(call: Call) -> Response:
-            account = call.account
-            assert account is not None
-            refused = self._li_version(call)
-            if refused is not None:
-                return refused
+        async def handle(call: Call, account: Account) -> Response:
             if call.query.get("q") != "roleAssignee":
                 return linkedin_error(400, "Invalid finder: q must be roleAssignee", "ILLEGAL_ARGUMENT")
             granted = str((call.token.extra if call.token else {}).get("scope", "")).split()
@@ -167,16 +163,11 @@ class LinkedInEmulator(OAuthServer):
             ] if role == "ADMINISTRATOR" else []
             return JSONResponse({"elements": elements, "paging": {"count": 10, "start": 0, "total": len(elements)}})
 
-        return await self.api("linkedin", request, handle)
+        return await self._li_rest(request, handle)
 
     async def li_network_size(self, request: Request) -> Response:
         """`GET /rest/networkSizes/{organization urn}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`: its followers."""
-        async def handle(call: Call) -> Response:
-            account = call.account
-            assert account is not None
-            refused = self._li_version(call)
-            if refused is not None:
-                return refused
+        async def handle(call: Call, account: Account) -> Response:
             urn = unquote(call.request.path_params["urn"])
             if call.query.get("edgeType") != "COMPANY_FOLLOWED_BY_MEMBER":
                 return linkedin_error(400, "edgeType must be COMPANY_FOLLOWED_BY_MEMBER", "ILLEGAL_ARGUMENT")
@@ -185,7 +176,7 @@ class LinkedInEmulator(OAuthServer):
                 return linkedin_error(403, "Not enough permissions to access: networkSizes", "ACCESS_DENIED", 100)
             return JSONResponse({"firstDegreeSize": organization.followers})
 
-        return await self.api("linkedin", request, handle)
+        return await self._li_rest(request, handle)
 
     async def li_follower_statistics(self, request: Request) -> Response:
         """`GET /rest/organizationalEntityFollowerStatistics?q=organizationalEntity&organizationalEntity=
@@ -193,12 +184,7 @@ class LinkedInEmulator(OAuthServer):
         organization gained each day of the range (the sandbox's own history), within the last 12
         months. Without `timeIntervals` LinkedIn answers lifetime demographics, which the sandbox
         keeps none of."""
-        async def handle(call: Call) -> Response:
-            account = call.account
-            assert account is not None
-            refused = self._li_version(call)
-            if refused is not None:
-                return refused
+        async def handle(call: Call, account: Account) -> Response:
             if call.query.get("q") != "organizationalEntity":
                 return linkedin_error(400, "q must be organizationalEntity", "ILLEGAL_ARGUMENT")
             urn = call.query.get("organizationalEntity", "")
@@ -227,7 +213,7 @@ class LinkedInEmulator(OAuthServer):
                                                    "paidFollowerGain": 0}})
             return JSONResponse({"paging": {"start": 0, "count": len(elements), "links": []}, "elements": elements})
 
-        return await self.api("linkedin", request, handle)
+        return await self._li_rest(request, handle)
 
     async def li_organizations(self, request: Request) -> Response:
         """`GET /rest/organizations?ids=List(1,2)`: organizations by id."""
@@ -308,6 +294,17 @@ class LinkedInEmulator(OAuthServer):
 
         return await self.api("linkedin", request, handle)
 
+    async def _li_rest(self, request: Request, handle: Callable[[Call, Account], Awaitable[Response]]) -> Response:
+        """A call of the versioned REST API (`/rest/...`) by a member's token: its `LinkedIn-Version`
+        is checked before `handle` sees it, as LinkedIn refuses a missing or retired version first."""
+        async def checked(call: Call) -> Response:
+            account = call.account
+            assert account is not None
+            refused = self._li_version(call)
+            return refused if refused is not None else await handle(call, account)
+
+        return await self.api("linkedin", request, checked)
+
     def _li_version(self, call: Call) -> Response | None:
         version = call.request.headers.get("linkedin-version", "")
         if not re.fullmatch(r"\d{6}", version):
@@ -321,12 +318,7 @@ class LinkedInEmulator(OAuthServer):
         return None
 
     async def li_post(self, request: Request) -> Response:
-        async def handle(call: Call) -> Response:
-            account = call.account
-            assert account is not None
-            refused = self._li_version(call)
-            if refused is not None:
-                return refused
+        async def handle(call: Call, account: Account) -> Response:
             body = call.body_json()
             unknown = sorted(set(body) - POST_FIELDS) if isinstance(body, dict) else ["(body)"]
             if unknown:
@@ -370,7 +362,7 @@ class LinkedInEmulator(OAuthServer):
             self.record(replace(call, account=poster), "post", urn, text, urn)
             return Response(status_code=201, headers={"x-restli-id": urn})
 
-        return await self.api("linkedin", request, handle)
+        return await self._li_rest(request, handle)
 
     async def li_delete(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:
@@ -423,12 +415,7 @@ class LinkedInEmulator(OAuthServer):
     async def li_comment(self, request: Request) -> Response:
         """`POST /rest/socialActions/{urn}/comments`: the member comments under a post of theirs."""
 
-        async def handle(call: Call) -> Response:
-            account = call.account
-            assert account is not None
-            refused = self._li_version(call)
-            if refused is not None:
-                return refused
+        async def handle(call: Call, account: Account) -> Response:
             urn = unquote(call.request.path_params["urn"])
             body = call.body_json()
             text = (body.get("message") or {}).get("text")
@@ -444,18 +431,13 @@ class LinkedInEmulator(OAuthServer):
             return JSONResponse({"id": comment_urn, "object": urn, "message": {"text": text}}, status_code=201,
                                 headers={"x-restli-id": comment_urn})
 
-        return await self.api("linkedin", request, handle)
+        return await self._li_rest(request, handle)
 
     async def li_videos(self, request: Request) -> Response:
         """`POST /rest/videos?action=initializeUpload` (75 KB to 500 MB, in parts of 4 MB) and
         `?action=finalizeUpload` (every part's ETag, in order)."""
 
-        async def handle(call: Call) -> Response:
-            account = call.account
-            assert account is not None
-            refused = self._li_version(call)
-            if refused is not None:
-                return refused
+        async def handle(call: Call, account: Account) -> Response:
             body = call.body_json()
             action = call.query.get("action")
             if action == "initializeUpload":
@@ -494,7 +476,7 @@ class LinkedInEmulator(OAuthServer):
                 return Response(status_code=200)
             return linkedin_error(400, "Unsupported action", "BAD_REQUEST")
 
-        return await self.api("linkedin", request, handle)
+        return await self._li_rest(request, handle)
 
     async def li_video(self, request: Request) -> Response:
         async def handle(call: Call) -> Response:
@@ -529,12 +511,7 @@ class LinkedInEmulator(OAuthServer):
         return await self.api("linkedin", request, handle)
 
     async def li_followers(self, request: Request) -> Response:
-        async def handle(call: Call) -> Response:
-            account = call.account
-            assert account is not None
-            refused = self._li_version(call)
-            if refused is not None:
-                return refused
+        async def handle(call: Call, account: Account) -> Response:
             assert call.token is not None
             if "r_member_profileAnalytics" not in str(call.token.extra.get("scope", "")).split():
                 return linkedin_error(403, "Not enough permissions to access: memberFollowersCount.GET.20240101",
@@ -546,4 +523,4 @@ class LinkedInEmulator(OAuthServer):
                 }
             )
 
-        return await self.api("linkedin", request, handle)
+        return await self._li_rest(request, handle)
