@@ -127,6 +127,9 @@ class BaseAdapter:
     webhook_subscription: ClassVar[bool] = False
     # Why a webhook subscription check (`webhook_check`) was refused.
     webhook_check_refused: ClassVar[str] = "The verify token does not match."
+    # Whether the secret the platform's webhooks carry derives from the service's own key (set with
+    # `subscribe_webhooks`), so that a key rotation sets it again with the newest key.
+    webhook_secret_from_service_key: ClassVar[bool] = False
 
     @staticmethod
     def classify(response: httpx2.Response, secrets: list[str]) -> PlatformFailure:

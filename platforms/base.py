@@ -325,6 +325,7 @@ class Adapter(Protocol):
     token_field: ClassVar[str]
     webhook_subscription: ClassVar[bool]
     webhook_check_refused: ClassVar[str]
+    webhook_secret_from_service_key: ClassVar[bool]
 
     def webhook_check(self, params: Mapping[str, str]) -> str | dict[str, str] | None:
         """The answer to the platform's GET subscription check of `/hooks/{platform}` (Meta's

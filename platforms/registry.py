@@ -100,6 +100,9 @@ class PlatformConfig:
     connected is subscribed to it, so its DMs come by webhook; without it they are polled."""
     telegram_secret_seed: bytes = b""
     """Derives each bot's webhook `secret_token` (see `telegram_secret`)."""
+    telegram_older_secret_seeds: tuple[bytes, ...] = ()
+    """The seeds of the older service keys still listed while a key rotation is under way: a bot whose
+    webhook was set before it still sends the secret one of them derived, and is still heard."""
     timeout_seconds: float = 15.0
     connect_timeout_seconds: float = 5.0
     max_connections: int = 200
@@ -132,8 +135,12 @@ class PlatformConfig:
     def telegram_secret(self, bot_id: str) -> str:
         """The `secret_token` given to `setWebhook` for one bot: HMAC of the bot id, so that any
         process of the service can check `X-Telegram-Bot-Api-Secret-Token` without storage."""
-        digest = hmac.new(self.telegram_secret_seed, f"telegram-webhook:{bot_id}".encode(), hashlib.sha256)
-        return digest.hexdigest()
+        return _telegram_secret(self.telegram_secret_seed, bot_id)
+
+    def telegram_secrets(self, bot_id: str) -> tuple[str, ...]:
+        """Every secret token a bot's updates may carry: the newest key's, then the older keys'."""
+        seeds = (self.telegram_secret_seed, *self.telegram_older_secret_seeds)
+        return tuple(_telegram_secret(seed, bot_id) for seed in seeds)
 
     def telegram_webhook_url(self, bot_id: str) -> str:
         return f"{self.hooks_base_url.rstrip('/')}/hooks/telegram?bot={bot_id}"
@@ -261,3 +268,7 @@ def get(platform: str) -> Adapter:
     if _default is None:
         raise RuntimeError("platforms.registry.configure() has not been called")
     return _default.get(platform)
+
+
+def _telegram_secret(seed: bytes, bot_id: str) -> str:
+    return hmac.new(seed, f"telegram-webhook:{bot_id}".encode(), hashlib.sha256).hexdigest()

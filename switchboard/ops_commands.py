@@ -70,6 +70,7 @@ def _restore(args: argparse.Namespace, settings_of: SettingsOf) -> int:
 
 
 def _rotate(args: argparse.Namespace, settings_of: SettingsOf) -> int:
+    from service.accounts import webhook_secrets
     from service.common import key_rotation
     from switchboard.wiring import prepare
 
@@ -90,6 +91,15 @@ def _rotate(args: argparse.Namespace, settings_of: SettingsOf) -> int:
         return 1
     if result.busy:
         print(f"{result.busy} value(s) kept changing meanwhile: run the command again.", file=sys.stderr)
+        return 1
+    # The sandbox's webhook secrets derive from its own secret, not the service's key.
+    renewed = webhook_secrets.renew() if not settings.sandbox else webhook_secrets.Renewed()
+    print(f"Webhooks set again with the newest key's secret: {renewed.renewed}.")
+    if renewed.failed:
+        print(f"error: {len(renewed.failed)} account(s) refused it (still heard while the older key is listed); "
+              "reconnect them or run the command again:", file=sys.stderr)
+        for account_id in renewed.failed[:20]:
+            print(f"  {account_id}", file=sys.stderr)
         return 1
     if len(settings.secret_keys) > 1:
         print("Every stored secret is now encrypted with the newest key. Older keys still verify sessions and "

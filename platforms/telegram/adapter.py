@@ -99,6 +99,7 @@ def _chat(value: str) -> int | str:
 
 class TelegramAdapter(BaseAdapter):
     platform = "telegram"
+    webhook_secret_from_service_key = True  # each bot's `secret_token` (`PlatformConfig.telegram_secret`)
     display_name = "Telegram"
     post_rules = TelegramPostRules()
     token_field = "botToken"  # noqa: S105 (a field name)
@@ -120,7 +121,7 @@ class TelegramAdapter(BaseAdapter):
     )
 
     def verify_webhook(self, headers: Mapping[str, str], raw_body: bytes, query: Mapping[str, str]) -> bool:
-        return inbound.verify(headers, query, self.config.telegram_secret)
+        return inbound.verify(headers, query, self.config.telegram_secrets)
 
     def parse_webhook(self, payload: dict[str, Any], query: Mapping[str, str]) -> list[InboundEvent]:
         return inbound.parse(payload, query.get("bot") or "")

@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import datetime as dt
 import hmac
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from platforms.inbound import InboundEvent, attachment, from_seconds, header, shown_text
 
 
-def verify(headers: Mapping[str, str], query: Mapping[str, str], secret_for: Callable[[str], str | None]) -> bool:
-    """True only for an update carrying its bot's secret token (constant-time)."""
+def verify(headers: Mapping[str, str], query: Mapping[str, str],
+           secrets_for: Callable[[str], Sequence[str]]) -> bool:
+    """True only for an update carrying one of its bot's secret tokens (each compared in constant time)."""
     bot = query.get("bot")
     given = header(headers, "X-Telegram-Bot-Api-Secret-Token")
     if not bot or not given:
         return False
-    expected = secret_for(bot)
-    if not expected:
-        return False
-    return hmac.compare_digest(given.encode(), expected.encode())
+    matches = [hmac.compare_digest(given.encode(), expected.encode()) for expected in secrets_for(bot) if expected]
+    return any(matches)
 
 
 # A message's content fields (https://core.telegram.org/bots/api#message) and the attachment each is.

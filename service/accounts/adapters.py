@@ -58,7 +58,8 @@ def platform_config(settings: Settings) -> PlatformConfig:
             meta_app_secret=settings.meta_app_secret,
             instagram_app_secret=settings.instagram_app_secret,
             meta_verify_token=settings.meta_verify_token,
-            telegram_secret_seed=crypto.derive_key(settings.secret_key, b"telegram-webhook-secret"),
+            telegram_secret_seed=_telegram_seed(settings.secret_key),
+            telegram_older_secret_seeds=tuple(_telegram_seed(key) for key in settings.secret_keys[1:]),
             x_consumer_secret=settings.x_consumer_secret,
             x_webhook_id=settings.x_webhook_id,
         )
@@ -73,6 +74,10 @@ def platform_config(settings: Settings) -> PlatformConfig:
     for platform, url in settings.platform_base_urls.items():
         config.endpoints[platform] = Endpoints(url, url, url)
     return config
+
+
+def _telegram_seed(secret_key: str) -> bytes:
+    return crypto.derive_key(secret_key, b"telegram-webhook-secret")
 
 
 def configure(settings: Settings) -> registry.Registry:
