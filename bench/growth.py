@@ -444,7 +444,7 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
         # has them), which no worker does and which grew with the history.
         with connection(), db.atomic():
             Message.update(status="sent", next_attempt_at=None, nudged_at=None).where(
-                Message.id.in_(BroadcastRecipient.select(BroadcastRecipient.message).where(
+                Message.id.in_(BroadcastRecipient.select(BroadcastRecipient.message_id).where(
                     BroadcastRecipient.broadcast == made.id)), Message.status == "pending").execute()
             BroadcastRecipient.update(status="sent").where(BroadcastRecipient.broadcast == made.id,
                                                            BroadcastRecipient.status == "pending").execute()
