@@ -1,6 +1,7 @@
 """Benchmark: how each operation's cost grows with the history every workspace leaves behind.
 
     python bench/growth.py [--sizes 1e4,1e5,1e6] [--repeat 15] [--seconds 3] [--json] [--only sqlite|postgresql]
+                           [--ops dm_send,inbox_list,...] [--unfenced]
 
 Each setup (SQLite; PostgreSQL + Redis when SWITCHBOARD_DATABASE_URL and SWITCHBOARD_QUEUE_URL are
 set: a fresh database of its own is made on that server and dropped after, the queue is that Redis
@@ -9,7 +10,9 @@ conversations, outbox events, webhook deliveries, posts and their targets (finis
 future posts the scheduler waits on), audit rows, spread over 200 workspaces and over time. The
 measured workspace's own data (its conversations, posts, accounts, endpoint) is made first and is
 the same at every size. At each size the same operations are timed, each its median over
-`--repeat` runs, and its CPU time (every process counted) over at least `--seconds` of runs:
+`--repeat` runs, and its CPU time (every process counted) over at least `--seconds` of runs; on
+SQLite the WAL is folded into the file before each count and again inside it, at its end, so that
+each operation pays for folding its own writes and no other's (`--unfenced`: not, as before):
 
 - `control`: the baseline, hashing 2 MB in this process (no data): how the machine's load moved;
 - `dm_send`: a DM queued and sent through the engine (claim, pace, the emulator's Telegram, finish);
@@ -41,6 +44,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import statistics
 import sys
 import threading
@@ -435,10 +439,13 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
                 broadcasts.send_now(actor=own.actor, broadcast_id=made.id)
         broadcast_work.start(made.id)
         # Its messages as a worker would leave them once sent: queued ones that no worker runs here
-        # would pile up as due work in the engine's index, which no deployment sees.
+        # would pile up as due work in the engine's index, which no deployment sees. Found by the
+        # broadcast's recipients: by `source` and `status` the update read every message (no index
+        # has them), which no worker does and which grew with the history.
         with connection(), db.atomic():
             Message.update(status="sent", next_attempt_at=None, nudged_at=None).where(
-                Message.source == "broadcast", Message.status == "pending").execute()
+                Message.id.in_(BroadcastRecipient.select(BroadcastRecipient.message_id).where(
+                    BroadcastRecipient.broadcast == made.id)), Message.status == "pending").execute()
             BroadcastRecipient.update(status="sent").where(BroadcastRecipient.broadcast == made.id,
                                                            BroadcastRecipient.status == "pending").execute()
         with connection():
@@ -487,11 +494,31 @@ def operations(own: Own, settings: Any) -> dict[str, Callable[[], None]]:
     }
 
 
-def measure(ops: dict[str, Callable[[], None]], repeat: int, meter: Any, pids: dict[str, int], seconds: float
-            ) -> tuple[dict[str, float], dict[str, float]]:
+def fold_wal(database_url: str) -> None:
+    """SQLite: fold the WAL into the database file now, as the API process's checkpoint thread
+    does every 0.5 s (`storage.db.WalCheckpoints`), so that no operation's measure takes in the
+    folding of the writes of the one measured before it (`measure`). Nothing on PostgreSQL."""
+    if database_url.startswith("postgres"):
+        return
+    from storage.db import db
+
+    connection = sqlite3.connect(db.obj.database, isolation_level=None)
+    try:
+        connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    finally:
+        connection.close()
+
+
+def measure(ops: dict[str, Callable[[], None]], repeat: int, meter: Any, pids: dict[str, int], seconds: float,
+            fold: Callable[[], None] | None = None) -> tuple[dict[str, float], dict[str, float]]:
     """Each operation's CPU time in µs, every process counted (this one, the API's, the database's
     backends, Redis): what the machine's other load moves least. And its median wall time, the
-    operations interleaved so that all see the same machine."""
+    operations interleaved so that all see the same machine.
+
+    `fold` (SQLite: `fold_wal`) runs before each operation's CPU count, outside it, and again at its
+    end, inside it: each operation is charged the folding of its own writes into the database file,
+    all of it, and none of the operation's before it (without it, a read measured after a write
+    paid for the tail of the write's folding, which grows with the tables)."""
     samples: dict[str, list[float]] = {name: [] for name in ops}
     for op in ops.values():  # a warm-up
         for _ in range(2):
@@ -505,11 +532,15 @@ def measure(ops: dict[str, Callable[[], None]], repeat: int, meter: Any, pids: d
     for name, op in ops.items():
         # Runs enough for a CPU count in clock ticks (10 ms) to be exact to a few per cent; this
         # process's own time from its precise clock.
+        if fold is not None:
+            fold()
         meter.start(pids)
         began, ours, runs = time.perf_counter(), time.process_time(), 0
         while runs < repeat or time.perf_counter() - began < seconds:
             op()
             runs += 1
+        if fold is not None:
+            fold()
         ours = time.process_time() - ours
         spent = meter.stop(pids)
         cpu[name] = round((spent["own"] - spent["bench"] + ours) / runs * 1e6, 1)
@@ -650,8 +681,8 @@ def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
 
 
 def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, seconds: float,
-              log: Callable[[str], None]) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, int],
-                                                   dict[str, float]]:
+              log: Callable[[str], None], only_ops: list[str] | None = None, unfenced: bool = False
+              ) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, int], dict[str, float]]:
     from kit.settings import Settings
     from storage.db import connection, db
     from switchboard.app import prepare
@@ -675,6 +706,9 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, sec
         with connection():
             history.setup()
         ops = operations(own, settings)
+        if only_ops:
+            ops = {op: run for op, run in ops.items() if op == "control" or op in only_ops}
+        fold = None if unfenced else (lambda: fold_wal(settings.database_url))
         meter = CpuMeter(database_url=settings.database_url, queue_url=settings.queue_url)
         pids = {"bench": os.getpid(), "api": server.pid}
         for size in sizes:
@@ -682,12 +716,12 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, sec
                 took = history.grow_to(size)
             vacuum(settings.database_url)
             log(f"{name}: history of {size:,} rows loaded ({took:.0f} s); measuring")
-            results[size_label(size)], walls[size_label(size)] = measure(ops, repeat, meter, pids, seconds)
+            results[size_label(size)], walls[size_label(size)] = measure(ops, repeat, meter, pids, seconds, fold)
             log(f"{name} {size_label(size)}: CPU " + ", ".join(f"{op} {us / 1000:.2f} ms"
                                                                for op, us in results[size_label(size)].items()))
             log(f"{name} {size_label(size)}: wall " + ", ".join(f"{op} {us / 1000:.2f} ms"
                                                                 for op, us in walls[size_label(size)].items()))
-        polls_cpu = poll_cpu(ops["poll_round"], settings, server.pid)
+        polls_cpu = poll_cpu(ops["poll_round"], settings, server.pid) if "poll_round" in ops else {}
         log(f"{name}: CPU a poll {polls_cpu}")
         if os.environ.get("BENCH_TRACE"):
             trace(ops, own)
@@ -706,8 +740,12 @@ def main() -> int:
                         help="at least this long running each operation for its CPU time, per size")
     parser.add_argument("--only", choices=("sqlite", "postgresql"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--ops", default="", help="only these operations, comma-separated (the control always)")
+    parser.add_argument("--unfenced", action="store_true",
+                        help="SQLite: no WAL checkpoint around each operation's CPU count (the method before it)")
     args = parser.parse_args()
     sizes = parse_sizes(args.sizes)
+    only = [op for op in args.ops.split(",") if op.strip()]
     database_url = os.environ.get("SWITCHBOARD_DATABASE_URL", "")
     queue_url = os.environ.get("SWITCHBOARD_QUEUE_URL", "")
     setups = ["sqlite"]
@@ -726,12 +764,12 @@ def main() -> int:
         data_dir = str(Path(temp_dir()) / "data")
         if setup == "sqlite":
             results, retained[setup], poll_costs[setup] = run_setup(setup, embedded_env(data_dir), sizes,
-                                                                    args.repeat, args.seconds, log)
+                                                                    args.repeat, args.seconds, log, only, args.unfenced)
         else:
             with fresh_postgres(database_url) as fresh:
                 env = embedded_env(data_dir, SWITCHBOARD_DATABASE_URL=fresh, SWITCHBOARD_QUEUE_URL=queue_url)
                 results, retained[setup], poll_costs[setup] = run_setup(setup, env, sizes, args.repeat,
-                                                                        args.seconds, log)
+                                                                        args.seconds, log, only, args.unfenced)
                 from storage.db import db
 
                 if hasattr(db.obj, "close_all"):

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 from common import bootstrap, embedded_env, free_port, process, temp_dir
 
-from storage.migrations import m0032_conversation_search as conversation_search
+from storage.migrations import m0038_search_appended as conversation_search
 
 PLATFORMS = ("instagram", "whatsapp", "telegram", "facebook", "x", "tiktok", "youtube", "instagram", "whatsapp",
              "telegram")
@@ -163,7 +163,7 @@ def seed_sqlite(db_path: Path, corpus: Corpus, **shape: object) -> float:
         for _, sql in triggers:
             connection.execute(sql)
         connection.execute("INSERT INTO conversation_search (conversation_search) VALUES ('delete-all')")
-        connection.execute(conversation_search.SQLITE_FILL)
+        connection.execute(conversation_search.FILL)
         connection.execute("INSERT INTO conversation_search (conversation_search) VALUES ('optimize')")
     connection.execute("ANALYZE")
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

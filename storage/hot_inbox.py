@@ -74,8 +74,9 @@ def _sqlite_words(words: tuple[str, ...]) -> list[str]:
 
 
 def _token(value: str) -> str:
-    """An id as the index's `scope` holds it: one word, its `_` left out."""
-    return '"' + value.replace("_", "") + '"'
+    """An id as the index's `scope` holds it: one word led by `_`, which no document's word holds
+    (migration 38)."""
+    return '"_' + value + '"'
 
 
 def _sqlite_terms(words: list[str]) -> str:

@@ -54,6 +54,7 @@ from storage.migrations import (
     m0033_growth_indexes,
     m0035_user_time_zone,
     m0036_pace_in_double_precision,
+    m0038_search_appended,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -93,6 +94,7 @@ MIGRATIONS: list[Migration] = [
     (33, "indexes for the tick's probe and the posts' window", m0033_growth_indexes.apply),
     (35, "a person's time zone", m0035_user_time_zone.apply),
     (36, "the send pace's instants in double precision", m0036_pace_in_double_precision.apply),
+    (38, "search: a new message's words alone", m0038_search_appended.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process

@@ -13,7 +13,7 @@ from platforms.graph.inbound import meta_signature
 from service.accounts import adapters
 from storage import hot_inbox
 from storage.db import connection, db, is_postgres
-from storage.migrations import m0032_conversation_search
+from storage.migrations import m0032_conversation_search, m0038_search_appended
 from tests.conftest import bearer
 from tests.support.factories import add_account, add_profile
 from tests.support.oauth_flow import call_tool_raw
@@ -132,6 +132,20 @@ def test_a_search_pages_in_the_lists_order(client, tenant, monkeypatch, sort_up_
     assert pages[3]["data"] == []
 
 
+def test_a_conversation_keeps_its_words_however_many_messages_added_them(client, tenant):
+    """The platform's name and an id's pieces in a message are words like any other: the
+    conversation stays found by its platform, and by its older messages' words after newer ones."""
+    bot = connect_account(client, tenant, "telegram")
+    _dm(client, bot, "7501", "Found you on Telegram, order_7788", name="Ines Moreau")
+    _dm(client, bot, "7501", "Any news about the scarf?", name="Ines Moreau")
+    _dm(client, bot, "7501", f"Still here {tenant['workspaceId']}", name="Ines Moreau")
+    for q in ("telegram", "order 7788", "scarf", "ines scarf 7788"):
+        assert _found(client, tenant, q, platform="TELEGRAM") == ["Ines Moreau"]
+        assert _found(client, tenant, q, accountId=bot["id"]) == ["Ines Moreau"]
+    assert _found(client, tenant, "order_7788") == ["Ines Moreau"]
+    assert _found(client, tenant, "scarf", platform="INSTAGRAM") == []
+
+
 def _without_the_index() -> None:
     """The database as it was before the index: no table, no triggers."""
     if is_postgres():
@@ -153,6 +167,7 @@ def test_the_upgrade_indexes_the_conversations_already_there(client, tenant):
     with connection(), db.atomic():
         _without_the_index()
         m0032_conversation_search.apply(db.obj)
+        m0038_search_appended.apply(db.obj)
     assert _found(client, tenant, "invoice") == ["Lea Martin"]
     assert _found(client, tenant, "lea") == ["Lea Martin"]
     _dm(client, bot, "7301", "And the receipt", name="Lea Martin")
