@@ -21,12 +21,15 @@ the same at every size. At each size the same operations are timed, each its med
 - `poll_round`: 10 YouTube channels' inbox polls through the engine (the emulator's YouTube);
 - `workspaces`: `GET /v1/workspaces`.
 
-On PostgreSQL the server's autovacuum may be off (it is off where docs/benchmarks.md's figures come from):
-after each load the benchmark runs `VACUUM ANALYZE`, what autovacuum with the settings of
-docs/operations.md does after a bulk load. Prints, per operation and setup, the cost at each size
-and the growth (largest size / smallest), then the rows by table after the retention jobs ran with
-the clock moved past every retention; `--json` prints the same as one object. `BENCH_TRACE=1` (SQLite)
-also prints each operation's costliest statements at the largest size.
+On PostgreSQL the history goes in with `COPY` (`copy_rows`), and the server's autovacuum is set to
+docs/operations.md's settings for the run (`deployment_autovacuum`: `ALTER SYSTEM`, the previous
+values put back after); after each load the benchmark waits for autovacuum to analyse the loaded
+tables and go quiet (`await_autovacuum`), as a deployment would be a minute after such a load (a
+server that refuses `ALTER SYSTEM` gets a `VACUUM ANALYZE` by hand instead). Prints, per operation
+and setup, the cost at each size and the growth (largest size / smallest), then the rows by table
+after the retention jobs ran with the clock moved past every retention; `--json` prints the same as
+one object. `BENCH_TRACE=1` (SQLite) also prints each operation's costliest statements at the
+largest size.
 """
 
 from __future__ import annotations
