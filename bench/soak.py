@@ -1,6 +1,6 @@
 """Soak: the scale-out setup under a steady mixed load, with processes killed on the way.
 
-    python bench/soak.py [--minutes 10] [--rate 6] [--kills 2]
+    python bench/soak.py [--minutes 10] [--rate 6] [--kills 2] [--preload 1e6]
 
 PostgreSQL (a fresh database, `BENCH_POSTGRES`) and Redis (`BENCH_REDIS`), two `serve --no-worker`
 API processes behind a small TCP balancer in this process, two `worker` processes and a standalone
