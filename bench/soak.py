@@ -28,7 +28,8 @@ past the 30 days' retention when the load begins), and the server runs autovacuu
 docs/operations.md's settings for the run (bench/growth.py's `deployment_autovacuum`). The report
 then gives the rows by table at the start of the load and at the end, what bounds each, and the rows
 left past a retention; and, with or without a preload, each kind's p99 latency minute by minute, the
-first minute's against the last's.
+first minute's against the last's, beside the machine's busy share in each minute (the settling
+also waits for every event to be dispatched).
 
 Figures depend on the machine's load: the report says what the machine did besides (its busy
 share, from /proc/stat, against the benchmark's own processes' CPU).
@@ -60,7 +61,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import growth  # noqa: E402
-from bench.common import CpuMeter, free_port, scale_out_env, temp_dir, wait_until_up  # noqa: E402
+from bench.common import CpuMeter, free_port, machine_cpu, scale_out_env, temp_dir, wait_until_up  # noqa: E402
 
 
 # --- a TCP balancer: the API processes behind one address, as a load balancer would put them ---------
@@ -323,6 +324,16 @@ def main() -> int:
                         next_at += 1 / rate
                         time.sleep(max(0.0, next_at - time.monotonic()))
 
+            busy_by_minute: list[float] = []
+
+            def sample_machine() -> None:
+                """The machine's busy share in each minute of the load (/proc/stat), beside each minute's p99."""
+                last = machine_cpu()
+                while not stop.wait(60):
+                    now = machine_cpu()
+                    busy_by_minute.append(round((now[0] - last[0]) / max(1, now[1] - last[1]), 2))
+                    last = now
+
             def sample_rss() -> None:
                 while not stop.is_set():
                     for name, proc in list(procs.items()):
@@ -334,6 +345,7 @@ def main() -> int:
             rows_at_start = table_rows(env["SWITCHBOARD_DATABASE_URL"])  # the retention jobs ran since the preload
             load_began = time.time()
             threading.Thread(target=sample_rss, daemon=True).start()
+            threading.Thread(target=sample_machine, daemon=True).start()
             meter.start(pids)
             loaders = [threading.Thread(target=pace, args=(args.rate, reply)), threading.Thread(target=pace,
                                                                                                args=(1.0, other))]
@@ -361,7 +373,7 @@ def main() -> int:
 
             # Let the work settle: nothing pending or sending, every broadcast done.
             from storage.db import connection, initialise
-            from storage.models import Message, WebhookDelivery
+            from storage.models import Event, Message, WebhookDelivery
 
             initialise(env["SWITCHBOARD_DATABASE_URL"])
             deadline = time.monotonic() + 300
@@ -369,7 +381,8 @@ def main() -> int:
                 with connection():
                     open_rows = (Message.select().where(Message.status.in_(("pending", "sending"))).count()
                                  + WebhookDelivery.select().where(
-                                     WebhookDelivery.status.in_(("QUEUED", "RETRYING"))).count())
+                                     WebhookDelivery.status.in_(("QUEUED", "RETRYING"))).count()
+                                 + Event.select().where(Event.dispatched_at.is_null()).count())
                 if not open_rows:
                     break
                 time.sleep(1)
@@ -389,6 +402,7 @@ def main() -> int:
                                         if value.get("start") else None} for name, value in rss.items()}
             report["cpu_seconds"] = {name: round(value, 1) for name, value in spent.items() if name != "machine_busy"}
             report["machine_busy"] = round(spent["machine_busy"], 2)
+            report["machine_busy_by_minute"] = busy_by_minute
         finally:
             for proc in procs.values():
                 if proc.poll() is None:
