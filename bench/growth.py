@@ -24,12 +24,15 @@ each operation pays for folding its own writes and no other's (`--unfenced`: not
 - `poll_round`: 10 YouTube channels' inbox polls through the engine (the emulator's YouTube);
 - `workspaces`: `GET /v1/workspaces`.
 
-On PostgreSQL the server's autovacuum may be off (it is off where docs/benchmarks.md's figures come from):
-after each load the benchmark runs `VACUUM ANALYZE`, what autovacuum with the settings of
-docs/operations.md does after a bulk load. Prints, per operation and setup, the cost at each size
-and the growth (largest size / smallest), then the rows by table after the retention jobs ran with
-the clock moved past every retention; `--json` prints the same as one object. `BENCH_TRACE=1` (SQLite)
-also prints each operation's costliest statements at the largest size.
+On PostgreSQL the history goes in with `COPY` (`copy_rows`), and the server's autovacuum is set to
+docs/operations.md's settings for the run (`deployment_autovacuum`: `ALTER SYSTEM`, the previous
+values put back after); after each load the benchmark waits for autovacuum to analyse the loaded
+tables and go quiet (`await_autovacuum`), as a deployment would be a minute after such a load (a
+server that refuses `ALTER SYSTEM` gets a `VACUUM ANALYZE` by hand instead). Prints, per operation
+and setup, the cost at each size and the growth (largest size / smallest), then the rows by table
+after the retention jobs ran with the clock moved past every retention; `--json` prints the same as
+one object. `BENCH_TRACE=1` (SQLite) also prints each operation's costliest statements at the
+largest size.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import http.server
+import io
 import json
 import os
 import random
@@ -89,8 +93,11 @@ def parse_sizes(text: str) -> list[int]:
 class History:
     """Rows of 200 other workspaces, added in steps up to each size; ids numbered, times spread."""
 
-    def __init__(self, now: dt.datetime) -> None:
+    def __init__(self, now: dt.datetime, event_days: float = 28) -> None:
         self.now = now
+        # Within the default 30 days' outbox retention by default (the tick's job keeps them); longer,
+        # and the retention has rows to remove under load (bench/soak.py's preload).
+        self.event_days = event_days
         self.rng = random.Random(53)
         self.loaded = 0
         self.counters: dict[str, int] = {}
@@ -153,6 +160,9 @@ class History:
 
     @staticmethod
     def _insert(model: Any, rows: Iterator[dict[str, Any]]) -> None:
+        if _pg():
+            copy_rows(model, rows)
+            return
         batch: list[dict[str, Any]] = []
         for row in rows:
             batch.append(row)
@@ -200,7 +210,7 @@ class History:
         def rows() -> Iterator[dict[str, Any]]:
             for n in range(count):
                 index = self.rng.randrange(WORKSPACES)
-                at = self._past(28)  # within the default 30 days' retention (the tick's job keeps it)
+                at = self._past(self.event_days)
                 event_id = self._id("evt", at)
                 self.events.append((event_id, index, at))
                 yield {"id": event_id, "workspace": self.workspaces[index][0], "type": "message.received",
@@ -265,6 +275,93 @@ class History:
                        "at": at, "actor_type": "key", "action": "post.created"}
 
         self._insert(AuditEntry, rows())
+
+
+def copy_rows(model: Any, rows: Iterator[dict[str, Any]], batch: int = 50_000) -> None:
+    """PostgreSQL's bulk load (`COPY ... FROM STDIN`) of rows given as `insert_many` takes them: by
+    field name, the model's defaults filled in and each value turned into its column's form by the
+    field itself (JSON as text, a foreign key's id). In the caller's transaction, on its connection.
+    One row at a time through `INSERT ... VALUES` lists of 500 loaded some 560 rows a second into
+    these tables; COPY sends them as one stream, parsed once."""
+    from storage.db import db
+    from storage.models.base import JSONField
+
+    meta = model._meta
+    defaults = meta.defaults  # field: value, or a callable making it
+    names: list[str] = []
+    given: list[tuple[str, bool]] = []  # a row's key, and whether its field keeps JSON
+    missing: list[tuple[Any, bool]] = []  # a default (a value, or a callable making one), and the same
+    buffer = io.StringIO()
+    pending = 0
+
+    def flush() -> None:
+        nonlocal buffer, pending
+        if pending:
+            buffer.seek(0)
+            columns = ", ".join(f'"{name}"' for name in names)
+            db.cursor().copy_expert(f'COPY "{meta.table_name}" ({columns}) FROM STDIN', buffer)
+        buffer, pending = io.StringIO(), 0
+
+    for row in rows:
+        if not names:
+            for name in row:
+                field = meta.fields[name]
+                names.append(field.column_name)
+                given.append((name, isinstance(field, JSONField)))
+            for field, default in defaults.items():
+                if field.name not in row:
+                    names.append(field.column_name)
+                    missing.append((default, isinstance(field, JSONField)))
+        values = [_copy_text(_to_json(row[name]) if json_ else row[name]) for name, json_ in given]
+        for default, json_ in missing:
+            value = default() if callable(default) else default
+            values.append(_copy_text(_to_json(value) if json_ else value))
+        buffer.write("\t".join(values))
+        buffer.write("\n")
+        pending += 1
+        if pending == batch:
+            flush()
+    flush()
+
+
+def _to_json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(value: Any) -> str:
+    """A value in COPY's text format: null as `\\N`, booleans as t/f, instants in ISO form, and in
+    text a backslash, tab, newline or carriage return escaped."""
+    if value is None:
+        return "\\N"
+    kind = type(value)
+    if kind is str:
+        # Most text has none of the four: no copy made (isprintable is False for tab, newline, CR).
+        return value if value.isprintable() and "\\" not in value else value.translate(_COPY_ESCAPES)
+    if kind is bool:
+        return "t" if value else "f"
+    if kind is dt.datetime:
+        return value.isoformat(sep=" ")
+    return str(value).translate(_COPY_ESCAPES)
+
+
+def preload(env: dict[str, str], size: int, event_days: float = 28) -> float:
+    """The migrated database of the service configured by `env` loaded in bulk with `size` rows of
+    history, as the benchmark loads it (for bench/soak.py); seconds taken."""
+    from kit import settings
+    from storage.db import connection, db, initialise
+
+    configured = settings.configure(settings.Settings.from_env(env))
+    initialise(configured.database_url)
+    history = History(dt.datetime.now(dt.UTC).replace(tzinfo=None), event_days=event_days)
+    with connection():
+        history.setup()
+        took = history.grow_to(size)
+    if hasattr(db.obj, "close_all"):
+        db.obj.close_all()
+    return took
 
 
 # --- the measured workspace ----------------------------------------------------------------------------
@@ -569,6 +666,89 @@ def fresh_postgres(url: str) -> Iterator[str]:
         admin.close()
 
 
+# docs/operations.md's recommended server settings, which the PostgreSQL part runs with.
+AUTOVACUUM = {"autovacuum": "on", "autovacuum_naptime": "15s", "autovacuum_vacuum_cost_limit": "2000",
+              "autovacuum_vacuum_scale_factor": "0.05", "autovacuum_analyze_scale_factor": "0.02"}
+HISTORY_TABLES = tuple(MIX)
+AUTOVACUUM_LOCK = 5_300_053  # the advisory lock a run holds while the server has its settings
+
+
+@contextlib.contextmanager
+def deployment_autovacuum(url: str) -> Iterator[bool]:
+    """The server's autovacuum as docs/operations.md recommends it, for the block: `ALTER SYSTEM` and a
+    reload (a superuser's), and after, even on failure, each setting as it was (set again to its
+    previous value in postgresql.auto.conf, or reset when it was not there). Yields False, changing
+    nothing, when the server refuses (not a superuser): the run then vacuums itself (`vacuum`).
+    Another run already holding the settings (an advisory lock, for as long as it runs) leaves them
+    to it: this one yields whether autovacuum is on and restores nothing (the first to start restores,
+    when it ends, even if this one still runs)."""
+    import psycopg2
+
+    admin = psycopg2.connect(url.rsplit("/", 1)[0] + "/postgres")
+    admin.autocommit = True
+    before: dict[str, str] | None = None
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", (AUTOVACUUM_LOCK,))
+            if cursor.fetchone()[0]:
+                cursor.execute("SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE %s "
+                               "AND name = ANY(%s) AND applied", ("%postgresql.auto.conf", list(AUTOVACUUM)))
+                before = dict(cursor.fetchall())
+                for name, value in AUTOVACUUM.items():
+                    cursor.execute(f"ALTER SYSTEM SET {name} = %s", (value,))
+                cursor.execute("SELECT pg_reload_conf()")
+            cursor.execute("SHOW autovacuum")
+            on = cursor.fetchone()[0] == "on"
+    except psycopg2.Error:
+        on = False
+    try:
+        yield on
+    finally:
+        if before is not None:
+            with admin.cursor() as cursor:
+                for name in AUTOVACUUM:
+                    if name in before:
+                        cursor.execute(f"ALTER SYSTEM SET {name} = %s", (before[name],))
+                    else:
+                        cursor.execute(f"ALTER SYSTEM RESET {name}")
+                cursor.execute("SELECT pg_reload_conf()")
+        admin.close()
+
+
+def await_autovacuum(database_url: str, since: dt.datetime, timeout: float = 600) -> float:
+    """Wait for the server's autovacuum to analyse every history table after a load (what gives the
+    planner its statistics) and to finish whatever vacuum it started in this database, then one more
+    nap with none starting: the state a deployment is in a minute or so after the same load.
+    Seconds waited; on a timeout, `VACUUM ANALYZE` by hand and the timeout."""
+    import psycopg2
+
+    connection = psycopg2.connect(database_url)
+    connection.autocommit = True
+    began = time.monotonic()
+    quiet_since: float | None = None
+    try:
+        with connection.cursor() as cursor:
+            while time.monotonic() - began < timeout:
+                cursor.execute("SELECT count(*) FROM pg_stat_user_tables WHERE relname = ANY(%s) AND "
+                               "coalesce(greatest(last_autoanalyze, last_analyze), '-infinity') < %s",
+                               (list(HISTORY_TABLES), since))
+                unanalysed = cursor.fetchone()[0]
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' "
+                               "AND datname = current_database()")
+                busy = cursor.fetchone()[0]
+                if unanalysed or busy:
+                    quiet_since = None
+                elif quiet_since is None:
+                    quiet_since = time.monotonic()
+                elif time.monotonic() - quiet_since > 20:  # a nap (15 s) and a little more without work
+                    return time.monotonic() - began
+                time.sleep(1)
+    finally:
+        connection.close()
+    vacuum(database_url)
+    return timeout
+
+
 def vacuum(database_url: str) -> None:
     """What autovacuum does after a bulk load (docs/operations.md's settings): visibility map and
     statistics up to date. SQLite gets its statistics (`ANALYZE`) as `PRAGMA optimize` would."""
@@ -681,7 +861,8 @@ def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
 
 
 def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, seconds: float,
-              log: Callable[[str], None], only_ops: list[str] | None = None, unfenced: bool = False
+              log: Callable[[str], None], only_ops: list[str] | None = None, unfenced: bool = False,
+              autovacuum: bool = False
               ) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, int], dict[str, float]]:
     from kit.settings import Settings
     from storage.db import connection, db
@@ -712,10 +893,16 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, sec
         meter = CpuMeter(database_url=settings.database_url, queue_url=settings.queue_url)
         pids = {"bench": os.getpid(), "api": server.pid}
         for size in sizes:
+            loaded_at = dt.datetime.now(dt.UTC)
             with connection():
                 took = history.grow_to(size)
-            vacuum(settings.database_url)
-            log(f"{name}: history of {size:,} rows loaded ({took:.0f} s); measuring")
+            if autovacuum:
+                waited = await_autovacuum(settings.database_url, loaded_at)
+                log(f"{name}: history of {size:,} rows loaded ({took:.0f} s), autovacuum done {waited:.0f} s "
+                    "later; measuring")
+            else:
+                vacuum(settings.database_url)
+                log(f"{name}: history of {size:,} rows loaded ({took:.0f} s), vacuumed by hand; measuring")
             results[size_label(size)], walls[size_label(size)] = measure(ops, repeat, meter, pids, seconds, fold)
             log(f"{name} {size_label(size)}: CPU " + ", ".join(f"{op} {us / 1000:.2f} ms"
                                                                for op, us in results[size_label(size)].items()))
@@ -766,10 +953,13 @@ def main() -> int:
             results, retained[setup], poll_costs[setup] = run_setup(setup, embedded_env(data_dir), sizes,
                                                                     args.repeat, args.seconds, log, only, args.unfenced)
         else:
-            with fresh_postgres(database_url) as fresh:
+            with fresh_postgres(database_url) as fresh, deployment_autovacuum(database_url) as autovacuum:
+                log("postgresql: " + ("autovacuum on, with docs/operations.md's settings, for the run" if autovacuum
+                                      else "autovacuum left as the server has it; VACUUM ANALYZE after each load"))
                 env = embedded_env(data_dir, SWITCHBOARD_DATABASE_URL=fresh, SWITCHBOARD_QUEUE_URL=queue_url)
                 results, retained[setup], poll_costs[setup] = run_setup(setup, env, sizes, args.repeat,
-                                                                        args.seconds, log, only, args.unfenced)
+                                                                        args.seconds, log, only, args.unfenced,
+                                                                        autovacuum)
                 from storage.db import db
 
                 if hasattr(db.obj, "close_all"):

@@ -1,6 +1,6 @@
 """Soak: the scale-out setup under a steady mixed load, with processes killed on the way.
 
-    python bench/soak.py [--minutes 10] [--rate 6] [--kills 2]
+    python bench/soak.py [--minutes 10] [--rate 6] [--kills 2] [--preload 1e6]
 
 PostgreSQL (a fresh database, `BENCH_POSTGRES`) and Redis (`BENCH_REDIS`), two `serve --no-worker`
 API processes behind a small TCP balancer in this process, two `worker` processes and a standalone
@@ -20,6 +20,16 @@ started again. At the end (after the work settles) it reports:
   webhook to the private reply on the platform; a webhook, from the event to its arrival;
 - RSS of each process at the start and at the end (a process started again is measured from its
   own start).
+
+With `--preload N` (say 1e6), the fresh database is first loaded in bulk with N rows of other
+workspaces' history (bench/growth.py's loader: messages, conversations, outbox events and their
+deliveries, posts and targets, audit rows; here the outbox's events spread over 60 days, so half are
+past the 30 days' retention when the load begins), and the server runs autovacuum with
+docs/operations.md's settings for the run (bench/growth.py's `deployment_autovacuum`). The report
+then gives the rows by table at the start of the load and at the end, what bounds each, and the rows
+left past a retention; and, with or without a preload, each kind's p99 latency minute by minute, the
+first minute's against the last's, beside the machine's busy share in each minute (the settling
+also waits for every event to be dispatched).
 
 Figures depend on the machine's load: the report says what the machine did besides (its busy
 share, from /proc/stat, against the benchmark's own processes' CPU).
@@ -50,7 +60,8 @@ import httpx2
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.common import CpuMeter, free_port, scale_out_env, temp_dir, wait_until_up  # noqa: E402
+from bench import growth  # noqa: E402
+from bench.common import CpuMeter, free_port, machine_cpu, scale_out_env, temp_dir, wait_until_up  # noqa: E402
 
 
 # --- a TCP balancer: the API processes behind one address, as a load balancer would put them ---------
@@ -150,6 +161,7 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=6.0, help="inbox replies a second")
     parser.add_argument("--kills", type=int, default=2)
+    parser.add_argument("--preload", type=float, default=0, help="rows of history loaded first (1e6)")
     parser.add_argument("--receiver", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.receiver:
@@ -173,8 +185,12 @@ def main() -> int:
     with scale_out_env(str(work / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{front}",
                        SWITCHBOARD_SANDBOX="1", SWITCHBOARD_SANDBOX_URL=f"http://127.0.0.1:{sandbox_port}",
                        SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE="1", SWITCHBOARD_WEBHOOK_CA_BUNDLE=str(work / "ca.pem"),
-                       SWITCHBOARD_SEND_LEASE_SECONDS="10") as env:
+                       SWITCHBOARD_SEND_LEASE_SECONDS="10") as env, \
+            (growth.deployment_autovacuum(env["SWITCHBOARD_DATABASE_URL"]) if args.preload
+             else contextlib.nullcontext(None)) as vacuuming:
         env["PYTHONPATH"] = str(REPO)
+        report["autovacuum"] = {None: "as the server has it", True: "on, docs/operations.md's settings",
+                                False: "off (the server refused ALTER SYSTEM)"}[vacuuming]
 
         starts: Counter[str] = Counter()
 
@@ -209,6 +225,17 @@ def main() -> int:
                                    "--password", "soak soak soak", "--json"], env=env, cwd=REPO, check=True,
                                   capture_output=True, text=True)
             tenant = json.loads(boot.stdout)
+            preloaded: dict[str, int] = {}
+            if args.preload:
+                database_url = env["SWITCHBOARD_DATABASE_URL"]
+                loaded_at = datetime.now(UTC)
+                took = growth.preload(env, int(args.preload), event_days=60)
+                report["preload"] = {"rows": int(args.preload), "seconds": round(took)}
+                preloaded = table_rows(database_url)
+                if vacuuming:
+                    report["preload"]["autovacuum_seconds"] = round(growth.await_autovacuum(database_url, loaded_at))
+                else:
+                    growth.vacuum(database_url)
             for name in ("sandbox", "api0", "api1", "worker0", "worker1"):
                 start(name)
             Balancer(front, api_ports)
@@ -238,7 +265,7 @@ def main() -> int:
             hooked_at = time.time()  # events before it have no delivery
 
             sent_at: dict[str, dict[str, float]] = {"reply": {}, "post": {}, "broadcast": {}, "comment": {}}
-            reply_latency: list[float] = []
+            reply_latency: list[tuple[float, float]] = []  # (asked at, seconds)
             failures: Counter[str] = Counter()
             lock = threading.Lock()
             stop = threading.Event()
@@ -254,7 +281,7 @@ def main() -> int:
                     with lock:
                         sent_at["reply"][text] = began
                         if answer.status_code in (201, 202):
-                            reply_latency.append(time.time() - began)
+                            reply_latency.append((began, time.time() - began))
                         else:
                             failures[f"reply {answer.status_code}"] += 1
                 except httpx2.HTTPError:  # the API process died with the request in it: maybe sent
@@ -297,6 +324,16 @@ def main() -> int:
                         next_at += 1 / rate
                         time.sleep(max(0.0, next_at - time.monotonic()))
 
+            busy_by_minute: list[float] = []
+
+            def sample_machine() -> None:
+                """The machine's busy share in each minute of the load (/proc/stat), beside each minute's p99."""
+                last = machine_cpu()
+                while not stop.wait(60):
+                    now = machine_cpu()
+                    busy_by_minute.append(round((now[0] - last[0]) / max(1, now[1] - last[1]), 2))
+                    last = now
+
             def sample_rss() -> None:
                 while not stop.is_set():
                     for name, proc in list(procs.items()):
@@ -305,7 +342,10 @@ def main() -> int:
                     stop.wait(1)
 
             pids = {name: proc.pid for name, proc in procs.items()}
+            rows_at_start = table_rows(env["SWITCHBOARD_DATABASE_URL"])  # the retention jobs ran since the preload
+            load_began = time.time()
             threading.Thread(target=sample_rss, daemon=True).start()
+            threading.Thread(target=sample_machine, daemon=True).start()
             meter.start(pids)
             loaders = [threading.Thread(target=pace, args=(args.rate, reply)), threading.Thread(target=pace,
                                                                                                args=(1.0, other))]
@@ -333,7 +373,7 @@ def main() -> int:
 
             # Let the work settle: nothing pending or sending, every broadcast done.
             from storage.db import connection, initialise
-            from storage.models import Message, WebhookDelivery
+            from storage.models import Event, Message, WebhookDelivery
 
             initialise(env["SWITCHBOARD_DATABASE_URL"])
             deadline = time.monotonic() + 300
@@ -341,15 +381,20 @@ def main() -> int:
                 with connection():
                     open_rows = (Message.select().where(Message.status.in_(("pending", "sending"))).count()
                                  + WebhookDelivery.select().where(
-                                     WebhookDelivery.status.in_(("QUEUED", "RETRYING"))).count())
+                                     WebhookDelivery.status.in_(("QUEUED", "RETRYING"))).count()
+                                 + Event.select().where(Event.dispatched_at.is_null()).count())
                 if not open_rows:
                     break
                 time.sleep(1)
             settled_after = time.monotonic() - began - seconds
             report["settled_seconds_after_load"] = round(settled_after)
             report.update(settle_report(sandbox, sent_at, reply_latency, arrivals_file, hook_port, work, bots, x,
-                                        instagram, hooked_at))
+                                        instagram, hooked_at, tenant["workspaceId"]))
             report["failures_seen_by_clients"] = dict(failures)
+            report["p99_by_minute"] = report.pop("timed")  # (settle_report's) per kind, minute by minute
+            report["p99_by_minute"] = {kind: by_minute(samples, load_began, int(args.minutes))
+                                       for kind, samples in report["p99_by_minute"].items()}
+            report["rows"] = rows_report(env["SWITCHBOARD_DATABASE_URL"], rows_at_start, preloaded)
             # From 15 s into each process's life under load (warmed up) to the end; a process started
             # again after a kill is measured from its own start.
             report["rss_kib"] = {name: {"start": value.get("start"), "end": value.get("end"),
@@ -357,6 +402,7 @@ def main() -> int:
                                         if value.get("start") else None} for name, value in rss.items()}
             report["cpu_seconds"] = {name: round(value, 1) for name, value in spent.items() if name != "machine_busy"}
             report["machine_busy"] = round(spent["machine_busy"], 2)
+            report["machine_busy_by_minute"] = busy_by_minute
         finally:
             for proc in procs.values():
                 if proc.poll() is None:
@@ -380,9 +426,10 @@ def wait_for_list(http: httpx2.Client, auth: dict[str, str], account_id: str, co
     raise SystemExit("the contacts' conversations did not appear")
 
 
-def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]], reply_latency: list[float],
+def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]],
+                  reply_latency: list[tuple[float, float]],
                   arrivals_file: Path, hook_port: int, work: Path, bots: list[dict], x: dict,
-                  instagram: dict, hooked_at: float) -> dict[str, Any]:
+                  instagram: dict, hooked_at: float, workspace: str) -> dict[str, Any]:
     from storage.db import connection
     from storage.models import BroadcastRecipient, Event, Message, PostTarget
 
@@ -401,8 +448,10 @@ def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]], 
         statuses = {m.text: m.status for m in Message.select(Message.text, Message.status)
                     .where(Message.text.startswith("soak reply"))}
         recipients = Counter(r.status for r in BroadcastRecipient.select(BroadcastRecipient.status))
-        targets = Counter(t.status for t in PostTarget.select(PostTarget.status))
-        events = {e.id for e in Event.select(Event.id, Event.created_at)
+        # The soak's own workspace's (a preloaded history has other workspaces' posts waiting).
+        targets = Counter(t.status for t in PostTarget.select(PostTarget.status)
+                          .where(PostTarget.workspace == workspace))
+        events = {e.id for e in Event.select(Event.id, Event.created_at).where(Event.workspace == workspace)
                   if e.created_at.replace(tzinfo=UTC).timestamp() > hooked_at}
     asked = set(sent_at["reply"])
     out["replies"] = {
@@ -411,7 +460,7 @@ def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]], 
         "never_stored": sum(1 for text in asked if text not in statuses),  # the request died with its process
         "lost": sum(1 for text in asked if text in statuses and text not in texts
                     and statuses[text] not in ("unknown", "failed")),
-        "latency": percentiles(reply_latency)}
+        "latency": percentiles([seconds for _, seconds in reply_latency])}
     broadcast_dms = Counter((row["to"], row["text"]) for row in dm_log
                             if row["kind"] == "dm" and row["text"].startswith("soak broadcast"))
     out["broadcast_recipients"] = {"statuses": dict(recipients),
@@ -440,7 +489,89 @@ def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]], 
     out["broadcasts"] = {"asked": len(sent_at["broadcast"]), "latency": percentiles(
         [first[("broadcast.completed", b)] - began for b, began in sent_at["broadcast"].items()
          if ("broadcast.completed", b) in first])}
+    # Each latency with the instant its work was asked for, for the minute-by-minute p99.
+    out["timed"] = {
+        "reply": reply_latency,
+        "post": [(began, first[("post.published", post)] - began) for post, began in sent_at["post"].items()
+                 if ("post.published", post) in first],
+        "broadcast": [(began, first[("broadcast.completed", b)] - began) for b, began in sent_at["broadcast"].items()
+                      if ("broadcast.completed", b) in first],
+        "comment": [(sent_at["comment"][row["to"]], instant(row["at"]) - sent_at["comment"][row["to"]])
+                    for row in ig_log if row["kind"] == "private_reply" and row["to"] in sent_at["comment"]],
+        "webhook": [(instant(created), at - instant(created)) for at, _, _, created, _ in arrivals]}
     return out
+
+
+def by_minute(samples: list[tuple[float, float]], began: float, whole: int) -> dict[str, Any]:
+    """A kind's p99 latency (ms) in each whole minute of the load, by when its work was asked for, and
+    the last minute's against the first's."""
+    minutes: dict[int, list[float]] = {}
+    for at, seconds in samples:
+        if at >= began:
+            minutes.setdefault(int((at - began) // 60), []).append(seconds)
+    series = [percentiles(minutes.get(minute, []))["p99_ms"] for minute in range(whole)]
+    first, last = (series[0], series[-1]) if series else (None, None)
+    return {"p99_ms": series, "first": first, "last": last,
+            "last_vs_first": round(last / first, 2) if first and last else None}
+
+
+# What keeps each table's rows bounded (docs/operations.md), and for those with a retention, the column
+# and the age past which no row should be left.
+BOUNDS: dict[str, tuple[str, str | None, float]] = {
+    "event": ("outbox retention, 30 days", "created_at", 30 * 86400),
+    "webhook_delivery": ("its event's retention, 30 days", "created_at", 30 * 86400),
+    "audit_entry": ("audit retention, 400 days", "at", 400 * 86400),
+    "idempotency_record": ("24 hours", "created_at", 86400),
+    "inbound_record": ("inbound retention, 31 days", "processed_at", 31 * 86400),
+    "rate_limit_counter": ("old windows, each minute", None, 0),
+    "session": ("expiry", None, 0),
+    "account_chore": ("one row per account and chore", None, 0),
+    "inbox_poll": ("one row per polled account", None, 0),
+}
+
+
+def table_rows(database_url: str) -> dict[str, int]:
+    """Rows of every table of the schema, counted."""
+    import psycopg2
+
+    connection = psycopg2.connect(database_url)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+            tables = [row[0] for row in cursor.fetchall()]
+            counts = {}
+            for table in tables:
+                cursor.execute(f'SELECT count(*) FROM "{table}"')
+                counts[table] = int(cursor.fetchone()[0])
+        return counts
+    finally:
+        connection.close()
+
+
+def rows_report(database_url: str, at_start: dict[str, int], preloaded: dict[str, int]) -> dict[str, Any]:
+    """Rows by table at the start of the load and at the end, what bounds each, and for a table with a
+    retention, its rows older than it at the end (none, when the retention keeps up)."""
+    import psycopg2
+
+    at_end = table_rows(database_url)
+    out: dict[str, Any] = {}
+    connection = psycopg2.connect(database_url)
+    try:
+        with connection.cursor() as cursor:
+            for table, rows in at_end.items():
+                if not rows and not at_start.get(table):
+                    continue
+                bound, column, seconds = BOUNDS.get(table, ("no retention: the workspaces' own record", None, 0))
+                entry: dict[str, Any] = {"preloaded": preloaded.get(table), "start": at_start.get(table, 0),
+                                         "end": rows, "bounded_by": bound}
+                if column:
+                    cursor.execute(f'SELECT count(*) FROM "{table}" WHERE "{column}" < '
+                                   "now() AT TIME ZONE 'UTC' - make_interval(secs => %s)", (seconds,))
+                    entry["past_retention"] = int(cursor.fetchone()[0])
+                out[table] = entry
+        return out
+    finally:
+        connection.close()
 
 
 if __name__ == "__main__":

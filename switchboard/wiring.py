@@ -43,7 +43,7 @@ from storage import db as storage_db
 from storage.migrations import migrate
 from tasks import engine as engine_tasks
 from tasks import posts as post_tasks
-from tasks import queue, scheduler
+from tasks import queue, retention, scheduler
 from tasks import webhooks as webhook_tasks
 
 
@@ -110,7 +110,8 @@ def wire(settings: Settings) -> None:
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcast_completion.complete_finished,
                         post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events, sharing.end_snoozes,
-                        account_health.notify_job])
+                        account_health.notify_job, retention.forget_old_inbound_records,
+                        retention.forget_old_audit_entries])
 
 
 def prepare(settings: Settings) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from kit import clock
 from service.accounts import choices as connect_choices
 from service.common import health, idempotency, ratelimit
-from service.identity import audit_log, sessions
+from service.identity import sessions
 from storage.db import connection, db, is_postgres
 from storage.hot import run_fixed
 
@@ -44,8 +44,8 @@ _ticks = 0
 
 
 def housekeeping() -> None:
-    """Expired idempotency records, old rate-limit windows and audit rows past their retention go about
-    once a minute."""
+    """Expired idempotency records, old rate-limit windows, sessions and connect choices go about once
+    a minute (audit rows past their retention: tasks/retention.py)."""
     global _ticks
     _ticks += 1
     if _ticks % _housekeeping_every == 1:
@@ -54,7 +54,6 @@ def housekeeping() -> None:
             ratelimit.forget_old_windows()
             sessions.forget_expired()
             connect_choices.forget_expired()
-            audit_log.forget_old()
         health.record_tick()
 
 

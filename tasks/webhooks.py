@@ -13,16 +13,17 @@ from service.webhooks import retention
 
 
 class Retention:
-    def __init__(self, forget: Callable[[], int], every: int = 60) -> None:
+    def __init__(self, forget: Callable[[], int], every: int = 60, batch: Callable[[], int] | None = None) -> None:
         self.forget = forget  # deletes a batch, returns how many
         self.every = every  # ticks between looks when nothing is behind
+        self.batch = batch or (lambda: retention.BATCH)  # a whole batch deleted: more are behind it
         self.ticks = 0
         self.behind = False
 
     def __call__(self) -> None:
         self.ticks += 1
         if self.behind or self.ticks % self.every == 1:
-            self.behind = self.forget() == retention.BATCH
+            self.behind = self.forget() == self.batch()
 
 
 _job = Retention(retention.forget_old_events)

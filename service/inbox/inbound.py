@@ -20,9 +20,21 @@ from platforms.inbound import InboundEvent
 from service.accounts import adapters
 from service.common import signals
 from service.inbox import polls
+from storage.db import db
 from storage.models import Account, InboundRecord
 
 log = logging.getLogger("switchboard.inbound")
+
+# An inbound record is the key that stores a platform event once however often it comes. Platforms
+# deliver an event again for days at most (WhatsApp retries a webhook for up to 7 days, Meta's others
+# and Telegram's updates for a day or so), and a poll reads again only what is at or after its cursor
+# and the replies of recently active threads; a poll takes nothing older than `REREAD_HORIZON` from a
+# page read again (`polling`). So a record can go once the event is older than anything that could
+# still come again as new: `RETENTION`, a day past the horizon (a platform's clock a little ahead of
+# ours), and the table stays bounded by the last month's events.
+REREAD_HORIZON = dt.timedelta(days=30)
+RETENTION = REREAD_HORIZON + dt.timedelta(days=1)
+BATCH = 1000
 
 def answer_check(platform: str, params: Mapping[str, str]) -> str | dict[str, str]:
     """The platform's GET subscription check of `/hooks/{platform}` (Meta's `hub.challenge` to echo as
@@ -95,3 +107,12 @@ def store_events(account: Account, events: list[InboundEvent]) -> int:
             InboundRecord.account == account.id, InboundRecord.dedupe_key == event.dedupe_key[:255]
         ).execute()
     return stored
+
+
+def forget_old(*, limit: int | None = None) -> int:
+    """Delete up to `limit` (default `BATCH`) inbound records handled more than `RETENTION` ago (the
+    oldest first, on the `processed_at` index); how many went."""
+    doomed = (InboundRecord.select(InboundRecord.id).where(InboundRecord.processed_at < clock.now() - RETENTION)
+              .order_by(InboundRecord.processed_at).limit(limit or BATCH))
+    with db.atomic():
+        return int(InboundRecord.delete().where(InboundRecord.id.in_(doomed)).execute())

@@ -42,7 +42,7 @@ from platforms.rules import InboxRules
 from service.accounts import adapters
 from service.common.configured import Configured
 from service.engine import core as engine
-from service.inbox import polls
+from service.inbox import inbound, polls
 from service.inbox.inbound import store_events
 from storage.db import connection, db
 from storage.hot import by_id, run_fixed
@@ -223,6 +223,11 @@ def _read(account: Account, rules: InboxRules, cursor: str | None) -> _Read:
             break
     if rules.rereads_recent_threads:
         events += _recent_threads(account, rules, listed)
+    if cursor is not None:
+        # Read again (at the cursor's own second, or in a thread read again by id): an event this old
+        # was stored when it was new, and its inbound record may be gone (`inbound.RETENTION`).
+        horizon = (clock.now() - inbound.REREAD_HORIZON).replace(tzinfo=dt.UTC)
+        events = [event for event in events if event.occurred_at >= horizon]
     # Oldest first, as they happened: a thread's first comment before its replies.
     events.sort(key=lambda event: event.occurred_at)
     return _Read(events, newest)

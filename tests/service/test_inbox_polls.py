@@ -14,10 +14,11 @@ from kit import clock
 from kit.settings import Settings
 from platforms.youtube.rules import POLL_UNITS
 from service.engine import core as engine
-from service.inbox import polling
+from service.inbox import inbound, polling
 from service.inbox import work as inbox_work
 from storage.db import connection, db
-from storage.models import InboxPoll
+from storage.models import InboundRecord, InboxPoll
+from tests.conftest import bearer
 from tests.support.processes import api_without_worker
 from tests.support.sandbox import connect_account
 
@@ -80,3 +81,41 @@ def test_accounts_polled_together_are_next_polled_spread_over_the_interval(servi
     # An account keeps its instant: its polls an interval apart.
     again = polling.next_poll("acc_00000000000000000000000001", dues[1])
     assert (again - dues[1]).total_seconds() == pytest.approx(seconds)
+
+
+def _comments(http: httpx2.Client, tenant: dict[str, str]) -> list[str]:
+    key = bearer(tenant["apiKey"])
+    threads = http.get("/v1/conversations", headers=key, params={"platform": "YOUTUBE"}).json()["data"]
+    return [m["text"] for c in threads for m in http.get(f"/v1/conversations/{c['id']}/messages", headers=key).json()["data"]]
+
+
+def _records(account_id: str) -> int:
+    with connection():
+        return InboundRecord.select().where(InboundRecord.account == account_id).count()
+
+
+def test_inbound_records_go_after_a_month_and_a_comment_read_again_later_shows_once(api_only, tenant):
+    """The newest comment of a quiet channel is read again by every poll (the cursor's own second). Its
+    inbound record, the key that stores it once, goes after `inbound.RETENTION`; a poll after that still
+    takes it for the old comment it is."""
+    channel = connect_account(api_only, tenant, "youtube")
+    chore = f"inbox_poll_{channel['id']}"
+    api_only.post("/sandbox/youtube/comment", json={
+        "accountId": channel["id"], "mediaId": "v1", "from": {"id": "UCfan", "handle": "@fan"},
+        "text": "First!"}).raise_for_status()
+    clock.advance(polling.interval().total_seconds() + 1)
+    assert _sweep() == [chore]
+    assert polling.run(chore) == "read"
+    assert (_comments(api_only, tenant), _records(channel["id"])) == (["First!"], 1)
+
+    clock.advance(inbound.RETENTION.total_seconds() - 86400)  # a day short of the retention: kept
+    with connection():
+        assert inbound.forget_old() == 0
+    clock.advance(86400 + 60)
+    with connection():
+        assert inbound.forget_old() == 1
+    assert _records(channel["id"]) == 0
+
+    assert _sweep() == [chore]
+    assert polling.run(chore) == "read"  # the same comment on the page, at the cursor
+    assert (_comments(api_only, tenant), _records(channel["id"])) == (["First!"], 0)
