@@ -139,7 +139,7 @@ def _kinds_due() -> list[engine.Kind]:
         statement = _probes[key] = _probe_sql(kinds)
     found = run_fixed(statement, _probe_params(kinds)).fetchone()
     return [kind for kind, due in zip(kinds, found, strict=True)
-            if due or (kind.arm is not None and kind.arm())]
+            if due or engine.arm_rows(kind)]
 
 
 def sweep() -> None:
