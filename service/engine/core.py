@@ -166,6 +166,10 @@ class Batch:
     run: Callable[[int], int]
     batch: int = 500
     batches_per_tick: int = 8  # bounded: a burst must not starve the tick's other jobs
+    # Where its items wait (`table` rows matching `pending`, SQL from code): the tick asks whether
+    # there are any with the kinds' probe, and opens no write transaction when there are none.
+    table: str = ""
+    pending: str = ""
 
 
 _kinds: dict[str, Kind] = {}
@@ -232,6 +236,10 @@ def kinds() -> list[Kind]:
 
 def batch_names() -> list[str]:
     return list(_batches)
+
+
+def batches() -> list[Batch]:
+    return list(_batches.values())
 
 
 def set_nudger(fn: Nudger | None) -> None:
