@@ -1,6 +1,7 @@
 """Benchmark: how each operation's cost grows with the history every workspace leaves behind.
 
     python bench/growth.py [--sizes 1e4,1e5,1e6] [--repeat 15] [--seconds 3] [--json] [--only sqlite|postgresql]
+                           [--ops tick,poll_round]
 
 Each setup (SQLite; PostgreSQL + Redis when SWITCHBOARD_DATABASE_URL and SWITCHBOARD_QUEUE_URL are
 set: a fresh database of its own is made on that server and dropped after, the queue is that Redis
@@ -650,8 +651,8 @@ def trace(ops: dict[str, Callable[[], None]], own: Own) -> None:
 
 
 def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, seconds: float,
-              log: Callable[[str], None]) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, int],
-                                                   dict[str, float]]:
+              log: Callable[[str], None], only: set[str] | None = None
+              ) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, int], dict[str, float]]:
     from kit.settings import Settings
     from storage.db import connection, db
     from switchboard.app import prepare
@@ -675,6 +676,8 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, sec
         with connection():
             history.setup()
         ops = operations(own, settings)
+        if only:  # the control stays: every growth is also given divided by its own
+            ops = {op: run for op, run in ops.items() if op in only or op == "control"}
         meter = CpuMeter(database_url=settings.database_url, queue_url=settings.queue_url)
         pids = {"bench": os.getpid(), "api": server.pid}
         for size in sizes:
@@ -687,7 +690,7 @@ def run_setup(name: str, env: dict[str, str], sizes: list[int], repeat: int, sec
                                                                for op, us in results[size_label(size)].items()))
             log(f"{name} {size_label(size)}: wall " + ", ".join(f"{op} {us / 1000:.2f} ms"
                                                                 for op, us in walls[size_label(size)].items()))
-        polls_cpu = poll_cpu(ops["poll_round"], settings, server.pid)
+        polls_cpu = poll_cpu(ops["poll_round"], settings, server.pid) if "poll_round" in ops else {}
         log(f"{name}: CPU a poll {polls_cpu}")
         if os.environ.get("BENCH_TRACE"):
             trace(ops, own)
@@ -705,8 +708,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0,
                         help="at least this long running each operation for its CPU time, per size")
     parser.add_argument("--only", choices=("sqlite", "postgresql"))
+    parser.add_argument("--ops", help="only these operations, comma-separated (tick,poll_round); the control always")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    only = {op.strip() for op in args.ops.split(",") if op.strip()} if args.ops else None
     sizes = parse_sizes(args.sizes)
     database_url = os.environ.get("SWITCHBOARD_DATABASE_URL", "")
     queue_url = os.environ.get("SWITCHBOARD_QUEUE_URL", "")
@@ -726,12 +731,12 @@ def main() -> int:
         data_dir = str(Path(temp_dir()) / "data")
         if setup == "sqlite":
             results, retained[setup], poll_costs[setup] = run_setup(setup, embedded_env(data_dir), sizes,
-                                                                    args.repeat, args.seconds, log)
+                                                                    args.repeat, args.seconds, log, only)
         else:
             with fresh_postgres(database_url) as fresh:
                 env = embedded_env(data_dir, SWITCHBOARD_DATABASE_URL=fresh, SWITCHBOARD_QUEUE_URL=queue_url)
                 results, retained[setup], poll_costs[setup] = run_setup(setup, env, sizes, args.repeat,
-                                                                        args.seconds, log)
+                                                                        args.seconds, log, only)
                 from storage.db import db
 
                 if hasattr(db.obj, "close_all"):
