@@ -25,6 +25,7 @@ How a poll stays exactly-once in effect, whatever the number of workers and whoe
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import logging
@@ -44,8 +45,8 @@ from service.common.configured import Configured
 from service.engine import core as engine
 from service.inbox import polls
 from service.inbox.inbound import store_events
-from storage.db import connection, db
-from storage.hot import by_id, run_fixed
+from storage.db import connection, db, is_postgres
+from storage.hot import from_row, run_fixed
 from storage.models import Account, InboxPoll
 
 settings = Configured(__name__)  # handed in by the composition root (wire)
@@ -177,13 +178,28 @@ def run(chore_id: str) -> Outcome | None:
     return outcome
 
 
+# The claimed chore's account, read with the claim (on PostgreSQL in the claim's own statement).
+_ACCOUNT = engine.Joined(
+    columns=", ".join(f'account."{field.column_name}"' for field in Account._meta.sorted_fields),
+    joins="LEFT JOIN account ON account.id = claimed.account_id")
+
+
+def _writing() -> Any:
+    """A write transaction on SQLite; none on PostgreSQL, where each of the poll's writes around its
+    call is one statement (the claim with its account, the quota with the cursor, the outcome with
+    the new cursor) that commits by itself, a round trip each instead of BEGIN, several and COMMIT."""
+    return contextlib.nullcontext() if is_postgres() else db.atomic()
+
+
 def _run(chore_id: str) -> Outcome | None:
     with connection():
-        with db.atomic():
-            found = engine.claim(engine.kind(POLL), chore_id)  # declared in work.py
+        with _writing():
+            # A worker killed after the claim and before the quota's count leaves the chore to its
+            # lease (handed out again) with nothing counted: a poll that was not made.
+            found = engine.claim(engine.kind(POLL), chore_id, joined=_ACCOUNT)  # declared in work.py
             if found is None:
                 return None
-            account = by_id(Account, found.columns["account_id"])
+            account = from_row(Account, found.joined) if found.joined and found.joined[0] is not None else None
             if account is None or account.status != "connected":
                 engine.settle_idle(found, next_attempt_at=next_poll(found.columns["account_id"], clock.now()))
                 return "gone"
@@ -210,13 +226,14 @@ def _run(chore_id: str) -> Outcome | None:
             with db.atomic():
                 engine.fail(found, failure)
             return "failed"
-        with db.atomic():
-            # The messages, the cursor and the chore move together, or not at all.
-            if not engine.settle_idle(found, next_attempt_at=next_poll(account.id, clock.now())):
+        # The messages, the cursor and the chore move together, or not at all: the cursor rides with
+        # the chore's outcome (on PostgreSQL in its statement), the messages in their transaction.
+        with db.atomic() if read.events else _writing():
+            recorded = engine.Also(*polls.read_recorded(account.id, read.cursor))
+            if not engine.settle_idle(found, next_attempt_at=next_poll(account.id, clock.now()), also=(recorded,)):
                 return None  # the lease ran out and another worker has it: its commit counts
             if read.events:
                 store_events(account, read.events)
-            polls.record_read(account.id, read.cursor)
     return "read"
 
 
