@@ -1,7 +1,7 @@
 """Benchmark: how each operation's cost grows with the history every workspace leaves behind.
 
     python bench/growth.py [--sizes 1e4,1e5,1e6] [--repeat 15] [--seconds 3] [--json] [--only sqlite|postgresql]
-                           [--ops dm_send,inbox_list,...] [--unfenced]
+                           [--ops tick,poll_round,...] [--unfenced]
 
 Each setup (SQLite; PostgreSQL + Redis when SWITCHBOARD_DATABASE_URL and SWITCHBOARD_QUEUE_URL are
 set: a fresh database of its own is made on that server and dropped after, the queue is that Redis

@@ -45,15 +45,21 @@ def _lapsing_platforms() -> list[str]:
 
 
 @functools.cache
-def _due_sql(platforms: tuple[str, ...]) -> str:
-    # Written out: it runs on every scheduler tick, and building it with peewee (two queries, their
-    # expressions and their SQL) cost more CPU than the database's own work on it.
+def _due_sql(platforms: tuple[str, ...], *, unknown: bool) -> str:
+    """Written out: it runs on every scheduler tick, and building it with peewee (two queries, their
+    expressions and their SQL) cost more CPU than the database's own work on it. The accounts whose
+    lapse is known are a search of the `credentials_expire_at` index up to a week ahead; those whose
+    lapse was never recorded (`unknown`: connected before lapses were) are a read of every account."""
     listed = ", ".join(f"'{name}'" for name in platforms) or "NULL"
-    return ("SELECT id FROM account WHERE status = 'connected' AND platform IN (" + listed + ")"  # noqa: S608
-            " AND (credentials_expire_at <= ? OR (credentials_expire_at IS NULL AND credentials_checked_at IS NULL))"
+    lapse = ("credentials_expire_at IS NULL AND credentials_checked_at IS NULL" if unknown
+             else "credentials_expire_at <= ?")
+    return ("SELECT id FROM account WHERE " + lapse + " AND status = 'connected' AND platform IN (" + listed + ")"  # noqa: S608
             " AND (credentials_checked_at IS NULL OR credentials_checked_at <= ?)"
             " AND id NOT IN (SELECT account_id FROM account_chore WHERE chore = 'renewal' AND status != 'idle')"
             " ORDER BY credentials_expire_at LIMIT ?")
+
+
+UNKNOWN_EVERY = 60.0  # seconds: accounts whose lapse was never recorded are looked for at most this often
 
 
 def _due(limit: int = BATCH) -> list[dict[str, str]]:
@@ -61,9 +67,13 @@ def _due(limit: int = BATCH) -> list[dict[str, str]]:
     since they were connected before lapses were recorded), not tried in the last day, whose chore
     is not armed already."""
     moment = clock.now()
-    rows = run_fixed(_due_sql(tuple(_lapsing_platforms())),
-                     (moment + RENEW_WITHIN, moment - RETRY_AFTER, limit)).fetchall()
-    return [{"id": f"renewal_{row[0]}", "account_id": row[0], "chore": "renewal"} for row in rows]
+    platforms = tuple(_lapsing_platforms())
+    ids = [row[0] for row in run_fixed(_due_sql(platforms, unknown=False),
+                                       (moment + RENEW_WITHIN, moment - RETRY_AFTER, limit)).fetchall()]
+    if len(ids) < limit:
+        ids += engine.seldom("credential_renewal:unknown", UNKNOWN_EVERY, lambda: [row[0] for row in run_fixed(
+            _due_sql(platforms, unknown=True), (moment - RETRY_AFTER, limit - len(ids))).fetchall()])
+    return [{"id": f"renewal_{account_id}", "account_id": account_id, "chore": "renewal"} for account_id in ids]
 
 
 def run(chore_id: str) -> Outcome | None:

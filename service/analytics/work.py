@@ -98,7 +98,7 @@ SNAPSHOT_POLICY = Policy(retry_status="due", failed_status="idle", max_attempts=
 SNAPSHOT_WORK = engine.Kind(
     name="follower_snapshot", table="account_chore", scope="chore = 'snapshot'", ready=("due",), idle="idle",
     arm=_due, run=run, lease_seconds=lease_seconds, policy=SNAPSHOT_POLICY, returning=("account_id",),
-    sweep_batch=BATCH, sweep_batches_per_tick=1,
+    sweep_batch=BATCH, sweep_batches_per_tick=1, arm_every=60,  # one a day, the first a minute after connecting
 )
 
 
@@ -135,5 +135,5 @@ def run_history(chore_id: str) -> int | None:
 HISTORY_WORK = engine.Kind(
     name="follower_history", table="account_chore", scope="chore = 'history'", ready=("due",), idle="idle",
     arm=_history_due, run=run_history, lease_seconds=lease_seconds, policy=SNAPSHOT_POLICY,
-    returning=("account_id",), sweep_batch=BATCH, sweep_batches_per_tick=1,
+    returning=("account_id",), sweep_batch=BATCH, sweep_batches_per_tick=1, arm_every=60,  # once an account
 )

@@ -107,7 +107,7 @@ def complete_finished() -> None:
     """The scheduler's tick job: complete sending broadcasts with nobody pending that no finishing
     message completed (the last two finished together, each seeing the other still pending)."""
     # Read first: most ticks find nothing, and a write transaction every tick would contend with sends.
-    found = hot.run(f"SELECT id FROM broadcast WHERE {_NONE_PENDING} LIMIT 100", (True,)).fetchall()  # noqa: S608
+    found = hot.run_fixed(f"SELECT id FROM broadcast WHERE {_NONE_PENDING} LIMIT 100", (True,)).fetchall()  # noqa: S608
     for (broadcast_id,) in found:
         with db.atomic():
             _complete(broadcast_id)

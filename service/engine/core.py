@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from kit import clock, metrics
 from kit.errors import Conflict
@@ -84,6 +84,11 @@ class Kind:
     # An idle row is armed only once its own `next_attempt_at` has come (a recurring chore that
     # sets when it is next due as it settles): two sweepers that both found it due arm it once.
     arm_when_due: bool = False
+    # `arm` reads every account (an anti-join of the account table with the chores'), so its cost
+    # grows with the accounts; a kind whose rows fall due by the day or the hour asks it at most
+    # once in this many seconds (by the service's clock) while it finds nothing, and on every tick
+    # while it finds rows (a batch is bounded). 0: every tick.
+    arm_every: float = 0.0
     # The table's work index holds the rows with a `next_attempt_at` (`WHERE next_attempt_at IS NOT
     # NULL`), not the rows of some statuses: a claim then changes no indexed column, and on
     # PostgreSQL it is a heap-only update (no new entry in any index of a table that has several).
@@ -161,6 +166,10 @@ class Batch:
     run: Callable[[int], int]
     batch: int = 500
     batches_per_tick: int = 8  # bounded: a burst must not starve the tick's other jobs
+    # Where its items wait (`table` rows matching `pending`, SQL from code): the tick asks whether
+    # there are any with the kinds' probe, and opens no write transaction when there are none.
+    table: str = ""
+    pending: str = ""
 
 
 _kinds: dict[str, Kind] = {}
@@ -193,6 +202,7 @@ def reset() -> None:
     global _nudger, _settings
     _kinds.clear()
     _batches.clear()
+    _arm_asked.clear()
     _nudger = None
     _settings = None
 
@@ -226,6 +236,10 @@ def kinds() -> list[Kind]:
 
 def batch_names() -> list[str]:
     return list(_batches)
+
+
+def batches() -> list[Batch]:
+    return list(_batches.values())
 
 
 def set_nudger(fn: Nudger | None) -> None:
@@ -269,6 +283,33 @@ def run_one(kind_name: str, item_id: str) -> Any:
 def runs_groups(kind_name: str) -> Callable[[list[str]], Any] | None:
     """The kind's `run_group`, if it has one."""
     return _kinds[kind_name].run_group
+
+
+# When each question `seldom` was last asked in this process, and whether it found anything.
+_arm_asked: dict[str, tuple[datetime, bool]] = {}
+
+T = TypeVar("T")
+
+
+def seldom(key: str, seconds: float, ask: Callable[[], list[T]]) -> list[T]:
+    """`ask()`, at most once in `seconds` (by the service's clock) while it finds nothing, and on
+    every call while it finds something (what it finds is bounded by a batch); an empty list in
+    between. For questions whose cost grows with the accounts, not with the work they find."""
+    moment = clock.now()
+    last = _arm_asked.get(key)
+    # A clock moved back (tests set it) asks again, as does one that moved on by `seconds`.
+    if last is not None and not last[1] and timedelta(0) <= moment - last[0] < timedelta(seconds=seconds):
+        return []
+    found = ask()
+    _arm_asked[key] = (moment, bool(found))
+    return found
+
+
+def arm_rows(kind: Kind) -> list[dict[str, Any]]:
+    """The rows the armed kind's `arm` gives now (asked `seldom` when the kind has an `arm_every`)."""
+    if kind.arm is None:
+        return []
+    return seldom(kind.name, kind.arm_every, kind.arm) if kind.arm_every else kind.arm()
 
 
 # -- claiming and finishing ----------------------------------------------------------------------
@@ -578,7 +619,7 @@ def sweep(kind: Kind, *, limit: int | None = None) -> Swept:
     """
     limit = limit or kind.sweep_batch
     if kind.arm is not None:
-        arm(kind, kind.arm())
+        arm(kind, arm_rows(kind))
     moment = clock.now()
     lost: list[str] = []
     if kind.in_flight and kind.lost:

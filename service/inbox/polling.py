@@ -25,6 +25,7 @@ How a poll stays exactly-once in effect, whatever the number of workers and whoe
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import logging
@@ -44,8 +45,8 @@ from service.common.configured import Configured
 from service.engine import core as engine
 from service.inbox import inbound, polls
 from service.inbox.inbound import store_events
-from storage.db import connection, db
-from storage.hot import by_id, run_fixed
+from storage.db import connection, db, is_postgres
+from storage.hot import from_row, run_fixed
 from storage.models import Account, InboxPoll
 
 settings = Configured(__name__)  # handed in by the composition root (wire)
@@ -95,7 +96,7 @@ def _names(test: Callable[[InboxRules], bool]) -> str:
 def _due_sql() -> str:
     """Written out: it runs on every scheduler tick, and building it with peewee (three queries, their
     expressions and their SQL) cost more CPU than the database's own work on it. Which platforms it
-    names is what their inbox rules declare."""
+    names is what their inbox rules declare. It reads every account: asked `seldom` (`_due`)."""
     return ("SELECT id FROM account WHERE status = 'connected' AND needs_reauth = ? AND connected_at <= ?"  # noqa: S608
             " AND platform IN (" + _names(lambda rules: rules.poll is not None) + ")"
             " AND id NOT IN (SELECT account_id FROM account_chore WHERE chore = 'inbox_poll'"
@@ -107,16 +108,56 @@ def _due_sql() -> str:
             " ORDER BY id LIMIT ?")
 
 
+@functools.cache
+def _recent_sql() -> str:
+    """`_due_sql`'s conditions, from the idle chores whose time came within a window: a search of
+    the chores' (chore, status, next_attempt_at) index that reads as many rows as are due, with each
+    one's account and poll row by their keys."""
+    return ("SELECT account.id FROM account_chore JOIN account ON account.id = account_chore.account_id"  # noqa: S608
+            " WHERE account_chore.chore = 'inbox_poll' AND account_chore.status = 'idle'"
+            " AND account_chore.next_attempt_at > ? AND account_chore.next_attempt_at <= ?"
+            " AND account.status = 'connected' AND account.needs_reauth = ? AND account.connected_at <= ?"
+            " AND account.platform IN (" + _names(lambda rules: rules.poll is not None) + ")"
+            " AND NOT EXISTS (SELECT 1 FROM inbox_poll WHERE inbox_poll.account_id = account.id"
+            " AND ((inbox_poll.platform IN (" + _names(lambda rules: rules.rests_while_webhook_heard) + ")"
+            " AND inbox_poll.webhook_at > ?)"
+            " OR (inbox_poll.platform IN (" + _names(lambda rules: rules.poll == "business_check")
+            + ") AND inbox_poll.business IS NOT NULL)))"
+            " ORDER BY account_chore.next_attempt_at LIMIT ?")
+
+
+# The recent chores' window: a chore is armed within a tick of falling due, so one older than this
+# is an account whose polls rest (a live X webhook, a checked TikTok account) or a backlog (no worker
+# ran for a while), which the whole read finds.
+RECENT_WINDOW = dt.timedelta(minutes=15)
+WHOLE_READ_EVERY = 60.0  # seconds, at most: accounts without a chore yet, chores past the window
+
+
 def _due(limit: int = BATCH) -> list[dict[str, str]]:
     """The poll chores to arm now: connected accounts of the polled platforms whose chore is idle and
     due (or not made yet), less X accounts whose webhook is live and TikTok accounts already checked.
+
+    Every tick reads the chores due within `RECENT_WINDOW`, an index search whatever the number of
+    accounts; the read of every account (new accounts, chores older than the window) runs at most
+    every `WHOLE_READ_EVERY` seconds (or every interval, if shorter) while it finds none, on every
+    tick while it does. 10,000 accounts at 60 s are some 167 chores due a second.
 
     A newly connected account is first read an interval after connecting: connecting made its own
     calls, and whoever tries the account at once (the sandbox's `faults` arm "the next call") should
     meet only the calls they made."""
     moment = clock.now()
-    rows = run_fixed(_due_sql(), (False, moment - interval(), moment, moment - polls.WEBHOOK_FRESH, limit)).fetchall()
-    return [{"id": f"inbox_poll_{row[0]}", "account_id": row[0], "chore": "inbox_poll"} for row in rows]
+    quiet_since = moment - polls.WEBHOOK_FRESH
+    connected_before = moment - interval()
+    rows = run_fixed(_recent_sql(), (moment - max(RECENT_WINDOW, 2 * interval()), moment, False, connected_before,
+                                     quiet_since, limit)).fetchall()
+    ids = [row[0] for row in rows]
+    if len(ids) < limit:
+        every = min(WHOLE_READ_EVERY, interval().total_seconds())
+        whole = engine.seldom(POLL + ":all", every, lambda: [row[0] for row in run_fixed(
+            _due_sql(), (False, connected_before, moment, quiet_since, limit)).fetchall()])
+        taken = set(ids)
+        ids += [account_id for account_id in whole if account_id not in taken][: limit - len(ids)]
+    return [{"id": f"inbox_poll_{account_id}", "account_id": account_id, "chore": "inbox_poll"} for account_id in ids]
 
 
 @dataclass
@@ -137,13 +178,28 @@ def run(chore_id: str) -> Outcome | None:
     return outcome
 
 
+# The claimed chore's account, read with the claim (on PostgreSQL in the claim's own statement).
+_ACCOUNT = engine.Joined(
+    columns=", ".join(f'account."{field.column_name}"' for field in Account._meta.sorted_fields),
+    joins="LEFT JOIN account ON account.id = claimed.account_id")
+
+
+def _writing() -> Any:
+    """A write transaction on SQLite; none on PostgreSQL, where each of the poll's writes around its
+    call is one statement (the claim with its account, the quota with the cursor, the outcome with
+    the new cursor) that commits by itself, a round trip each instead of BEGIN, several and COMMIT."""
+    return contextlib.nullcontext() if is_postgres() else db.atomic()
+
+
 def _run(chore_id: str) -> Outcome | None:
     with connection():
-        with db.atomic():
-            found = engine.claim(engine.kind(POLL), chore_id)  # declared in work.py
+        with _writing():
+            # A worker killed after the claim and before the quota's count leaves the chore to its
+            # lease (handed out again) with nothing counted: a poll that was not made.
+            found = engine.claim(engine.kind(POLL), chore_id, joined=_ACCOUNT)  # declared in work.py
             if found is None:
                 return None
-            account = by_id(Account, found.columns["account_id"])
+            account = from_row(Account, found.joined) if found.joined and found.joined[0] is not None else None
             if account is None or account.status != "connected":
                 engine.settle_idle(found, next_attempt_at=next_poll(found.columns["account_id"], clock.now()))
                 return "gone"
@@ -170,13 +226,14 @@ def _run(chore_id: str) -> Outcome | None:
             with db.atomic():
                 engine.fail(found, failure)
             return "failed"
-        with db.atomic():
-            # The messages, the cursor and the chore move together, or not at all.
-            if not engine.settle_idle(found, next_attempt_at=next_poll(account.id, clock.now())):
+        # The messages, the cursor and the chore move together, or not at all: the cursor rides with
+        # the chore's outcome (on PostgreSQL in its statement), the messages in their transaction.
+        with db.atomic() if read.events else _writing():
+            recorded = engine.Also(*polls.read_recorded(account.id, read.cursor))
+            if not engine.settle_idle(found, next_attempt_at=next_poll(account.id, clock.now()), also=(recorded,)):
                 return None  # the lease ran out and another worker has it: its commit counts
             if read.events:
                 store_events(account, read.events)
-            polls.record_read(account.id, read.cursor)
     return "read"
 
 

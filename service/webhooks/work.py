@@ -152,6 +152,9 @@ class Dispatched:
     deliveries: list[str]  # ids of the delivery rows written
 
 
+_PENDING = "dispatched_at IS NULL"  # the partial index `event_undispatched` (migration 26)
+
+
 def dispatch_pending(*, limit: int = 500) -> Dispatched:
     """Turn up to `limit` undispatched events into delivery rows.
 
@@ -159,7 +162,7 @@ def dispatch_pending(*, limit: int = 500) -> Dispatched:
     together, so a crash in between leaves the events to dispatch again, never half done.
     """
     moment = clock.now()
-    claimed = engine.take_batch("event", pending="dispatched_at IS NULL", order="created_at, id",
+    claimed = engine.take_batch("event", pending=_PENDING, order="created_at, id",
                                 mark={"dispatched_at": moment}, returning=("id", "workspace_id", "type", "created_at"),
                                 limit=limit)
     if not claimed:
@@ -191,4 +194,5 @@ def _dispatch(limit: int) -> int:
     return dispatch_pending(limit=limit).events
 
 
-DISPATCH_WORK = engine.Batch(name="event_dispatch", run=_dispatch, batch=500, batches_per_tick=8)
+DISPATCH_WORK = engine.Batch(name="event_dispatch", run=_dispatch, batch=500, batches_per_tick=8, table="event",
+                             pending=_PENDING)

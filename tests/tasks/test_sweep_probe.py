@@ -164,3 +164,23 @@ def test_the_ticks_completion_job_reads_only_the_broadcasts_being_sent(tenant):
     else:  # the partial index read whole is the broadcasts being sent, and only those
         assert plan[0] in ("SCAN broadcast USING INDEX broadcast_sending",
                            "SEARCH broadcast USING INDEX broadcast_sending (status=?)"), plan
+
+
+def _searches_the_chores(plan: list[str]) -> bool:
+    """Whether a plan reads `account_chore` by an index's search and no table whole."""
+    if is_postgres():
+        return not any("Seq Scan" in line for line in plan)
+    return (any(line.startswith("SEARCH account_chore USING INDEX") for line in plan)
+            and not any(line.startswith("SCAN") for line in plan))
+
+
+def test_the_ticks_poll_arming_reads_the_due_chores_by_an_index_not_every_account(tenant):
+    """Every polled account has a chore: the read each tick makes of them searches the chores due now,
+    whatever the number of accounts (the read of every account runs at most once a minute)."""
+    from service.inbox import polling
+
+    moment = clock.now()
+    params = (moment - polling.RECENT_WINDOW, moment, False, moment, moment, 200)
+    with connection():
+        plan = _plan(polling._recent_sql(), params)
+    assert _searches_the_chores(plan), plan
