@@ -8,9 +8,11 @@ one fresh database for the session (dropped after), emptied between tests.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -120,6 +122,22 @@ def _cheap_password_hashes() -> Iterator[None]:
     yield
     users._hasher = real
     users._dummy_hash.cache_clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_trust_store() -> Iterator[None]:
+    """One TLS context with the system's trust store for every httpx2 client the test process makes.
+    httpx2 reads the whole CA bundle again for each new client (some 50 ms of CPU where
+    `SSL_CERT_FILE` names the bundle), and the tests make thousands of clients, a few of them each
+    poll while waiting for a process to come up. Nothing changes such a context after it is made
+    (a private CA is trusted through a context of its own, `kit.net.ssl_context`), so sharing it
+    trusts exactly what a new one would."""
+    import httpcore2
+
+    made = httpcore2.default_ssl_context
+    httpcore2.default_ssl_context = functools.cache(made)
+    yield
+    httpcore2.default_ssl_context = made
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -319,6 +337,57 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except FileNotFoundError:  # a WAL or shared-memory file removed as its last connection closed
         return b""
+
+
+# The modules that take longest, longest first: processes started and stopped, Chromium, the fuzzer.
+# Under xdist (`make test`, `--dist loadfile --no-loadscope-reorder`) each module goes whole to the
+# next free worker in the order below; started last, one of them kept one worker busy for a minute
+# after the other had finished. A module missing here runs no slower, only later.
+LONGEST_FIRST = [
+    "tests/http_api/test_openapi_fuzz.py",
+    "tests/dashboard/test_phone_and_access.py",
+    "tests/test_readme_tour.py",
+    "tests/tasks/test_poll_processes.py",
+    "tests/dashboard/test_console_browser.py",
+    "tests/posts/test_publishing_processes.py",
+    "tests/http_api/test_scale_out.py",
+    "tests/test_cli_everyday.py",
+    "tests/test_cli.py",
+    "tests/test_cli_setup.py",
+    "tests/test_cli_sandbox.py",
+    "tests/oauth/test_sessions.py",
+    "tests/tasks/test_sending_processes.py",
+    "tests/test_cli_sandbox_serve.py",
+    "tests/broadcasts/test_processes.py",
+    "tests/oauth/test_hostile_clients.py",
+    "tests/oauth/test_oidc_provider_node.py",
+    "tests/dashboard/test_studio_browser.py",
+    "tests/dashboard/test_studio_week_browser.py",
+    "tests/dashboard/test_your_time_browser.py",
+    "tests/http_api/test_docs_browser.py",
+    "tests/dashboard/test_teams_browser.py",
+    "tests/operations/test_metrics.py",
+    "tests/dashboard/test_studio_forms.py",
+    "tests/teams/test_role_matrix.py",
+    "tests/operations/test_json_logs.py",
+    "tests/posts/test_formats_processes.py",
+    "tests/dashboard/test_refused_forms_browser.py",
+    "tests/dashboard/test_dashboard_browser.py",
+]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the longest modules first (`LONGEST_FIRST`), then the others by their number of
+    tests, most first (what xdist itself does when asked to reorder); within a module, its order."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    sizes = Counter(_module(item) for item in items)
+    items.sort(key=lambda item: (rank.get(_module(item), len(rank)), -sizes[_module(item)], _module(item)))
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
 
 
 def pytest_configure(config: pytest.Config) -> None:
