@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # The suite runs on one worker process per core, at most four, each test module whole on one worker
-# (its live server is shared by its tests). `make test TEST_WORKERS=-n0` runs it in one process.
-TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
+# (its live server is shared by its tests), the longest modules first (tests/conftest.py). `make test
+# TEST_WORKERS=-n0` runs it in one process.
+TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder
 # Extra arguments for `switchboard serve`, e.g. `make serve ARGS="--port 8001"`.
 ARGS ?=
 

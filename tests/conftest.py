@@ -8,9 +8,14 @@ one fresh database for the session (dropped after), emptied between tests.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
 import os
+import shutil
+import sqlite3
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -123,6 +128,22 @@ def _cheap_password_hashes() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _one_trust_store() -> Iterator[None]:
+    """One TLS context with the system's trust store for every httpx2 client the test process makes.
+    httpx2 reads the whole CA bundle again for each new client (some 50 ms of CPU where
+    `SSL_CERT_FILE` names the bundle), and the tests make thousands of clients, a few of them each
+    poll while waiting for a process to come up. Nothing changes such a context after it is made
+    (a private CA is trusted through a context of its own, `kit.net.ssl_context`), so sharing it
+    trusts exactly what a new one would."""
+    import httpcore2
+
+    made = httpcore2.default_ssl_context
+    httpcore2.default_ssl_context = functools.cache(made)
+    yield
+    httpcore2.default_ssl_context = made
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _partial_rows_read_only_what_they_hold() -> Iterator[None]:
     """The send path reads rows with only the columns it uses (`storage.hot.from_row` with names):
     in tests a column it did not read raises, so code that starts to read one fails here instead of
@@ -176,9 +197,35 @@ def _empty_everything() -> None:
     huey.storage.flush_all()
 
 
+@pytest.fixture(scope="session")
+def _migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """On the embedded setup, a database file with every migration applied, made once per session.
+    Migrating a new SQLite file is some forty statements of DDL, each committed: 0.4 s a test on a
+    busy disk, for the hundreds of tests that get storage of their own."""
+    if PG_BASE:
+        return None
+    template = _test_settings(tmp_path_factory.mktemp("migrated"), None)
+    prepare(template)
+    path = Path(template.database_url.removeprefix("sqlite:///"))
+    with contextlib.closing(sqlite3.connect(path)) as folded:  # the WAL folded into the file copied
+        folded.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
+def _from_migrated(settings: Settings, request: pytest.FixtureRequest) -> None:
+    """A test's new SQLite database starts as a copy of the migrated one; `prepare` then finds nothing
+    to apply (the migrations themselves: tests/storage/test_migrations.py)."""
+    template: Path | None = request.getfixturevalue("_migrated_sqlite")
+    target = Path(settings.database_url.removeprefix("sqlite:///"))
+    if template is not None and settings.is_sqlite and not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(template, target)  # its mode too: the file as `prepare` makes it
+
+
 @pytest.fixture
-def service(settings: Settings) -> Iterator[Settings]:
+def service(settings: Settings, request: pytest.FixtureRequest) -> Iterator[Settings]:
     """Storage and queue configured and migrated, empty; no HTTP server."""
+    _from_migrated(settings, request)
     prepare(settings)
     _empty_everything()
     yield settings
@@ -281,8 +328,9 @@ def live_overrides() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def module_server(tmp_path_factory: pytest.TempPathFactory, pg_database_url: str | None,
-                  live_overrides: dict[str, Any]) -> Iterator[tuple[Settings, str]]:
+                  live_overrides: dict[str, Any], request: pytest.FixtureRequest) -> Iterator[tuple[Settings, str]]:
     module_settings = replace(_test_settings(tmp_path_factory.mktemp("module"), pg_database_url), **live_overrides)
+    _from_migrated(module_settings, request)
     prepare(module_settings)
     _empty_everything()
     port = int(module_settings.base_url.rsplit(":", 1)[1])
@@ -319,6 +367,57 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except FileNotFoundError:  # a WAL or shared-memory file removed as its last connection closed
         return b""
+
+
+# The modules that take longest, longest first: processes started and stopped, Chromium, the fuzzer.
+# Under xdist (`make test`, `--dist loadfile --no-loadscope-reorder`) each module goes whole to the
+# next free worker in the order below; started last, one of them kept one worker busy for a minute
+# after the other had finished. A module missing here runs no slower, only later.
+LONGEST_FIRST = [
+    "tests/http_api/test_openapi_fuzz.py",
+    "tests/dashboard/test_phone_and_access.py",
+    "tests/test_readme_tour.py",
+    "tests/tasks/test_poll_processes.py",
+    "tests/dashboard/test_console_browser.py",
+    "tests/posts/test_publishing_processes.py",
+    "tests/http_api/test_scale_out.py",
+    "tests/test_cli_everyday.py",
+    "tests/test_cli.py",
+    "tests/test_cli_setup.py",
+    "tests/test_cli_sandbox.py",
+    "tests/oauth/test_sessions.py",
+    "tests/tasks/test_sending_processes.py",
+    "tests/test_cli_sandbox_serve.py",
+    "tests/broadcasts/test_processes.py",
+    "tests/oauth/test_hostile_clients.py",
+    "tests/oauth/test_oidc_provider_node.py",
+    "tests/dashboard/test_studio_browser.py",
+    "tests/dashboard/test_studio_week_browser.py",
+    "tests/dashboard/test_your_time_browser.py",
+    "tests/http_api/test_docs_browser.py",
+    "tests/dashboard/test_teams_browser.py",
+    "tests/operations/test_metrics.py",
+    "tests/dashboard/test_studio_forms.py",
+    "tests/teams/test_role_matrix.py",
+    "tests/operations/test_json_logs.py",
+    "tests/posts/test_formats_processes.py",
+    "tests/dashboard/test_refused_forms_browser.py",
+    "tests/dashboard/test_dashboard_browser.py",
+]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the longest modules first (`LONGEST_FIRST`), then the others by their number of
+    tests, most first (what xdist itself does when asked to reorder); within a module, its order."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    sizes = Counter(_module(item) for item in items)
+    items.sort(key=lambda item: (rank.get(_module(item), len(rank)), -sizes[_module(item)], _module(item)))
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,7 +10,7 @@ import httpx2
 
 from tests.conftest import bearer
 from tests.support.live_server import free_port
-from tests.support.processes import service_env, switchboard, wait_healthy
+from tests.support.processes import START_TIMEOUT, service_env, switchboard, wait_healthy
 
 
 @contextlib.contextmanager
@@ -27,7 +27,7 @@ def _process(args, env, health_url=None):
 
 
 def _wait_sandbox(url, process):
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         assert process.poll() is None
         with contextlib.suppress(httpx2.TransportError):

@@ -276,8 +276,10 @@ class EmulatorBase:
         return malformed_error(platform)
 
     def record(
-        self, call: Call, kind: str, to: str | None, text: str | None, platform_id: str, payload: Any = None
+        self, call: Call, kind: str, to: str | None, text: str | None, platform_id: str, payload: Any = None,
+        *, at: float | None = None,
     ) -> None:
+        """One call's entry in the sent log; `at`, the instant a rate limit let it through, when it has one."""
         assert call.account is not None
         self.state.record(
             call.platform,
@@ -288,7 +290,7 @@ class EmulatorBase:
                 "text": text,
                 "payload": call.payload() if payload is None else payload,
                 "platformId": platform_id,
-                "at": iso_ms(time.time()),
+                "at": iso_ms(time.time() if at is None else at),
             },
         )
 

@@ -472,12 +472,20 @@ class EmulatorState:
 
     def over_rate(self, platform: str, key: str, per_second: int, *, seconds: float = 1.0) -> bool:
         """True when `key` already made `per_second` calls in the last `seconds` (a sliding window)."""
-        now = self.monotonic()
+        return self.admit(platform, key, per_second, seconds=seconds) is None
+
+    def admit(self, platform: str, key: str, per_second: int, *, seconds: float = 1.0) -> float | None:
+        """The instant (wall clock) a call of `key` is let through, or None when it already made
+        `per_second` calls in the last `seconds` (a sliding window). Both clocks are read under the
+        lock: the window holds the instants in the order the calls were let through (an instant read
+        before a wait for the lock, then appended after a later one, let a 31st call in), and the
+        sent log can record the instant the platform counted."""
         with self.lock:
+            now = self.monotonic()
             window = self.rate_windows.setdefault((platform, key), deque())
             while window and window[0] <= now - seconds:
                 window.popleft()
             if len(window) >= per_second:
-                return True
+                return None
             window.append(now)
-            return False
+            return time.time()

@@ -371,7 +371,9 @@ class TelegramEmulator(EmulatorBase):
 
     def _tg_send(self, call: Call, account: Account, params: dict[str, Any]) -> Response:
         method, bot = call.request.path_params["method"], bot_user(account)
-        if self.rate_limits and self.state.over_rate("telegram", account.id, 30):
+        # A bot's 30 messages a second; the sent log keeps the instant each was let through.
+        admitted = self.state.admit("telegram", account.id, 30) if self.rate_limits else None
+        if self.rate_limits and admitted is None:
             return telegram_error(429, "Too Many Requests: retry after 1", 1)
         chat_id = str(params.get("chat_id", ""))
         channel = chat_id.startswith("@") or chat_id.startswith("-100")
@@ -417,7 +419,8 @@ class TelegramEmulator(EmulatorBase):
             result["reply_markup"] = markup
         if channel:
             account.posts[f"{chat_id}:{message_id}"] = {"text": text}
-            self.record(call, "post", chat_id, text, f"{chat_id}:{message_id}", payload=_as_sent(call, params))
+            self.record(call, "post", chat_id, text, f"{chat_id}:{message_id}", payload=_as_sent(call, params),
+                        at=admitted)
         else:
-            self.record(call, "dm", chat_id, text, str(message_id), payload=_as_sent(call, params))
+            self.record(call, "dm", chat_id, text, str(message_id), payload=_as_sent(call, params), at=admitted)
         return JSONResponse({"ok": True, "result": result})

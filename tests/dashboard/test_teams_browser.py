@@ -7,32 +7,21 @@ again, search finds it."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.dashboard import test_console_browser as console
 from tests.support.factories import add_profile
 from tests.support.oauth_flow import email_of
 from tests.support.sandbox import connect_account
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM = console.CHROMIUM
+chromium = console.chromium  # Chromium for the module: each test's people in browser contexts of their own
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.shared_service,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed")]
-
-
-@pytest.fixture
-def chromium():
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _sign_in(page, url: str, email: str, password: str) -> None:

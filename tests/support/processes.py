@@ -82,7 +82,13 @@ def worker_processes(settings: Settings, count: int, log_dir: Path, **env: str) 
                 process.kill()
 
 
-def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+# A process's start (imports, migrations, the app's routes and schemas) is a few seconds of CPU; on a
+# machine busy with other work it was seen to take over 30 s. The bound only stops a test whose
+# process never comes up.
+START_TIMEOUT = 90.0
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = START_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

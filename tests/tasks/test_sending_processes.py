@@ -144,8 +144,10 @@ def test_two_workers_share_one_bots_pace_and_send_each_message_once(api_only, te
 
     assert sorted(row["text"] for row in rows) == sorted(texts)  # each once
     moments = sorted(dt.datetime.fromisoformat(row["at"].replace("Z", "+00:00")).timestamp() for row in rows)
-    # Never faster than Telegram allows a bot (30 in any second)...
-    assert max(bisect.bisect_right(moments, start + 1.0) - n for n, start in enumerate(moments)) <= 30
+    # Never faster than Telegram allows a bot (30 in any second)... The log has each send's instant as
+    # the platform let it through, to the millisecond (cut, not rounded): the 31st after a send is a
+    # second later or more, so at least 0.999 s later in the log.
+    assert max(bisect.bisect_left(moments, start + 0.9995) - n for n, start in enumerate(moments)) <= 30
     # ...and at that pace: both workers together keep to one bot's 30 a second (29.1, 3 % under).
     # The typical gap between two sends says it; a stall of the machine (a process not scheduled for
     # a while) makes gaps longer and never shorter, since a late slot is not made up with a burst:
