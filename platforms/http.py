@@ -248,7 +248,7 @@ _IPV4_STYLE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+")
 _BODY_METHODS = ("POST", "PUT", "PATCH", "QUERY")
 # Headers the request's body and host set: a caller's own would change their order or value.
 _SET_BY_REQUEST = frozenset({"host", "content-length", "content-type", "transfer-encoding"})
-_DIRECT_ARGUMENTS = frozenset({"json", "content", "headers"})
+_DIRECT_ARGUMENTS = frozenset({"json", "content", "headers", "params"})
 _CLIENT_LOG = logging.getLogger("httpx2")
 # Transports whose `handle_request` is their pool's, with the exceptions mapped: `_direct` does the same.
 _PLAIN_TRANSPORTS = (httpx2.HTTPTransport, ThreadPoolsTransport)
@@ -356,7 +356,7 @@ class PlatformHTTP:
         bytes on the wire as `client.build_request` + `client.send`, the same timeouts and the same
         exception types (`map_httpcore_exceptions`, as the client's transport maps them). None when
         the request or the client needs a layer this skips (a URL `httpx2.URL` would rewrite, query
-        params, form data, a caller's header the body sets, auth, cookies, hooks, proxies, redirects):
+        params added to a URL's own query, form data, a caller's header the body sets, auth, cookies, hooks, proxies, redirects):
         then the client sends it.
 
         Why: parsing the URL (`httpx2.URL`, ~150,000 instructions for a Telegram path) and building
@@ -388,6 +388,12 @@ class PlatformHTTP:
             or client.is_closed
         ):
             return None
+        params = kwargs.get("params")
+        if params is not None:
+            if not isinstance(params, dict) or "?" in url:
+                return None  # merged into the URL's own query by the client
+            if params:
+                url = f"{url}?{httpx2.QueryParams(params)}"  # as `URL.copy_merge_params` writes them
         parts = _direct_url(url)
         if parts is None:
             return None

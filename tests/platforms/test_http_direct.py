@@ -95,6 +95,10 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/echo/with?query=only", {}),
     ("DELETE", "/echo/thing", {"headers": {"Authorization": "Bearer tok", "X-Extra": "1"}}),
     ("post", "/echo/lower", {"json": [], "headers": {"Linkedin-Version": "202401"}}),
+    ("GET", "/echo/youtube/v3/commentThreads", {"params": {"part": "snippet,replies", "maxResults": 50,
+                                                           "pageToken": "a b/c+d=é&", "mine": True, "none": None}}),
+    ("POST", "/echo/comments", {"params": {"part": "snippet"}, "json": {"a": 1}}),
+    ("GET", "/echo/no-params", {"params": {}}),
 ]
 
 
@@ -161,7 +165,7 @@ def test_what_the_direct_path_skips_goes_through_the_client(server, client):
     door.request("POST", server + "/echo/x", classify=generic_failure, json={})
     assert sent == []
     door.request("POST", server + "/echo/x", classify=generic_failure, data={"a": "b"})
-    door.request("GET", server + "/echo/x", classify=generic_failure, params={"a": "b"})
+    door.request("GET", server + "/echo/x?y=1", classify=generic_failure, params={"a": "b"})
     door.request("POST", server + "/echo/x", classify=generic_failure, json={}, headers={"content-type": "text/plain"})
     door.request("POST", server + "/echo/x", classify=generic_failure, json={}, auth=("u", "p"))
     door.request("GET", server + "/echo/a/./b", classify=generic_failure)
