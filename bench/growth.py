@@ -32,7 +32,7 @@ server that refuses `ALTER SYSTEM` gets a `VACUUM ANALYZE` by hand instead). Pri
 and setup, the cost at each size and the growth (largest size / smallest), then the rows by table
 after the retention jobs ran with the clock moved past every retention; `--json` prints the same as
 one object. `BENCH_TRACE=1` (SQLite) also prints each operation's costliest statements at the
-largest size.
+largest size; `BENCH_KEEP=1` keeps the PostgreSQL database (its name printed) to look into after.
 """
 
 from __future__ import annotations
@@ -661,8 +661,11 @@ def fresh_postgres(url: str) -> Iterator[str]:
     try:
         yield f"{server}/{name}"
     finally:
-        with admin.cursor() as cursor:
-            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if os.environ.get("BENCH_KEEP"):  # kept to look into (EXPLAIN) after the run
+            print(f"kept: {server}/{name}", file=sys.stderr)
+        else:
+            with admin.cursor() as cursor:
+                cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
 
 

@@ -101,7 +101,8 @@ OPERATIONS = [
                    "`externalConversationId` is the thread's id). Polled platforms are read every "
                    "`SWITCHBOARD_INBOX_POLL_SECONDS` (default 60) per account. The shared inbox filters by `status`, "
                    "`assigneeId` (`none`: unassigned) and `label`; `q` searches the contact's name and handle and "
-                   "the messages' text (whole words, the last one may be cut short; case and accents ignored)."),
+                   "the messages' text (whole words, the last one may be cut short after its first character; "
+                   "case and accents ignored)."),
     op("GET", "/conversations/{id}", get, summary="Get a conversation", tag="Inbox", operation_id="getConversation",
        answer=Conversation),
     op("PATCH", "/conversations/{id}", update, summary="Change a conversation's status, assignee or labels",

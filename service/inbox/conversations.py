@@ -137,8 +137,8 @@ MAX_SEARCH_WORDS = 8
 def search_words(q: str) -> tuple[str, ...]:
     """The words of a search, as both databases' tokenizers cut text (letters and digits; the rest
     separates words), at most eight: each must be a word of the conversation, in the contact's name
-    or handle or in any of its messages, the last the start of one (as a person types). No word at
-    all finds nothing."""
+    or handle or in any of its messages, the last the start of one (as a person types) from its
+    second character (`hot_inbox.begun`). No word at all finds nothing."""
     return tuple(_WORD.findall(q))[:MAX_SEARCH_WORDS]
 
 

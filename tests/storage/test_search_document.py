@@ -74,7 +74,8 @@ class _Inbox:
             self.start()
 
     def expected(self, workspace: str, platform: str, word: str) -> set[str]:
-        """The conversations a search for `word` (the start of one) must find, from the rows."""
+        """The conversations a search for `word` (the start of one, from two characters) must find,
+        from the rows."""
         found = set()
         rows = db.execute_sql("SELECT id, contact_name, contact_handle FROM conversation WHERE workspace_id = ?"
                               " AND platform = ?", (workspace, platform)).fetchall()
@@ -83,7 +84,7 @@ class _Inbox:
             for (text,) in db.execute_sql("SELECT text FROM message WHERE conversation_id = ? AND text IS NOT NULL"
                                           " AND deleted_at IS NULL", (conversation,)).fetchall():
                 words |= _words(text)
-            if any(each.startswith(word) for each in words):
+            if word in words or (len(word) > 1 and any(each.startswith(word) for each in words)):
                 found.add(conversation)
         return found
 

@@ -48,6 +48,18 @@ def _whatsapp(client, account, message: dict) -> None:
     assert answer.status_code == 200, answer.text
 
 
+def test_the_last_word_is_read_as_begun_from_its_second_character(client, tenant):
+    bot = connect_account(client, tenant, "telegram")
+    _dm(client, bot, "7111", "Question 3 about my order", name="Ana Lima")
+    _dm(client, bot, "7112", "Question 31 about a refund", name="Bea Costa")
+    assert sorted(_found(client, tenant, "question 31")) == ["Bea Costa"]
+    assert sorted(_found(client, tenant, "question 3")) == ["Ana Lima"]  # one character: the word 3
+    assert sorted(_found(client, tenant, "question ab")) == ["Ana Lima", "Bea Costa"]
+    assert sorted(_found(client, tenant, "3 ab")) == ["Ana Lima"]
+    assert sorted(_found(client, tenant, "qu")) == ["Ana Lima", "Bea Costa"]
+    assert _found(client, tenant, "q") == []
+
+
 def test_a_new_message_is_found_at_once(client, tenant):
     bot = connect_account(client, tenant, "telegram")
     _dm(client, bot, "7101", "Hello there", name="Zoë Kowalski")
