@@ -356,8 +356,8 @@ class PlatformHTTP:
         bytes on the wire as `client.build_request` + `client.send`, the same timeouts and the same
         exception types (`map_httpcore_exceptions`, as the client's transport maps them). None when
         the request or the client needs a layer this skips (a URL `httpx2.URL` would rewrite, query
-        params added to a URL's own query, form data, a caller's header the body sets, auth, cookies, hooks, proxies, redirects):
-        then the client sends it.
+        params added to a URL's own query, form data, a caller's header the body sets, auth,
+        cookies, hooks, proxies, redirects): then the client sends it.
 
         Why: parsing the URL (`httpx2.URL`, ~150,000 instructions for a Telegram path) and building
         `httpx2.Request` and `httpx2.Response` cost a message more CPU than the rest of the adapter.

@@ -55,6 +55,7 @@ from storage.migrations import (
     m0035_user_time_zone,
     m0036_pace_in_double_precision,
     m0038_search_appended,
+    m0039_search_by_workspace,
 )
 
 Migration = tuple[int, str, Callable[[Database], None]]
@@ -95,6 +96,7 @@ MIGRATIONS: list[Migration] = [
     (35, "a person's time zone", m0035_user_time_zone.apply),
     (36, "the send pace's instants in double precision", m0036_pace_in_double_precision.apply),
     (38, "search: a new message's words alone", m0038_search_appended.apply),
+    (39, "search: by workspace on PostgreSQL", m0039_search_by_workspace.apply),
 ]
 
 _LOCK_ID = 7_341_220_001  # any constant shared by every Switchboard process
