@@ -147,6 +147,8 @@ def _search(filters: Filters) -> _Search | None:
         found, values = _POSTGRES_FOUND_BEGUN, (" & ".join(whole), " & ".join([*whole, f"{last}:*"]))
     else:
         found, values = _POSTGRES_FOUND, (f"{last}:*",)
+    # Held to the workspace here already: the hits, found first, are the workspace's alone.
+    found, values = f"{found} AND workspace_id = ?", (*values, filters.workspace_id)
     return _Search(_POSTGRES_HITS.format(found=found), values, found=found)
 
 
@@ -157,8 +159,8 @@ def _search_total(filters: Filters, search: _Search | None) -> int:
         return _fts_count(search.values[0])
     if not search.terms and _scoped_by_index(filters) and filters.account_id is None and filters.platform is None:
         # PostgreSQL: the search's table knows each conversation's workspace and profile.
-        sql = f"SELECT COUNT(*) FROM conversation_search WHERE {search.found} AND workspace_id = ?"  # noqa: S608 - placeholders only
-        params: list[Any] = [*search.values, filters.workspace_id]
+        sql = f"SELECT COUNT(*) FROM conversation_search WHERE {search.found}"  # noqa: S608 - placeholders only
+        params: list[Any] = list(search.values)
         if filters.profile_ids is not None:
             sql += f" AND profile_id IN ({', '.join('?' * len(filters.profile_ids))})"
             params += filters.profile_ids
