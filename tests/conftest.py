@@ -14,6 +14,7 @@ import gc
 import os
 import shutil
 import sqlite3
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -421,8 +422,14 @@ def _module(item: pytest.Item) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """At the session's end, how many adapter requests the check saw, by platform."""
+    """At the session's end, how many adapter requests the check saw, by platform. Bytecode is kept
+    (`__pycache__`, which git ignores) even where the environment says not to write it: the suite
+    starts dozens of Python processes (xdist's workers, the `switchboard` processes its tests
+    run), and each compiled the project's modules again from source, 0.4 s of a process's start
+    and half of a worker's collection (pytest's rewritten test modules are kept the same way)."""
     config.pluginmanager.register(tally, "platform-requests-tally")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the processes started from here on
+    sys.dont_write_bytecode = False
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
