@@ -15,6 +15,7 @@ import os
 import shutil
 import sqlite3
 import sys
+import tempfile
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -422,13 +423,24 @@ def _module(item: pytest.Item) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """At the session's end, how many adapter requests the check saw, by platform. Bytecode is kept
-    (`__pycache__`, which git ignores) even where the environment says not to write it: the suite
-    starts dozens of Python processes (xdist's workers, the `switchboard` processes its tests
-    run), and each compiled the project's modules again from source, 0.4 s of a process's start
-    and half of a worker's collection (pytest's rewritten test modules are kept the same way)."""
+    """At the session's end, how many adapter requests the check saw, by platform."""
     config.pluginmanager.register(tally, "platform-requests-tally")
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the processes started from here on
+    _keep_bytecode_outside_the_tree()
+
+
+def _keep_bytecode_outside_the_tree() -> None:
+    """Where the environment says not to write bytecode (`PYTHONDONTWRITEBYTECODE`), the suite keeps
+    it all the same, outside the source tree (`PYTHONPYCACHEPREFIX`, in the system's temporary
+    directory): the suite starts dozens of Python processes (xdist's workers, the `switchboard`
+    processes its tests run), and each compiled the project's modules again from source, 0.4 s of
+    a process's start and half of a worker's collection (pytest's rewritten test modules are kept
+    the same way). Set here, before xdist starts its workers; each process started from here on
+    inherits it."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return
+    prefix = os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "switchboard-pycache"))
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    sys.pycache_prefix = prefix
     sys.dont_write_bytecode = False
 
 
