@@ -10,18 +10,29 @@ from storage.db import connection, db, is_postgres
 
 # What a secret of each kind looks like, so that any one (not only those a test knows) is found. Each
 # must start and end on a boundary: encrypted values are base64url text, where a short prefix such as
-# `cs_` followed by forty letters turns up by chance.
-_B = rb"(?<![A-Za-z0-9_-])"
+# `cs_` followed by forty letters turns up by chance. Each pattern opens with its literal prefix and
+# checks the boundary before it just after (a look-behind over the prefix): a pattern that opens with
+# a look-behind is tried at every byte, a literal is searched for, some twenty times faster over the
+# few hundred megabytes of data the session's scan reads.
 _E = rb"(?![A-Za-z0-9_-])"
+
+
+def _bounded(prefix: bytes) -> bytes:
+    """`prefix`, not preceded by a token character."""
+    return re.escape(prefix) + rb"(?<![A-Za-z0-9_-]" + re.escape(prefix) + rb")"
+
+
 PATTERNS = {
-    "API key": re.compile(_B + rb"sk_[0-9a-f]{64}" + _E),
-    "media upload token": re.compile(_B + rb"upl_[0-9a-f]{64}" + _E),
-    "webhook secret": re.compile(_B + rb"whsec_[A-Za-z0-9+/_-]{43}"),
-    "OAuth access token": re.compile(_B + rb"sbat_[A-Za-z0-9_-]{43}" + _E),
-    "OAuth refresh token": re.compile(_B + rb"sbrt_[A-Za-z0-9_-]{43}" + _E),
-    "OAuth client secret": re.compile(_B + rb"cs_[A-Za-z0-9_-]{43}" + _E),
-    "platform token": re.compile(_B + rb"(?:IGAA|IGQ|EAA[AUPWLS])[A-Za-z0-9]{40}" + _E),
-    "Telegram bot token": re.compile(rb"[0-9]{5,}:AA[A-Za-z0-9_-]{30,}"),
+    "API key": re.compile(_bounded(b"sk_") + rb"[0-9a-f]{64}" + _E),
+    "media upload token": re.compile(_bounded(b"upl_") + rb"[0-9a-f]{64}" + _E),
+    "webhook secret": re.compile(_bounded(b"whsec_") + rb"[A-Za-z0-9+/_-]{43}"),
+    "OAuth access token": re.compile(_bounded(b"sbat_") + rb"[A-Za-z0-9_-]{43}" + _E),
+    "OAuth refresh token": re.compile(_bounded(b"sbrt_") + rb"[A-Za-z0-9_-]{43}" + _E),
+    "OAuth client secret": re.compile(_bounded(b"cs_") + rb"[A-Za-z0-9_-]{43}" + _E),
+    "platform token": re.compile(rb"(?:" + _bounded(b"IGAA") + rb"|" + _bounded(b"IGQ") + rb"|" + _bounded(b"EAA")
+                                 + rb"[AUPWLS])[A-Za-z0-9]{40}" + _E),
+    # The bot's id (five digits or more) before `:AA`, checked after the literal is found.
+    "Telegram bot token": re.compile(rb":AA(?<=[0-9]{5}:AA)[A-Za-z0-9_-]{30,}"),
 }
 
 
