@@ -53,10 +53,13 @@ class Filters:
 # held to the list's own filters (workspace, a member's profiles...) and ordered as the list is.
 _SQLITE_HITS = "rowid IN (SELECT rowid FROM conversation_search WHERE conversation_search MATCH ?)"
 _POSTGRES_FOUND = "document @@ to_tsquery('simple', switchboard_fold(?))"
-# A begun word after whole ones: the whole words are looked up in the index, and the begun one is
-# checked on their conversations' documents alone (`|| ''` puts it out of the index's reach).
-# In the index, `3:*` is every word of every workspace beginning with `3` (680 buffers read on 10⁶
-# rows of history, where the whole word reads 7: docs/benchmarks.md).
+# A short begun word after whole ones: the whole words are looked up in the index, and the begun
+# one is checked on their conversations' documents alone (`|| ''` puts it out of the index's reach).
+# In the index, `30:*` is every word of every workspace beginning with `30`, gathered before any is
+# kept (`3:*` read 680 buffers on 10⁶ rows of history, where the whole word read 7:
+# docs/benchmarks.md). From four characters a start names few words, and checking documents would
+# cost more: a common whole word has thousands of conversations.
+_SHORT_BEGUN = 3
 _POSTGRES_FOUND_BEGUN = f"{_POSTGRES_FOUND} AND (document || ''::tsvector) @@ to_tsquery('simple', switchboard_fold(?))"
 _POSTGRES_HITS = "id IN (SELECT conversation_id FROM conversation_search WHERE {found})"
 _POSTGRES_FIRST = "WITH hits (hit) AS MATERIALIZED (SELECT conversation_id FROM conversation_search WHERE {found}) "
@@ -143,10 +146,10 @@ def _search(filters: Filters) -> _Search | None:
     *whole, last = filters.words
     if not begun(last):
         found, values = _POSTGRES_FOUND, (" & ".join(filters.words),)
-    elif whole:
+    elif whole and len(last) <= _SHORT_BEGUN:
         found, values = _POSTGRES_FOUND_BEGUN, (" & ".join(whole), " & ".join([*whole, f"{last}:*"]))
     else:
-        found, values = _POSTGRES_FOUND, (f"{last}:*",)
+        found, values = _POSTGRES_FOUND, (" & ".join([*whole, f"{last}:*"]),)
     # Held to the workspace here already: the hits, found first, are the workspace's alone.
     found, values = f"{found} AND workspace_id = ?", (*values, filters.workspace_id)
     return _Search(_POSTGRES_HITS.format(found=found), values, found=found)

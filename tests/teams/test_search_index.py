@@ -56,6 +56,7 @@ def test_the_last_word_is_read_as_begun_from_its_second_character(client, tenant
     assert sorted(_found(client, tenant, "question 3")) == ["Ana Lima"]  # one character: the word 3
     assert sorted(_found(client, tenant, "question ab")) == ["Ana Lima", "Bea Costa"]
     assert sorted(_found(client, tenant, "3 ab")) == ["Ana Lima"]
+    assert sorted(_found(client, tenant, "about refu")) == ["Bea Costa"]
     assert sorted(_found(client, tenant, "qu")) == ["Ana Lima", "Bea Costa"]
     assert _found(client, tenant, "q") == []
 
