@@ -708,8 +708,15 @@ def deployment_autovacuum(url: str) -> Iterator[bool]:
                 for name, value in AUTOVACUUM.items():
                     cursor.execute(f"ALTER SYSTEM SET {name} = %s", (value,))
                 cursor.execute("SELECT pg_reload_conf()")
-            cursor.execute("SHOW autovacuum")
-            on = cursor.fetchone()[0] == "on"
+            # The reload is a signal each backend takes in its own time: a `SHOW` at once could still
+            # answer the old setting (runs took the vacuum-by-hand path with autovacuum on).
+            waited_until = time.monotonic() + (10 if before is not None else 0)
+            while True:
+                cursor.execute("SHOW autovacuum")
+                on = cursor.fetchone()[0] == "on"
+                if on or time.monotonic() >= waited_until:
+                    break
+                time.sleep(0.05)
     except psycopg2.Error:
         on = False
     try:
