@@ -129,9 +129,11 @@ def test_a_search_stays_inside_the_workspace_and_a_members_profiles(client, live
     assert answer.json()["result"]["structuredContent"]["pagination"]["total"] == 0
 
 
-@pytest.mark.parametrize("sort_up_to", [1000, 2], ids=["few-hits-sorted", "many-hits-walked"])
-def test_a_search_pages_in_the_lists_order(client, tenant, monkeypatch, sort_up_to):
+@pytest.mark.parametrize(("sort_up_to", "dense_from"), [(1000, 100), (2, 100), (1000, 2)],
+                         ids=["few-hits-sorted", "many-hits-walked", "dense-hits-walked"])
+def test_a_search_pages_in_the_lists_order(client, tenant, monkeypatch, sort_up_to, dense_from):
     monkeypatch.setattr(hot_inbox, "SORT_UP_TO", sort_up_to)
+    monkeypatch.setattr(hot_inbox, "_DENSE_FROM", dense_from)
     bot = connect_account(client, tenant, "telegram")
     for n in range(5):
         _dm(client, bot, f"72{n:02d}", f"Question {n} about the warranty", name=f"Contact {n}")
