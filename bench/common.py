@@ -68,9 +68,9 @@ def embedded_env(data_dir: str, **extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def scale_out_env(data_dir: str, **extra: str) -> Iterator[dict[str, str]]:
-    """The scale-out setup's environment: a fresh PostgreSQL database (dropped after) and Redis
-    (database 13), from `BENCH_POSTGRES` (default the local server) and `BENCH_REDIS`; the
+def scale_out_env(data_dir: str, *, keep: bool = False, **extra: str) -> Iterator[dict[str, str]]:
+    """The scale-out setup's environment: a fresh PostgreSQL database (dropped after, unless `keep`)
+    and Redis (database 13), from `BENCH_POSTGRES` (default the local server) and `BENCH_REDIS`; the
     database's name begins with `BENCH_DB_PREFIX` (default `switchboard_bench`)."""
     import uuid
 
@@ -86,8 +86,9 @@ def scale_out_env(data_dir: str, **extra: str) -> Iterator[dict[str, str]]:
         yield embedded_env(data_dir, SWITCHBOARD_DATABASE_URL=f"{server}/{name}",
                            SWITCHBOARD_QUEUE_URL=os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/13"), **extra)
     finally:
-        with admin.cursor() as cursor:
-            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if not keep:
+            with admin.cursor() as cursor:
+                cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
 
 

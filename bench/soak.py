@@ -1,6 +1,6 @@
 """Soak: the scale-out setup under a steady mixed load, with processes killed on the way.
 
-    python bench/soak.py [--minutes 10] [--rate 6] [--kills 2] [--preload 1e6]
+    python bench/soak.py [--minutes 10] [--rate 6] [--kills 2] [--preload 1e6] [--keep]
 
 PostgreSQL (a fresh database, `BENCH_POSTGRES`) and Redis (`BENCH_REDIS`), two `serve --no-worker`
 API processes behind a small TCP balancer in this process, two `worker` processes and a standalone
@@ -8,11 +8,15 @@ API processes behind a small TCP balancer in this process, two `worker` processe
 published now (X), a comment that a comment automation answers with a private reply (Instagram),
 and every 20 s a broadcast to 20 contacts; every event goes to a webhook endpoint on a local HTTPS
 receiver. `--kills` times, at a random moment, one worker and one API process are SIGKILLed and
-started again. At the end (after the work settles) it reports:
+started again. At the end, once the work has settled (in one snapshot of the database: no message
+pending or sending, no event undispatched, no delivery waiting, no broadcast of the soak's
+uncompleted, no post target of its queued, publishing or being reconciled), it reports:
 
-- lost: DMs, broadcast recipients, private replies and posts that never reached the platform and
-  are not `unknown` either (a kill during a platform call leaves `unknown`, never resent: counted
-  apart), and webhook events never delivered;
+- lost: DMs, broadcast recipients, private replies (a comment not answered) and posts that never
+  reached the platform and are not `unknown` either (a kill during a platform call leaves `unknown`,
+  never resent: counted apart, a comment's private reply too), and webhook events never delivered:
+  an event still missing a minute after the count is lost, one that arrives in that minute is
+  counted `late` (the settling missed some work that was still to announce it);
 - sent twice: anything the platform received twice (at-most-once kinds); webhooks are at least
   once, so their repeats are counted but are not a fault;
 - p50 / p99 latency of each kind: a reply, the request itself; a post, from the request to its
@@ -28,8 +32,13 @@ past the 30 days' retention when the load begins), and the server runs autovacuu
 docs/operations.md's settings for the run (bench/growth.py's `deployment_autovacuum`). The report
 then gives the rows by table at the start of the load and at the end, what bounds each, and the rows
 left past a retention; and, with or without a preload, each kind's p99 latency minute by minute, the
-first minute's against the last's, beside the machine's busy share in each minute (the settling
-also waits for every event to be dispatched).
+first minute's against the last's, beside the machine's busy share in each minute.
+
+Anything lost, sent twice or left `unknown` is named in the report (`lost_items`: the message,
+recipient, post target, comment and event ids, with their rows' states), so it can be traced. With
+`--keep` the database is kept at the end instead of dropped (the report gives its URL), beside the
+run's directory with every process's log; the Redis database (`BENCH_REDIS`) is never emptied by
+the soak, so its queue is kept too.
 
 Figures depend on the machine's load: the report says what the machine did besides (its busy
 share, from /proc/stat, against the benchmark's own processes' CPU).
@@ -162,6 +171,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=6.0, help="inbox replies a second")
     parser.add_argument("--kills", type=int, default=2)
     parser.add_argument("--preload", type=float, default=0, help="rows of history loaded first (1e6)")
+    parser.add_argument("--keep", action="store_true", help="keep the database at the end (its URL is printed)")
     parser.add_argument("--receiver", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.receiver:
@@ -182,13 +192,18 @@ def main() -> int:
     born: dict[str, float] = {}
     report: dict[str, Any] = {"minutes": args.minutes, "replies_per_second": args.rate}
 
-    with scale_out_env(str(work / "data"), SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{front}",
+    with scale_out_env(str(work / "data"), keep=args.keep, SWITCHBOARD_BASE_URL=f"http://127.0.0.1:{front}",
                        SWITCHBOARD_SANDBOX="1", SWITCHBOARD_SANDBOX_URL=f"http://127.0.0.1:{sandbox_port}",
                        SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE="1", SWITCHBOARD_WEBHOOK_CA_BUNDLE=str(work / "ca.pem"),
                        SWITCHBOARD_SEND_LEASE_SECONDS="10") as env, \
             (growth.deployment_autovacuum(env["SWITCHBOARD_DATABASE_URL"]) if args.preload
              else contextlib.nullcontext(None)) as vacuuming:
         env["PYTHONPATH"] = str(REPO)
+        report["run_directory"] = str(work)  # each process's log: <name>-<start>.log
+        if args.keep:
+            report["kept_database"] = env["SWITCHBOARD_DATABASE_URL"]
+            report["queue"] = env["SWITCHBOARD_QUEUE_URL"]
+            print(f"soak: keeping {env['SWITCHBOARD_DATABASE_URL']}; logs in {work}", file=sys.stderr, flush=True)
         report["autovacuum"] = {None: "as the server has it", True: "on, docs/operations.md's settings",
                                 False: "off (the server refused ALTER SYSTEM)"}[vacuuming]
 
@@ -267,6 +282,7 @@ def main() -> int:
             sent_at: dict[str, dict[str, float]] = {"reply": {}, "post": {}, "broadcast": {}, "comment": {}}
             reply_latency: list[tuple[float, float]] = []  # (asked at, seconds)
             failures: Counter[str] = Counter()
+            hooks_refused: list[str] = []
             lock = threading.Lock()
             stop = threading.Event()
             meter = CpuMeter(database_url=env["SWITCHBOARD_DATABASE_URL"], queue_url=env["SWITCHBOARD_QUEUE_URL"])
@@ -304,6 +320,9 @@ def main() -> int:
                     if got.status_code == 200:
                         with lock:
                             sent_at["comment"][comment] = time.time()
+                            if not got.json().get("delivered"):  # the service answered the platform's hook non-2xx
+                                failures[f"comment hook answered {got.json().get('hookStatus')}"] += 1
+                                hooks_refused.append(comment)
                     if n % 20 == 0:
                         bot = bots[(n // 20) % len(bots)]
                         made = http.post("/v1/broadcasts", headers=auth, json={
@@ -371,26 +390,24 @@ def main() -> int:
                 rss[name]["end"] = rss_kib(proc.pid)
             report["kills"] = kills
 
-            # Let the work settle: nothing pending or sending, every broadcast done.
-            from storage.db import connection, initialise
-            from storage.models import Event, Message, WebhookDelivery
+            # Let the work settle (`open_work`): nothing left that could still send or announce.
+            from storage.db import initialise
 
             initialise(env["SWITCHBOARD_DATABASE_URL"])
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline:
-                with connection():
-                    open_rows = (Message.select().where(Message.status.in_(("pending", "sending"))).count()
-                                 + WebhookDelivery.select().where(
-                                     WebhookDelivery.status.in_(("QUEUED", "RETRYING"))).count()
-                                 + Event.select().where(Event.dispatched_at.is_null()).count())
-                if not open_rows:
+                left = open_work(env["SWITCHBOARD_DATABASE_URL"], tenant["workspaceId"])
+                if not any(left.values()):
                     break
                 time.sleep(1)
             settled_after = time.monotonic() - began - seconds
+            report["settled_at"] = datetime.now(UTC).isoformat()
             report["settled_seconds_after_load"] = round(settled_after)
             report.update(settle_report(sandbox, sent_at, reply_latency, arrivals_file, hook_port, work, bots, x,
                                         instagram, hooked_at, tenant["workspaceId"]))
             report["failures_seen_by_clients"] = dict(failures)
+            if hooks_refused:
+                report["comment_hooks_refused"] = hooks_refused
             report["p99_by_minute"] = report.pop("timed")  # (settle_report's) per kind, minute by minute
             report["p99_by_minute"] = {kind: by_minute(samples, load_began, int(args.minutes))
                                        for kind, samples in report["p99_by_minute"].items()}
@@ -416,6 +433,36 @@ def main() -> int:
     return 0
 
 
+# One statement, so one snapshot: a message's outcome commits with its event, an event's dispatch
+# with its deliveries, so nothing moves between counts taken apart and is missed by both. Besides the
+# outbox, what will still send or announce: the soak's broadcasts not completed (the last recipient's
+# outcome commits before `broadcast.completed`, which the worker or the next tick writes after it)
+# and its post targets queued, publishing, or `unknown` awaiting their reconciliation.
+_OPEN_WORK = """
+SELECT (SELECT count(*) FROM message WHERE status IN ('pending', 'sending')),
+       (SELECT count(*) FROM webhook_delivery WHERE status IN ('QUEUED', 'RETRYING')),
+       (SELECT count(*) FROM event WHERE dispatched_at IS NULL),
+       (SELECT count(*) FROM broadcast WHERE workspace_id = %(workspace)s AND status IN ('scheduled', 'sending')),
+       (SELECT count(*) FROM post_target WHERE workspace_id = %(workspace)s
+           AND (status IN ('queued', 'publishing') OR (status = 'unknown' AND next_attempt_at IS NOT NULL)))
+"""
+
+
+def open_work(database_url: str, workspace: str) -> dict[str, int]:
+    """What is still to be done: messages, deliveries, undispatched events, broadcasts, post targets."""
+    import psycopg2
+
+    connection = psycopg2.connect(database_url)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(_OPEN_WORK, {"workspace": workspace})
+            counts = cursor.fetchone()
+    finally:
+        connection.close()
+    return dict(zip(("messages", "deliveries", "events", "broadcasts", "post_targets"), map(int, counts),
+                    strict=True))
+
+
 def wait_for_list(http: httpx2.Client, auth: dict[str, str], account_id: str, count: int) -> list[str]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -431,7 +478,7 @@ def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]],
                   arrivals_file: Path, hook_port: int, work: Path, bots: list[dict], x: dict,
                   instagram: dict, hooked_at: float, workspace: str) -> dict[str, Any]:
     from storage.db import connection
-    from storage.models import BroadcastRecipient, Event, Message, PostTarget
+    from storage.models import AutomationLog, BroadcastRecipient, Event, Message, PostTarget, WebhookDelivery
 
     context = ssl.create_default_context(cafile=str(work / "ca.pem"))
     httpx2.post(f"https://localhost:{hook_port}/dump", verify=context, timeout=30)
@@ -445,21 +492,26 @@ def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]],
     # Replies: each text once on the platform, or `unknown` (a kill during its call).
     texts = Counter(row["text"] for row in dm_log if row["kind"] == "dm" and row["text"].startswith("soak reply"))
     with connection():
-        statuses = {m.text: m.status for m in Message.select(Message.text, Message.status)
-                    .where(Message.text.startswith("soak reply"))}
-        recipients = Counter(r.status for r in BroadcastRecipient.select(BroadcastRecipient.status))
+        replies = {m.text: m for m in Message.select(Message.id, Message.text, Message.status)
+                   .where(Message.text.startswith("soak reply"))}
+        statuses = {text: message.status for text, message in replies.items()}
+        recipient_rows = list(BroadcastRecipient.select(BroadcastRecipient.id, BroadcastRecipient.status,
+                                                        BroadcastRecipient.message_id))
+        recipients = Counter(r.status for r in recipient_rows)
         # The soak's own workspace's (a preloaded history has other workspaces' posts waiting).
-        targets = Counter(t.status for t in PostTarget.select(PostTarget.status)
-                          .where(PostTarget.workspace == workspace))
+        target_rows = list(PostTarget.select(PostTarget.id, PostTarget.post, PostTarget.status)
+                           .where(PostTarget.workspace == workspace))
+        targets = Counter(t.status for t in target_rows)
         events = {e.id for e in Event.select(Event.id, Event.created_at).where(Event.workspace == workspace)
                   if e.created_at.replace(tzinfo=UTC).timestamp() > hooked_at}
     asked = set(sent_at["reply"])
+    lost_replies = [text for text in asked if text in statuses and text not in texts
+                    and statuses[text] not in ("unknown", "failed")]
     out["replies"] = {
         "asked": len(asked), "on_platform": len(texts), "sent_twice": sum(1 for n in texts.values() if n > 1),
         "unknown": sum(1 for text in asked if statuses.get(text) == "unknown"),
         "never_stored": sum(1 for text in asked if text not in statuses),  # the request died with its process
-        "lost": sum(1 for text in asked if text in statuses and text not in texts
-                    and statuses[text] not in ("unknown", "failed")),
+        "lost": len(lost_replies),
         "latency": percentiles([seconds for _, seconds in reply_latency])}
     broadcast_dms = Counter((row["to"], row["text"]) for row in dm_log
                             if row["kind"] == "dm" and row["text"].startswith("soak broadcast"))
@@ -471,18 +523,93 @@ def settle_report(sandbox: httpx2.Client, sent_at: dict[str, dict[str, float]],
                     "sent_twice": sum(1 for n in posts.values() if n > 1),
                     "lost": targets.get("queued", 0) + targets.get("publishing", 0)}
     replies_to = Counter(row["to"] for row in ig_log if row["kind"] == "private_reply")
+    unanswered = [comment for comment in sent_at["comment"] if comment not in replies_to]
+    with connection():
+        private_replies = {m.comment_id: m for m in Message.select(
+            Message.id, Message.comment_id, Message.status, Message.attempts, Message.error, Message.next_attempt_at,
+            Message.claimed_until).where(Message.comment_id.in_(unanswered))} if unanswered else {}
+        logged = {entry.comment_id: entry for entry in AutomationLog.select(
+            AutomationLog.id, AutomationLog.comment_id, AutomationLog.message_id, AutomationLog.reason)
+            .where(AutomationLog.comment_id.in_(unanswered))} if unanswered else {}
+    # A private reply whose call a kill cut is `unknown` (never sent again), as a reply's is.
+    lost_comments = [comment for comment in unanswered if comment not in private_replies
+                     or private_replies[comment].status not in ("unknown", "failed")]
     out["comments"] = {"asked": len(sent_at["comment"]), "answered": len(replies_to),
                        "sent_twice": sum(1 for n in replies_to.values() if n > 1),
-                       "not_answered": sum(1 for comment in sent_at["comment"] if comment not in replies_to),
+                       "not_answered": len(unanswered),
+                       "unknown": sum(1 for c in unanswered if c in private_replies
+                                      and private_replies[c].status == "unknown"),
+                       "failed": sum(1 for c in unanswered if c in private_replies
+                                     and private_replies[c].status == "failed"),
+                       "lost": len(lost_comments),
                        "latency": percentiles([instant(row["at"]) - sent_at["comment"][row["to"]] for row in ig_log
                                                if row["kind"] == "private_reply" and row["to"] in sent_at["comment"]])}
     delivered = Counter(envelope_id for _, envelope_id, _, _, _ in arrivals)
     first: dict[tuple[str, Any], float] = {}
     for at, _, kind, _, key in arrivals:
         first.setdefault((kind, key), at)
-    out["webhooks"] = {"events": len(events), "delivered": len(delivered),
-                       "lost": len(events - set(delivered)), "repeated": sum(n - 1 for n in delivered.values()),
+    missing = sorted(events - set(delivered))
+    # Late or lost: the work has settled, so an event still to arrive is a fault of the settling (late)
+    # or lost. Looked for again for a minute: one that arrives was late, the others are lost.
+    counted, late = time.time(), dict[str, float]()
+    while missing and time.time() < counted + 60 and len(late) < len(missing):
+        time.sleep(2)
+        httpx2.post(f"https://localhost:{hook_port}/dump", verify=context, timeout=30)
+        for at, envelope_id, _, _, _ in json.loads(arrivals_file.read_text()):
+            if envelope_id in missing:
+                late.setdefault(envelope_id, round(at - counted, 1))
+    lost_events = [event for event in missing if event not in late]
+    out["webhooks"] = {"events": len(events), "delivered": len(delivered), "late": len(late),
+                       "lost": len(lost_events), "repeated": sum(n - 1 for n in delivered.values()),
                        "latency": percentiles([at - instant(created) for at, _, _, created, _ in arrivals])}
+
+    # What was lost, sent twice or left `unknown`, by id, with its rows' states: to trace it in a kept
+    # database (--keep) and the processes' logs.
+    def when(moment: Any) -> str | None:
+        return moment.isoformat() if moment is not None else None
+
+    def work_row(row: Any) -> dict[str, Any]:
+        return {"id": row.id, "status": row.status, "attempts": row.attempts,
+                "next_attempt_at": when(row.next_attempt_at), "claimed_until": when(row.claimed_until)}
+
+    items: dict[str, Any] = {}
+    if lost_replies:
+        items["replies"] = [{"text": text, "message": replies[text].id, "status": replies[text].status}
+                            for text in sorted(lost_replies)]
+    if unknown_replies := sorted(text for text in asked if statuses.get(text) == "unknown"):
+        items["replies_unknown"] = [{"text": text, "message": replies[text].id} for text in unknown_replies]
+    if twice := sorted(text for text, n in texts.items() if n > 1):
+        items["replies_sent_twice"] = [{"text": text, "message": getattr(replies.get(text), "id", None)}
+                                       for text in twice]
+    if pending := [r for r in recipient_rows if r.status in ("pending", "unknown")]:
+        items["broadcast_recipients"] = [{"id": r.id, "status": r.status, "message": r.message_id} for r in pending]
+    if stuck := [t for t in target_rows if t.status in ("queued", "publishing", "unknown")]:
+        items["post_targets"] = [{"id": t.id, "post": t.post_id, "status": t.status} for t in stuck]
+    if unanswered:
+        items["comments"] = [
+            {"comment": comment, "asked_at": datetime.fromtimestamp(sent_at["comment"][comment], UTC).isoformat(),
+             "automation_log": logged[comment].id if comment in logged else None,
+             "log_reason": logged[comment].reason if comment in logged else None,
+             "private_reply": {**work_row(private_replies[comment]), "error": private_replies[comment].error}
+             if comment in private_replies else None}
+            for comment in unanswered]
+    if missing:
+        with connection():
+            missing_rows = {e.id: e for e in Event.select(Event.id, Event.type, Event.created_at,
+                                                          Event.dispatched_at).where(Event.id.in_(missing))}
+            deliveries: dict[str, list[Any]] = {}
+            for d in WebhookDelivery.select().where(WebhookDelivery.event.in_(missing)):
+                deliveries.setdefault(d.event_id, []).append(d)
+        items["webhook_events"] = [
+            {"event": event, "type": missing_rows[event].type, "created_at": when(missing_rows[event].created_at),
+             "dispatched_at": when(missing_rows[event].dispatched_at),
+             "arrived_seconds_after_the_count": late.get(event),
+             "deliveries": [{**work_row(d), "last_error": d.last_error, "response_status": d.response_status,
+                             "nudged_at": when(d.nudged_at), "updated_at": when(d.updated_at)}
+                            for d in deliveries.get(event, [])]}
+            for event in missing]
+    if items:
+        out["lost_items"] = items
     out["posts"]["latency"] = percentiles([first[("post.published", post)] - began
                                            for post, began in sent_at["post"].items()
                                            if ("post.published", post) in first])

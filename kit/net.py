@@ -36,6 +36,14 @@ from kit import urls
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
+# How long a kept-alive connection may sit idle and still carry the next request (here and in the
+# platforms' client). A server closes an idle connection after a time of its own (2 s by default in
+# gunicorn, 5 s in uvicorn, Node and Apache), and a request sent on it just as it closes is met by
+# the close, unanswered and never read: a platform call with no answer leaves a message or a post
+# `unknown` (never sent again), a webhook delivery waits for its retry. Idle longer than this, a
+# connection is given up before any of those servers gives it up, so a request never meets the close.
+IDLE_CONNECTION_SECONDS = 1.0
+
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
 # IPv4 addresses written inside IPv6 that `is_global` judges as IPv6: IPv4-compatible (`::a.b.c.d`,
 # deprecated but still routed to the IPv4 address by some stacks) and IPv4-translated
@@ -186,7 +194,7 @@ def guarded_transport(
     """The transport under `guarded_client`, for a caller that builds its requests itself: it
     follows no redirect, reads no proxy from the environment and keeps connections alive."""
     limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
-                           keepalive_expiry=30)
+                           keepalive_expiry=IDLE_CONNECTION_SECONDS)
     return GuardedTransport(ssl_context=ssl_context(extra_ca_bundle, *filter(None, [local_ca_bundle])),
                             allow_private=allow_private, limits=limits)
 

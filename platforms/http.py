@@ -27,6 +27,7 @@ import httpx2
 from httpx2._transports.default import map_httpcore_exceptions
 
 from kit import metrics
+from kit.net import IDLE_CONNECTION_SECONDS
 from platforms.base import Indeterminate, PlatformFailure, Rejected, RetryLater
 
 REDACTED = "[REDACTED]"
@@ -183,7 +184,7 @@ def build_client(
         transport=ThreadPoolsTransport(limits=httpx2.Limits(
             max_connections=max_connections,
             max_keepalive_connections=max_keepalive_connections,
-            keepalive_expiry=30.0,
+            keepalive_expiry=IDLE_CONNECTION_SECONDS,  # given up before the platform's server closes it
         )),
         follow_redirects=False,
         headers={"User-Agent": "Switchboard/1.0"},
