@@ -808,7 +808,7 @@ def drain_retention() -> None:
     """The retention jobs until they find nothing, the clock as it is: the history's rows already past
     a retention (a third of its audit rows) go, as a deployment's jobs removed each within a minute
     of its day. Left in, they were the tick's work: its job deleted 1,000 audit rows a tick while a
-    look found a whole batch, and the idle tick measured 26-35x at 10^6 in the runs where that
+    look found a whole batch, and the idle tick measured 26-65x at 10^6 in the runs where that
     backlog met its count (PostgreSQL's log: 120 `DELETE ... LIMIT 1000` in one run)."""
     from service.identity import audit_log
     from service.inbox import inbound
