@@ -44,7 +44,6 @@ from storage.migrations import migrate
 from tasks import engine as engine_tasks
 from tasks import posts as post_tasks
 from tasks import queue, retention, scheduler
-from tasks import webhooks as webhook_tasks
 
 
 @dataclass
@@ -109,7 +108,7 @@ def wire(settings: Settings) -> None:
     engine.register(inbox_work.POLL_WORK)
     engine.set_nudger(engine_tasks.enqueue)
     scheduler.set_jobs([scheduler.housekeeping, engine_tasks.sweep, broadcast_completion.complete_finished,
-                        post_tasks.forget_expired_uploads, webhook_tasks.forget_old_events, sharing.end_snoozes,
+                        post_tasks.forget_expired_uploads, retention.forget_old_events, sharing.end_snoozes,
                         account_health.notify_job, retention.forget_old_inbound_records,
                         retention.forget_old_audit_entries])
 

@@ -36,6 +36,7 @@ REREAD_HORIZON = dt.timedelta(days=30)
 RETENTION = REREAD_HORIZON + dt.timedelta(days=1)
 BATCH = 1000
 
+
 def answer_check(platform: str, params: Mapping[str, str]) -> str | dict[str, str]:
     """The platform's GET subscription check of `/hooks/{platform}` (Meta's `hub.challenge` to echo as
     text, X's CRC `response_token` as JSON), or 403."""

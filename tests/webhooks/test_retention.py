@@ -12,7 +12,7 @@ from service.common import events
 from service.webhooks import retention
 from storage.db import connection, db
 from storage.models import Event, WebhookDelivery
-from tasks import webhooks as webhook_tasks
+from tasks import retention as retention_jobs
 from tests.conftest import bearer
 from tests.support.webhook_receiver import wait_for
 
@@ -98,7 +98,7 @@ def test_the_scheduler_drains_a_backlog_a_batch_a_tick_then_looks_once_a_minute(
     made = [_delivered_test_event(client, tenant, receiver)["eventId"] for _ in range(3)]
     monkeypatch.setattr(retention, "BATCH", 2)
     taken: list[int] = []
-    job = webhook_tasks.Retention(lambda: taken.append(retention.forget_old_events()) or taken[-1])
+    job = retention_jobs.Retention(lambda: taken.append(retention.forget_old_events()) or taken[-1])
     clock.advance(MONTH)
     with connection():
         job()
